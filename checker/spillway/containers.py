@@ -49,6 +49,7 @@ class ScanResult:
     skipped: list[str] = field(default_factory=list)           # members without device code
     bundles: int = 0
     spirv_entries: int = 0
+    kind: str = "unknown"     # what the top-level path was
     files_read: int = 0
 
     def merge(self, other: "ScanResult") -> None:
@@ -286,7 +287,7 @@ def scan_buffer(data: memoryview, name: str, options: ScanOptions, *, path: str 
     kind = classify(data)
     if kind is None:
         raise NoDeviceCode("not an ELF file, archive, wheel or offload bundle", file=name)
-    result = ScanResult(files_read=1)
+    result = ScanResult(files_read=1, kind=kind)
     if kind == "code object":
         result.images.append(DeviceImage(name, "code object", None, "", data, 0))
     elif kind == "offload bundle":
@@ -327,7 +328,7 @@ def scan_path(path: str, options: ScanOptions = ScanOptions(), *, display: str |
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=name) from None
     if stat.S_ISDIR(info.st_mode):
-        result = ScanResult()
+        result = ScanResult(kind="directory")
         for root, dirs, files in os.walk(path):
             dirs.sort()
             for file_name in sorted(files):

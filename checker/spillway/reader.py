@@ -10,11 +10,11 @@ from functools import lru_cache
 from typing import Callable, Iterable
 
 from . import __version__, codeobject, occupancy
-from .containers import DeviceImage, ScanOptions, ScanResult, scan_path
+from .containers import DeviceImage, ScanOptions, ScanResult, scan_buffer, scan_path
 from .errors import BitcodeOnly, InputError, NoDeviceCode
 from .metadata import KernelMetadata
 from .names import demangle, stable_key
-from .report import SCHEMA
+from .constants import REPORT_SCHEMA as SCHEMA
 
 
 def scratch_cause(kernel: KernelMetadata) -> str:
@@ -140,28 +140,29 @@ def _target_selected(target_id: str, wanted: list[str]) -> bool:
 def read_path(path: str, options: ReadOptions, progress: Callable[[int], None] | None = None
               ) -> tuple[dict, list[dict]]:
     """Read one user-named path.  Raises InputError for bad or empty input."""
-    scan: ScanResult = scan_path(path, ScanOptions(options.max_decompressed))
-    is_dir = os.path.isdir(path)
+    return _finish(scan_path(path, ScanOptions(options.max_decompressed)), path, options, progress)
+
+
+def read_buffer(data: bytes | memoryview, name: str, options: ReadOptions | None = None
+                ) -> tuple[dict, list[dict]]:
+    """Read an in-memory file (used by tests and fuzzing)."""
+    options = options or ReadOptions()
+    return _finish(scan_buffer(memoryview(data), name, ScanOptions(options.max_decompressed)),
+                   name, options, None)
+
+
+def _finish(scan: ScanResult, path: str, options: ReadOptions, progress) -> tuple[dict, list[dict]]:
     if not scan.images:
         if scan.bitcode_only:
             raise BitcodeOnly(file=path, container=scan.bitcode_only[0].split(": ", 1)[-1])
-        if not is_dir:
-            raise NoDeviceCode("holds no AMDGPU device code", file=path)
+        if scan.kind != "directory":
+            raise NoDeviceCode("holds no AMDGPU device code", file=path, container=scan.kind)
     code_objects, values = _parse_images(scan.images, options.targets, progress)
     records = [dict(zip(FIELDS, v)) for v in values]
-    kind = "directory" if is_dir else _kind_of(path)
-    file_record = {"path": path, "kind": kind, "bundles": scan.bundles, "code_objects": code_objects,
+    file_record = {"path": path, "kind": scan.kind, "bundles": scan.bundles, "code_objects": code_objects,
                    "kernels": len(records), "bitcode_only": scan.bitcode_only,
                    "skipped_without_device_code": len(scan.skipped), "spirv_entries": scan.spirv_entries}
     return file_record, records
-
-
-def _kind_of(path: str) -> str:
-    from .containers import _map_file, classify
-    try:
-        return classify(_map_file(path)) or "unknown"
-    except (OSError, ValueError):
-        return "unknown"
 
 
 def read_report(paths: Iterable[str], options: ReadOptions | None = None,

@@ -9,7 +9,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA = "spillway.report/1"
+from .constants import REPORT_SCHEMA as SCHEMA
 
 ScratchCause = Literal["none", "spill", "private", "dynamic_stack"]
 OccupancyLimit = Literal["vgpr", "sgpr", "lds", "workgroup", "hardware", "unknown target"]
