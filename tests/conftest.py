@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from support.toolchains import Builder, require
+from support.toolchains import Builder
 
 THIRD_PARTY = {
     "librocrand": "/usr/lib/x86_64-linux-gnu/librocrand.so.1",

@@ -3,24 +3,19 @@ status 2, never a traceback; and fuzzing shows no uncaught exception."""
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import struct
 import subprocess
 import sys
 import time
 import tracemalloc
-import zipfile
-from pathlib import Path
 
 import pytest
-import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spillway.errors import SpillwayError
 from spillway.reader import ReadOptions, read_buffer
-from conftest import DATA
 from test_formats import FORMATS, SECOND, ccob
 
 SPILLWAY = [sys.executable, "-m", "spillway"]

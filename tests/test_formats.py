@@ -5,7 +5,6 @@ llvm-objdump --offloading extracts."""
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import struct
 import subprocess
@@ -20,7 +19,7 @@ from spillway import bundles
 from spillway.names import demangle
 from spillway.reader import ReadOptions, read_path
 from support import oracles
-from support.toolchains import KNOWN_TARGETS, clang, require
+from support.toolchains import KNOWN_TARGETS, require
 
 from conftest import DATA
 
@@ -218,7 +217,7 @@ def test_magic_inside_compressed_payload_is_not_a_bundle_start(raw_bundles, tmp_
     assert file_record["bundles"] == 1 and len(records) == 6
 
 
-@pytest.mark.parametrize("version", [19, 22])
+@pytest.mark.parametrize("version", [15, 16, 19, 22])
 def test_rdc_object_is_bitcode_only_and_its_device_link_has_kernels(builder, tmp_path, version):
     targets = ["gfx90a", "gfx1100"]
     obj = builder.hip(version, FORMATS, targets, "-fgpu-rdc")
@@ -237,7 +236,7 @@ def test_rdc_object_is_bitcode_only_and_its_device_link_has_kernels(builder, tmp
     assert_matches_oracle(library, records, tmp_path)
 
 
-@pytest.mark.parametrize("version", [19, 22])
+@pytest.mark.parametrize("version", [15, 16, 19, 22])
 def test_new_driver_objects_and_libraries(builder, tmp_path, version):
     targets = ["gfx90a", "gfx1100"]
     rdc = builder.hip(version, FORMATS, targets, "--offload-new-driver", "-fgpu-rdc")

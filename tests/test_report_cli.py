@@ -12,7 +12,6 @@ import pytest
 
 from spillway.cli import main
 from spillway.report import Report, json_schema
-from conftest import DATA
 from test_formats import FORMATS, SECOND
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ the metadata lacks the WGP mode) kernel descriptors are touched.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import metadata
 from .errors import InputError

@@ -93,6 +93,8 @@ def _parse_images(images: list[DeviceImage], targets: list[str], progress) -> tu
     global _IMAGES, _TARGETS
     _IMAGES, _TARGETS = images, targets
     total = sum(image.payload.nbytes for image in images)
+    if progress:
+        progress(0, total)
     workers = min(os.cpu_count() or 1, 8)
     try:
         if workers > 1 and len(images) >= 32 and total >= 32 << 20 and "fork" in mp.get_all_start_methods():
@@ -103,13 +105,13 @@ def _parse_images(images: list[DeviceImage], targets: list[str], progress) -> tu
                 for (start, stop), result in zip(slices, pool.imap(_parse_slice, slices)):
                     results.append(result)
                     if progress:
-                        progress(sum(images[i].payload.nbytes for i in range(start, stop)))
+                        progress(sum(images[i].payload.nbytes for i in range(start, stop)), total)
         else:
             results = []
             for index in range(len(images)):
                 results.append(_parse_slice((index, index + 1)))
                 if progress:
-                    progress(images[index].payload.nbytes)
+                    progress(images[index].payload.nbytes, total)
     finally:
         _IMAGES, _TARGETS = [], []
     values, code_objects = [], 0
@@ -137,7 +139,7 @@ def _target_selected(target_id: str, wanted: list[str]) -> bool:
     return any(w == target_id or w == processor for w in wanted)
 
 
-def read_path(path: str, options: ReadOptions, progress: Callable[[int], None] | None = None
+def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], None] | None = None
               ) -> tuple[dict, list[dict]]:
     """Read one user-named path.  Raises InputError for bad or empty input."""
     return _finish(scan_path(path, ScanOptions(options.max_decompressed)), path, options, progress)
@@ -166,7 +168,7 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress) -> tupl
 
 
 def read_report(paths: Iterable[str], options: ReadOptions | None = None,
-                progress: Callable[[int], None] | None = None) -> dict:
+                progress: Callable[[int, int], None] | None = None) -> dict:
     """The report document (see report.Report for its schema)."""
     options = options or ReadOptions()
     files, kernels = [], []

@@ -63,11 +63,14 @@ def read_inputs(paths: list[str], options: ReadOptions) -> dict:
         document = read_report(paths, options)
     else:
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-        with Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                      console=stderr_console(), transient=True) as progress:
-            # Code objects are a fraction of the file: scale to whole-file progress.
+        with Progress(TextColumn("reading code objects"), BarColumn(), DownloadColumn(),
+                      TimeRemainingColumn(), console=stderr_console(), transient=True) as progress:
             task = progress.add_task("read", total=None)
-            document = read_report(paths, options, progress=lambda n: progress.advance(task, n))
+
+            def advance(done: int, total_bytes: int) -> None:
+                progress.update(task, total=total_bytes, advance=done)
+
+            document = read_report(paths, options, progress=advance)
     if not document["kernels"]:
         from ..errors import InputError
         described = ", ".join(paths)
