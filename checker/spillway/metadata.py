@@ -5,6 +5,8 @@ describes every kernel (code object V3 and later).  Key names are LLVM's
 from __future__ import annotations
 
 import struct
+from functools import partial
+from operator import is_not
 from typing import NamedTuple
 
 import msgpack
@@ -56,7 +58,6 @@ _COUNTS = (b".vgpr_count", b".agpr_count", b".sgpr_count", b".vgpr_spill_count",
            b".max_flat_workgroup_size")
 _REQUIRED = {b".vgpr_count", b".sgpr_count", b".private_segment_fixed_size",
              b".group_segment_fixed_size", b".wavefront_size", b".max_flat_workgroup_size"}
-_DEFAULT_ZERO = {b".vgpr_spill_count", b".sgpr_spill_count"}
 
 
 def _text(value, what: str) -> str:
@@ -97,31 +98,46 @@ def target_of(document: dict) -> str | None:
     return None if value is None else _text(value, "amdhsa.target")
 
 
+_INT_OR_NONE = frozenset((int, type(None)))
+_IS_NOT_NONE = partial(is_not, None)
+_REQUIRED_INDEXES = tuple(i for i, key in enumerate(_COUNTS) if key in _REQUIRED)
+
+
 def kernels_from(document: dict) -> list[KernelMetadata]:
+    """Kernel records of a metadata document.  Written for speed: this runs
+    for every kernel of libraries with tens of thousands of them."""
     kernels = document.get(b"amdhsa.kernels", ())
     if not isinstance(kernels, (list, tuple)):
         raise InputError("metadata amdhsa.kernels is not a list")
     out = []
+    append = out.append
     for index, kernel in enumerate(kernels):
-        if not isinstance(kernel, dict):
+        if kernel.__class__ is not dict:
             raise InputError(f"metadata amdhsa.kernels[{index}] is not a map")
-        name = _text(kernel.get(b".name"), f"amdhsa.kernels[{index}].name")
-        symbol = kernel.get(b".symbol")
-        symbol = "" if symbol is None else _text(symbol, f"amdhsa.kernels[{index}].symbol")
-        counts = []
-        for key in _COUNTS:
-            value = kernel.get(key)
-            if value is None:
-                if key in _REQUIRED:
-                    raise InputError(f"kernel {name}: metadata lacks {key.decode()}")
-                value = 0 if key in _DEFAULT_ZERO else None
-            elif value.__class__ is not int or value < 0:
-                raise InputError(f"kernel {name}: metadata {key.decode()} is {value!r}, not a count")
-            counts.append(value)
+        get = kernel.get
+        name = get(b".name")
+        # Names are ASCII manglings; a stray byte must not abort the report.
+        name = name.decode("utf-8", "replace") if name.__class__ is bytes else \
+            _text(name, f"amdhsa.kernels[{index}].name")
+        symbol = get(b".symbol", b"")
+        symbol = symbol.decode("utf-8", "replace") if symbol.__class__ is bytes else \
+            _text(symbol, f"amdhsa.kernels[{index}].symbol")
+        counts = tuple(map(get, _COUNTS))
+        if not _INT_OR_NONE.issuperset(map(type, counts)) or min(filter(_IS_NOT_NONE, counts), default=0) < 0:
+            bad = next(k for k, v in zip(_COUNTS, counts) if v is not None and (v.__class__ is not int or v < 0))
+            raise InputError(f"kernel {name}: metadata {bad.decode()} is {get(bad)!r}, not a count")
+        for required in _REQUIRED_INDEXES:
+            if counts[required] is None:
+                raise InputError(f"kernel {name}: metadata lacks {_COUNTS[required].decode()}")
         vgpr, agpr, sgpr, vspill, sspill, private, group, wave, max_wg = counts
-        if wave not in (32, 64):
+        if wave != 32 and wave != 64:
             raise InputError(f"kernel {name}: wavefront size {wave} is neither 32 nor 64")
-        out.append(KernelMetadata(name, symbol, vgpr, agpr, sgpr, vspill, sspill, private,
-                                  bool(_flag(kernel, b".uses_dynamic_stack", name)), group, wave, max_wg,
-                                  _flag(kernel, b".workgroup_processor_mode", name)))
+        dynamic = get(b".uses_dynamic_stack")
+        wgp = get(b".workgroup_processor_mode")
+        if dynamic.__class__ is not bool:
+            dynamic = bool(_flag(kernel, b".uses_dynamic_stack", name))
+        if wgp is not None and wgp.__class__ is not bool:
+            wgp = _flag(kernel, b".workgroup_processor_mode", name)
+        append(KernelMetadata(name, symbol, vgpr, agpr, sgpr, vspill or 0, sspill or 0, private,
+                              dynamic, group, wave, max_wg, wgp))
     return out
