@@ -9,6 +9,9 @@ import importlib
 
 SCHEMAS: dict[str, str] = {
     "report": "spillway.report:json_schema",
+    "baseline": "spillway.baseline:json_schema",
+    "check": "spillway.gate:json_schema",
+    "compare": "spillway.compare:json_schema",
 }
 
 
