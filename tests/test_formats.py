@@ -5,11 +5,13 @@ llvm-objdump --offloading extracts."""
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import struct
 import subprocess
 import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -42,10 +44,11 @@ def assert_matches_oracle(path: Path, records: list[dict], tmp_path: Path, *, ho
         entries = [(None, "", path)]
     assert entries, f"llvm-objdump found no device entries in {path}"
     expected = {}
-    for index, entry_id, code_object in entries:
-        if code_object.read_bytes()[:4] != b"\x7fELF":
-            continue
-        for symbol, record in oracles.expected_records(code_object).items():
+    entries = [e for e in entries if e[2].read_bytes()[:4] == b"\x7fELF"]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:   # one llvm-readelf per entry
+        documents = list(pool.map(oracles.expected_records, [e[2] for e in entries]))
+    for (index, entry_id, code_object), document in zip(entries, documents):
+        for symbol, record in document.items():
             target = record.get("target") or entry_id.split("--", 1)[-1]
             expected[(index, target, symbol)] = record
     seen = {}
