@@ -44,6 +44,8 @@ METRIC_NAMES = ("scratch", "spills", "occupancy", "vgprs", "lds")
 _TARGET = re.compile(r"^gfx[0-9a-f]{2,5}(:[a-z0-9_-]+[+-])*$")
 _CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*$")
+# First LLVM major that knows a processor (for clear errors on old cells).
+_KNOWN_FROM = {"gfx942": 17, "gfx1150": 17, "gfx1151": 17, "gfx1200": 18, "gfx1201": 18, "gfx950": 20}
 
 # Exit statuses of `spillway matrix check|run|build|baseline`.
 EXIT_OK = 0
@@ -122,15 +124,14 @@ class Cell(BaseModel):
             raise ValueError(f"source {self.source!r} needs rocm = \"<version>\"")
         if self.source == "debian" and not self.packages:
             raise ValueError("source \"debian\" needs packages = [...] (what install-toolchains.sh installs)")
-        if self.compress and major < 19:
+        # Only what is known for certain: LLVM 15 and 16 (toolchains-debian.md 1.1).
+        if self.compress and major < 17:
             raise ValueError(f"compress = true needs clang >= 19 (clang {major} rejects --offload-compress)")
-        if self.code_object_version == "6" and major < 19:
+        if self.code_object_version == "6" and major < 17:
             raise ValueError(f"code_object_version \"6\" needs clang >= 19 (clang {major} accepts 4 and 5)")
-        if major < 19:
-            late = [t for t in self.targets if t.split(":")[0] in ("gfx942", "gfx950", "gfx1150", "gfx1151",
-                                                                  "gfx1152", "gfx1200", "gfx1201")]
-            if late:
-                raise ValueError(f"clang {major} does not know {', '.join(late)} (use gfx1100 / gfx90a)")
+        late = [t for t in self.targets if major < _KNOWN_FROM.get(t.split(":")[0], 0)]
+        if late:
+            raise ValueError(f"clang {major} does not know {', '.join(late)} (use gfx1100 / gfx90a)")
         return self
 
     @property
@@ -692,7 +693,10 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     baseline.parent.mkdir(parents=True, exist_ok=True)
     if fresh:
         baseline.unlink(missing_ok=True)
-    argv = ["baseline", "write", str(library_path(matrix, build_dir, cell)), "-o", str(baseline),
+    # Relative to where we run (the repository root for the main job), so the
+    # committed baseline's provenance does not carry this machine's paths.
+    library = os.path.relpath(library_path(matrix, build_dir, cell))
+    argv = ["baseline", "write", library, "-o", os.path.relpath(baseline),
             "--note", baseline_note(matrix, build_dir, build), "--gate", ",".join(cell.gate)]
     status, out, err = _spillway(argv)
     return status, (out + err).strip()
@@ -756,7 +760,8 @@ class Summary:
         return usage.resources if usage else None
 
     def differs(self, row) -> bool:
-        seen = {self._figures(self.value(c.name, row)) for c in self.cells}
+        """Do the cells that built this kernel for this target disagree?"""
+        seen = {self._figures(self.value(c.name, row)) for c in self.cells} - {None}
         return len(seen) > 1
 
     @staticmethod

@@ -23,15 +23,64 @@ except Exception:  # pragma: no cover - only when no C++ runtime is loadable
 _VERSIONED_NS = re.compile(r"(ROCPRIM|HIPCUB|ROCTHRUST|THRUST|CUB)_[0-9A-Z_]*?_NS")
 
 
+# Builtin types newer than the C++ runtime's demangler: GCC 12 fails on
+# _Float16 (DF16_) and misreads std::bfloat16_t (DF16b) as a fixed-point
+# type, and HIP kernels use both all the time.
+_NEW_BUILTINS = re.compile(r"DF(16b|[0-9]+_)")
+# Stand-ins the old demangler knows. Like the new types they are builtins,
+# so they take no substitution slot and S_/T_ references stay aligned.
+_STAND_INS = (("Dh", "half"), ("g", "__float128"), ("e", "long double"),
+              ("Dn", "decltype(nullptr)"), ("Ds", "char16_t"), ("Di", "char32_t"))
+
+
+def _cxa_demangle(symbol: str) -> str | None:
+    try:
+        return _cxxfilt.demangle(symbol, external_only=False)
+    except Exception:
+        return None
+
+
+def _spell_new_builtin(code: str) -> str:
+    return "std::bfloat16_t" if code == "16b" else f"_Float{code[:-1]}"
+
+
+def _spelled(spelling: str) -> re.Pattern:
+    return re.compile(rf"(?<![\w:]){re.escape(spelling)}(?!\w)")
+
+
+def _demangle_new_builtins(symbol: str) -> str | None:
+    """Demangle with two disjoint sets of stand-ins. A reading is trusted
+    only if its stand-ins' spellings are absent from the other reading, so a
+    real ``half`` (or ``long double``...) in the name is never renamed."""
+    codes = sorted(set(_NEW_BUILTINS.findall(symbol)))
+    if not codes or 2 * len(codes) > len(_STAND_INS):
+        return None
+    readings = []
+    for stand_ins in (_STAND_INS[:len(codes)], _STAND_INS[len(codes):2 * len(codes)]):
+        chosen = dict(zip(codes, stand_ins))
+        text = _cxa_demangle(_NEW_BUILTINS.sub(lambda m: chosen[m.group(1)][0], symbol))
+        readings.append((text, chosen))
+    for index, (text, chosen) in enumerate(readings):
+        other = readings[1 - index][0]
+        if text is None or other is None:
+            continue
+        if any(_spelled(spelling).search(other) for _, spelling in chosen.values()):
+            continue
+        for code, (_, spelling) in chosen.items():
+            text = _spelled(spelling).sub(_spell_new_builtin(code), text)
+        return text
+    return None
+
+
 @lru_cache(maxsize=None)
 def demangle(symbol: str) -> str:
     """Demangled name, or the symbol itself when it is not a C++ name."""
     if not symbol.startswith("_Z") or _cxxfilt is None:
         return symbol
-    try:
-        return _cxxfilt.demangle(symbol, external_only=False)
-    except Exception:
-        return symbol
+    text = _demangle_new_builtins(symbol) if _NEW_BUILTINS.search(symbol) else None
+    if text is None:
+        text = _cxa_demangle(symbol)
+    return symbol if text is None else text
 
 
 @lru_cache(maxsize=None)

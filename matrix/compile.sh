@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The one build recipe of the toolchain matrix: how a cell compiles one
+# translation unit and links the engine.  Used by `spillway matrix build`
+# (checker/spillway/matrix.py) and by the Nix flake, so both build the same
+# thing with the same flags.  Plain bash, no Python.
+#
+#   compile.sh compile SOURCE OUTPUT      one .hip or .cpp file -> object
+#   compile.sh link OUTPUT OBJECT...      objects -> the engine shared library
+#   compile.sh print compile SOURCE OUTPUT   print the command instead of running it
+#   compile.sh print link OUTPUT OBJECT...
+#
+# The cell comes in through the environment (matrix/cells.toml has the values):
+#   SPW_CXX         compiler command (clang++-19, amdclang++, a path...)      required
+#   SPW_TARGETS     offload targets, space- or comma-separated (gfx1151 gfx90a) required for .hip
+#   SPW_COV         code object version (4, 5, 6); empty = the compiler's default
+#   SPW_COMPRESS    1 = --offload-compress (clang >= 19), else 0 / empty
+#   SPW_FLAGS       extra compile flags, split on white space (-mllvm -amdgpu-num-vgpr=64)
+#   SPW_LINK_FLAGS  extra link flags, split on white space
+#   SPW_INCLUDE     include directories, colon-separated
+#                   (default: kernels/include and kernels/engine next to this script)
+#
+# Device code is built without HIP headers or device libraries
+# (-nogpuinc -nogpulib, kernels/include/mini_hip.h provides the HIP subset the
+# kernels use), so every cell needs only its compiler.  The library is linked
+# without the HIP runtime: hipLaunchKernel, __hipRegisterFatBinary and friends
+# stay undefined until a process that loaded the HIP runtime loads it.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+
+die() { echo "compile.sh: $*" >&2; exit 2; }
+
+print=0
+if [ "${1:-}" = print ]; then print=1; shift; fi
+[ $# -ge 1 ] || die "usage: compile.sh [print] compile SOURCE OUTPUT | link OUTPUT OBJECT..."
+mode=$1; shift
+
+[ -n "${SPW_CXX:-}" ] || die "SPW_CXX is not set (the cell's compiler command)"
+read -r -a extra <<< "${SPW_FLAGS:-}"
+read -r -a link_extra <<< "${SPW_LINK_FLAGS:-}"
+
+includes=()
+IFS=: read -r -a include_dirs <<< "${SPW_INCLUDE:-$root/kernels/include:$root/kernels/engine}"
+for dir in "${include_dirs[@]}"; do
+  [ -n "$dir" ] && includes+=("-I$dir")
+done
+
+run() {
+  if [ "$print" = 1 ]; then
+    printf '%q ' "$@"; printf '\n'
+  else
+    exec "$@"
+  fi
+}
+
+case "$mode" in
+  compile)
+    [ $# -eq 2 ] || die "usage: compile.sh compile SOURCE OUTPUT"
+    source=$1; output=$2
+    case "$source" in
+      *.hip)
+        targets=()
+        spw_targets=${SPW_TARGETS:-}
+        for target in ${spw_targets//,/ }; do targets+=("--offload-arch=$target"); done
+        [ ${#targets[@]} -gt 0 ] || die "SPW_TARGETS is empty (offload targets for $source)"
+        # -cuid: the per-file unique id clang would otherwise hash from the
+        # paths; named after the file, the same sources give the same bytes in
+        # any build folder (Nix or not).
+        stem=$(basename "$source" .hip)
+        device=(-x hip -std=c++17 "${targets[@]}" -nogpuinc -nogpulib "-cuid=spw_${stem//[^A-Za-z0-9_]/_}")
+        [ -n "${SPW_COV:-}" ] && device+=("-mcode-object-version=$SPW_COV")
+        [ "${SPW_COMPRESS:-0}" = 1 ] && device+=(--offload-compress)
+        run "$SPW_CXX" "${device[@]}" "${includes[@]}" -O3 -fPIC "${extra[@]}" -c "$source" -o "$output"
+        ;;
+      *.cpp|*.cc)
+        run "$SPW_CXX" -x c++ -std=c++17 "${includes[@]}" -O2 -fPIC -fno-exceptions -fno-rtti "${extra[@]}" \
+          -c "$source" -o "$output"
+        ;;
+      *) die "do not know how to compile $source (want .hip or .cpp)" ;;
+    esac
+    ;;
+  link)
+    [ $# -ge 2 ] || die "usage: compile.sh link OUTPUT OBJECT..."
+    output=$1; shift
+    name=$(basename "$output")
+    run "$SPW_CXX" -fPIC -shared -Wl,-soname,"$name" "${link_extra[@]}" "$@" -o "$output"
+    ;;
+  *) die "unknown mode '$mode' (compile or link)" ;;
+esac
