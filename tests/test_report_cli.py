@@ -88,3 +88,16 @@ def test_piped_output_has_no_progress_or_colour(library):
 def test_console_script_entry_point(library):
     result = subprocess.run(["spillway", "report", str(library)], capture_output=True, text=True)
     assert result.returncode == 0 and "private_table" in result.stdout
+
+
+def test_report_does_not_load_the_validation_or_matrix_modules(library, tmp_path):
+    """`spillway report` pays no import of pydantic or the matrix (half a
+    second on these machines, on every CI run); only its JSON is written."""
+    probe = ("import sys; from spillway.cli import main; "
+             f"status = main(['report', '--all', '--json', {str(tmp_path / 'r.json')!r}, {str(library)!r}]); "
+             "heavy = sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic' or m == 'spillway.matrix'); "
+             "print(heavy); sys.exit(status)")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+    assert json.loads((tmp_path / "r.json").read_text())["kernels"]

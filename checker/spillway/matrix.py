@@ -34,11 +34,12 @@ from typing import Callable, Literal, Optional
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .constants import MATRIX_DEFAULT_JOBS
 from .errors import UsageError
 
 CELLS_FILE = Path("matrix") / "cells.toml"
 SCHEMA = "1"
-DEFAULT_JOBS = 2
+DEFAULT_JOBS = MATRIX_DEFAULT_JOBS
 METRIC_NAMES = ("scratch", "spills", "occupancy", "vgprs", "lds")
 # Offload targets as --offload-arch takes them: a processor and optional features.
 _TARGET = re.compile(r"^gfx[0-9a-f]{2,5}(:[a-z0-9_-]+[+-])*$")

@@ -13,17 +13,34 @@ with no cell named, the local (Debian) cells are required and the others
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from .. import matrix as mx
+from ..constants import MATRIX_DEFAULT_JOBS
 from ..errors import UsageError
 from .common import dump_json, write_output
+
+
+def _imports() -> None:
+    """Bind the heavy modules (pydantic through spillway.matrix, rich) only
+    when a matrix command runs: building the parser must stay cheap, as
+    every `spillway report` builds it."""
+    global mx, Console, escape, Table
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from .. import matrix as mx
+
+
+def _heavy(run):
+    @functools.wraps(run)
+    def wrapper(args) -> int:
+        _imports()
+        return run(args)
+    return wrapper
 
 
 def register(subparsers) -> None:
@@ -47,22 +64,22 @@ def register(subparsers) -> None:
             sub.add_argument("--local", action="store_true",
                              help="all local (Debian) cells, each required like a named one")
         if jobs:
-            sub.add_argument("-j", "--jobs", type=int, default=mx.DEFAULT_JOBS, metavar="N",
-                             help=f"compiler processes at once (default {mx.DEFAULT_JOBS})")
+            sub.add_argument("-j", "--jobs", type=int, default=MATRIX_DEFAULT_JOBS, metavar="N",
+                             help=f"compiler processes at once (default {MATRIX_DEFAULT_JOBS})")
 
     listing = commands.add_parser("list", help="cells, and whether each toolchain is available here")
     common(listing, cells=False, jobs=False)
     listing.add_argument("--json", action="store_true", help="JSON instead of a table")
-    listing.set_defaults(run=run_list)
+    listing.set_defaults(run=_heavy(run_list))
 
     build = commands.add_parser("build", help="build cells into BUILD/<cell>/ (parallel, incremental)")
     common(build)
-    build.set_defaults(run=run_build)
+    build.set_defaults(run=_heavy(run_build))
 
     check = commands.add_parser("check", help="build if needed, then gate each cell against its baseline")
     common(check)
     _check_options(check)
-    check.set_defaults(run=run_check)
+    check.set_defaults(run=_heavy(run_check))
 
     compare = commands.add_parser(
         "compare", help="compare two cells, or summarize cells side by side",
@@ -76,21 +93,21 @@ def register(subparsers) -> None:
     compare.add_argument("--all", action="store_true", help="A B: also list unchanged kernels")
     compare.add_argument("--differing", action="store_true", help="summary: only rows where cells differ")
     compare.add_argument("--fail-on-worse", action="store_true", help="A B: exit 1 when B is worse somewhere")
-    compare.set_defaults(run=run_compare)
+    compare.set_defaults(run=_heavy(run_compare))
 
     baseline = commands.add_parser("baseline", help="build, then write each cell's baseline "
                                                     "(spillway baseline write)")
     common(baseline)
     baseline.add_argument("--fresh", action="store_true",
                           help="start the baseline over instead of updating it (updates only tighten)")
-    baseline.set_defaults(run=run_baseline)
+    baseline.set_defaults(run=_heavy(run_baseline))
 
     run = commands.add_parser("run", help="the main job: build, check every cell, print the comparison")
     common(run)
     _check_options(run)
     run.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown (for a PR)")
     run.add_argument("--differing", action="store_true", help="only rows where cells differ")
-    run.set_defaults(run=run_run)
+    run.set_defaults(run=_heavy(run_run))
 
 
 def _check_options(sub) -> None:
