@@ -329,6 +329,7 @@ def test_short_name():
     assert short_name("void ns::f<(anonymous namespace)::X, 2>(int)") == "ns::f<(anonymous namespace)::X, 2>"
     assert short_name("silu_mul(float const*, float const*, float*, int)") == "silu_mul"
     assert short_name("plain_c_kernel") == "plain_c_kernel"
+    assert short_name("void (anonymous namespace)::k<1>(int)") == "(anonymous namespace)::k<1>"
 
 
 def test_schema_command(capsys):

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from . import __version__, atomic
 from .errors import InputError, UsageError
 from .gate import METRICS, Inputs, Kernel, KernelUsage, MetricName, Resources, target_selected
-from .names import display_key
+from .names import display_key, short_name
 
 SCHEMA = "spillway.baseline/1"
 BASELINE_PREFIX = "spillway.baseline/"
@@ -261,26 +261,6 @@ def created_now() -> str:
     else:
         moment = datetime.now(timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def short_name(name: str) -> str:
-    """``void ns::topk<32>(float const*, int)`` -> ``ns::topk<32>``: the
-    demangled name without return type and parameter list (best effort)."""
-    text = name
-    if text.endswith(")"):
-        depth = 0
-        for index in range(len(text) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(text[index], 0)
-            if depth == 0:
-                text = text[:index]
-                break
-    depth = 0
-    for index in range(len(text) - 1, -1, -1):
-        char = text[index]
-        depth += {">": 1, "<": -1}.get(char, 0)
-        if char == " " and depth == 0:
-            return text[index + 1:]
-    return text
 
 
 def pattern_matches(pattern: str, usage: KernelUsage) -> bool:

@@ -39,7 +39,6 @@ from .errors import UsageError
 
 CELLS_FILE = Path("matrix") / "cells.toml"
 SCHEMA = "1"
-DEFAULT_JOBS = MATRIX_DEFAULT_JOBS
 METRIC_NAMES = ("scratch", "spills", "occupancy", "vgprs", "lds")
 # Offload targets as --offload-arch takes them: a processor and optional features.
 _TARGET = re.compile(r"^gfx[0-9a-f]{2,5}(:[a-z0-9_-]+[+-])*$")
@@ -418,7 +417,7 @@ ProgressHook = Callable[[Cell, str, Step | None], None]   # (cell, event, step)
 class Builder:
     """Builds cells with a pool of `jobs` recipe processes."""
 
-    def __init__(self, matrix: Matrix, build_dir: Path, jobs: int = DEFAULT_JOBS,
+    def __init__(self, matrix: Matrix, build_dir: Path, jobs: int = MATRIX_DEFAULT_JOBS,
                  progress: ProgressHook | None = None):
         self.matrix = matrix
         self.build_dir = build_dir
@@ -730,23 +729,10 @@ def read_cell(matrix: Matrix, build_dir: Path, cell: Cell):
 
 
 def short_name(demangled: str) -> str:
-    """``void ns::f<1, 2>(int*, float)`` -> ``f<1, 2>`` with versioned
-    inline namespaces and the common namespaces dropped."""
-    from .names import display_key
-    text = display_key(demangled)
-    if text.endswith(")"):
-        depth = 0
-        for index in range(len(text) - 1, -1, -1):
-            if text[index] == ")":
-                depth += 1
-            elif text[index] == "(":
-                depth -= 1
-                if depth == 0:
-                    text = text[:index]
-                    break
-    if text.startswith("void "):
-        text = text[5:]
-    return text
+    """``void ns::f<1, 2>(int*, float)`` -> ``ns::f<1, 2>`` with versioned
+    inline namespaces dropped."""
+    from .names import display_key, short_name as without_signature
+    return without_signature(display_key(demangled))
 
 
 @dataclass

@@ -116,6 +116,28 @@ def stable_key(symbol: str) -> str:
     return "".join(out)
 
 
+def short_name(name: str) -> str:
+    """``void ns::topk<32>(float const*, int)`` -> ``ns::topk<32>``: the
+    demangled name without return type and parameter list (best effort)."""
+    text = name
+    if text.endswith(")"):
+        depth = 0
+        for index in range(len(text) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(text[index], 0)
+            if depth == 0:
+                text = text[:index]
+                break
+    # The return type ends at the last space outside <...> and (...), so
+    # "(anonymous namespace)::k" keeps its space.
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        char = text[index]
+        depth += {">": 1, ")": 1, "<": -1, "(": -1}.get(char, 0)
+        if char == " " and depth == 0:
+            return text[index + 1:]
+    return text
+
+
 def display_key(name: str) -> str:
     """Demangled text with versioned namespaces removed, for display and matching."""
     return re.sub(r"\b(ROCPRIM|HIPCUB|ROCTHRUST|THRUST|CUB)_[0-9A-Z_]*_NS::", "", name)

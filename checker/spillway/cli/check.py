@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import sys
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from .. import junit
 from ..gate import CheckResult, check, metrics_help, parse_metrics, read_sources
-from .common import add_read_options, dump_json, read_inputs, read_options, write_output
+from .common import add_read_options, dump_json, read_inputs, read_options, stdout_console, write_output
 
 # Vanished kernels listed by name; beyond this only counted (all of them are in --json).
 VANISHED_SHOWN = 20
@@ -58,7 +57,7 @@ def print_result(result: CheckResult) -> None:
     """A table on a terminal, one line per failure when piped; then notes and
     one summary line."""
     tty = sys.stdout.isatty()
-    console = Console(soft_wrap=False) if tty else Console(width=200, color_system=None, soft_wrap=True)
+    console = stdout_console()
     failures = result.failures
     if failures and tty:
         table = Table(title="over baseline", title_justify="left")

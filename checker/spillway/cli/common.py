@@ -50,6 +50,13 @@ def stderr_console() -> Console:
     return Console(stderr=True)
 
 
+def stdout_console() -> Console:
+    """Rich output on a terminal; piped, plain lines that never wrap or colour."""
+    if sys.stdout.isatty():
+        return Console(soft_wrap=False)
+    return Console(width=200, color_system=None, soft_wrap=True)
+
+
 def read_inputs(paths: list[str], options: ReadOptions) -> dict:
     """Read paths into a report document, with a progress bar on long reads."""
     total = 0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..constants import MATRIX_DEFAULT_JOBS
 from ..errors import UsageError
-from .common import dump_json, write_output
+from .common import dump_json, stdout_console, write_output
 
 
 def _imports() -> None:
@@ -117,11 +117,6 @@ def _check_options(sub) -> None:
 
 
 # -- shared pieces ---------------------------------------------------------------------
-
-def _out() -> Console:
-    return Console(soft_wrap=False) if sys.stdout.isatty() else Console(width=200, color_system=None,
-                                                                        soft_wrap=True)
-
 
 def _err() -> Console:
     return Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=200,
@@ -246,7 +241,7 @@ def run_list(args) -> int:
         status = f"yes: {availability.version}" if availability.available else f"no: {availability.reason}"
         table.add_row(escape(cell.name), escape(cell.toolchain()), cell.source, " ".join(cell.targets),
                       "yes" if present else "missing", escape(status))
-    console = _out()
+    console = stdout_console()
     console.print(table)
     available = sum(1 for _, a, _ in rows if a.available)
     console.print(f"{available} of {len(rows)} cells available here", highlight=False)
@@ -260,7 +255,7 @@ def run_build(args) -> int:
     cells, required = _selected(args, matrix)
     start = time.monotonic()
     builds = _build(matrix, build_dir, cells, args.jobs)
-    console = _out()
+    console = stdout_console()
     _print_builds(console, builds, matrix)
     counts = {s: sum(1 for b in builds if b.status == s) for s in ("built", "up to date", "failed", "skipped")}
     console.print(f"matrix build: {counts['built']} built, {counts['up to date']} up to date, "
@@ -323,8 +318,7 @@ def _print_checks(console: Console, checks: list[mx.CellCheck]) -> None:
 
 def _failure(f: dict) -> str:
     """One over-baseline finding of spillway.check/1, with a readable name."""
-    from ..names import demangle
-    name = mx.short_name(demangle(f["name"]))
+    name = mx.short_name(f["name"])   # spillway.check/1 names are demangled already
     allowed = "-" if f.get("allowed") is None else f["allowed"]
     extra = " (not in the baseline)" if f.get("new_kernel") else ""
     if f["metric"] == "occupancy":
@@ -335,7 +329,7 @@ def _failure(f: dict) -> str:
 def run_check(args) -> int:
     matrix, build_dir = _load(args)
     checks, _ = _checks(args, matrix, build_dir)
-    _print_checks(_out(), checks)
+    _print_checks(stdout_console(), checks)
     return mx.exit_status(checks)
 
 
@@ -369,7 +363,7 @@ def _emit_summary(fmt: str, output: str, summary: mx.Summary, differing: bool) -
         Console(width=240, color_system=None, file=buffer).print(mx.summary_table(summary, differing))
         write_output(output, buffer.getvalue().encode())
     else:
-        _out().print(mx.summary_table(summary, differing))
+        stdout_console().print(mx.summary_table(summary, differing))
 
 
 def _compare_two(args, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
@@ -383,7 +377,7 @@ def _compare_two(args, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx
     else:
         import io
         buffer = io.StringIO()
-        console = _out() if args.output == "-" else Console(width=240, color_system=None, file=buffer)
+        console = stdout_console() if args.output == "-" else Console(width=240, color_system=None, file=buffer)
         grid, shown, _ = table(comparison, args.all)
         console.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
                              f"gfx11 rows: {new.name} built "
@@ -403,7 +397,7 @@ def run_baseline(args) -> int:
     matrix, build_dir = _load(args)
     cells, required = _selected(args, matrix)
     builds = _build(matrix, build_dir, cells, args.jobs)
-    console = _out()
+    console = stdout_console()
     status = mx.EXIT_OK
     wrote = 0
     for build in builds:
@@ -433,7 +427,7 @@ def run_run(args) -> int:
     matrix, build_dir = _load(args)
     start = time.monotonic()
     checks, builds = _checks(args, matrix, build_dir)
-    console = _out()
+    console = stdout_console()
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
     if built:
         summary = mx.summarize(matrix, build_dir, built)
