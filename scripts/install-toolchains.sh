@@ -6,17 +6,20 @@
 # clang-22/lld-22/llvm-22/clang-tools-22 come from bookworm-security, which
 # is in Debian's default sources.
 #
-#   scripts/install-toolchains.sh          install what is missing (as root, or through sudo)
-#   scripts/install-toolchains.sh --check  only list what is missing; exit 1 if anything is
+#   scripts/install-toolchains.sh [PACKAGE...]          install what is missing (as root, or
+#                                                       through sudo), with any extra PACKAGEs
+#   scripts/install-toolchains.sh --check [PACKAGE...]  only list what is missing; exit 1 if anything is
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+check=0
+if [ "${1:-}" = --check ]; then check=1; shift; fi
 cells="$root/matrix/cells.toml"
 
 # Packages of the Debian cells: the `packages = [...]` lines of cells.toml.
 mapfile -t cell_packages < <(sed -n 's/^packages *= *\[\(.*\)\] *$/\1/p' "$cells" | tr -d '" ' | tr ',' '\n' | sed '/^$/d')
 base_packages=(cmake make binutils libstdc++-12-dev python3 python3-venv python3-pip)
-packages=("${base_packages[@]}" "${cell_packages[@]}")
+packages=("${base_packages[@]}" "${cell_packages[@]}" "$@")
 
 missing=()
 for package in "${packages[@]}"; do
@@ -29,7 +32,7 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 echo "install-toolchains: missing: ${missing[*]}"
-if [ "${1:-}" = --check ]; then
+if [ "$check" = 1 ]; then
   exit 1
 fi
 
