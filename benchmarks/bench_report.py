@@ -59,7 +59,7 @@ def bundler_pipeline(library: Path, work: Path) -> float:
     --list and --unbundle per target, then llvm-readelf --notes reads every
     code object.  Only cutting the section into bundles uses spillway (the
     bundle boundaries, which the original script found the same way)."""
-    from spillway.bundles import walk
+    from spillway.formats.bundles import walk
     started = time.perf_counter()
     fatbin = work / "fatbin.bin"
     subprocess.run(["llvm-objcopy-22", f"--dump-section=.hip_fatbin={fatbin}", str(library), str(work / "discard")],

@@ -8,10 +8,10 @@ from __future__ import annotations
 import importlib
 
 SCHEMAS: dict[str, str] = {
-    "report": "spillway.report:json_schema",
-    "baseline": "spillway.baseline:json_schema",
-    "check": "spillway.gate:json_schema",
-    "compare": "spillway.compare:json_schema",
+    "report": "spillway.report.record:json_schema",
+    "baseline": "spillway.gate.baseline:json_schema",
+    "check": "spillway.gate.check:json_schema",
+    "compare": "spillway.gate.compare:json_schema",
 }
 
 

@@ -8,8 +8,8 @@ import argparse
 import importlib
 import sys
 
-from .. import __version__
-from ..errors import SpillwayError
+from spillway import __version__
+from spillway.errors import SpillwayError
 
 # Subcommand modules, in the order `spillway --help` lists them.
 SUBCOMMANDS = ("report", "check", "baseline", "compare", "matrix", "schema")

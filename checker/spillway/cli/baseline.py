@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import sys
 
-from ..errors import UsageError
-from ..gate import DEFAULT_GATE, METRICS, metrics_help, parse_metrics, read_sources
-from .common import add_read_options, read_inputs, read_options
+from spillway.errors import UsageError
+from spillway.gate.check import DEFAULT_GATE, METRICS, metrics_help, parse_metrics, read_sources
+from spillway.cli.common import add_read_options, read_inputs, read_options
 
 SHOWN = 20
 
@@ -63,7 +63,7 @@ def _allows(args) -> list[tuple[str, str]]:
 
 
 def run_write(args) -> int:
-    from ..baseline import build, load_baseline, write_baseline  # pydantic: imported only when used
+    from spillway.gate.baseline import build, load_baseline, write_baseline  # pydantic: imported only when used
 
     allows = _allows(args)
     gate = parse_metrics(args.gate) if args.gate is not None else None

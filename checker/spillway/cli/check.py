@@ -8,9 +8,9 @@ import sys
 from rich.markup import escape
 from rich.table import Table
 
-from .. import junit
-from ..gate import CheckResult, check, metrics_help, parse_metrics, read_sources
-from .common import add_read_options, dump_json, read_inputs, read_options, stdout_console, write_output
+from spillway.gate import junit
+from spillway.gate.check import CheckResult, check, metrics_help, parse_metrics, read_sources
+from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, stdout_console, write_output
 
 # Vanished kernels listed by name; beyond this only counted (all of them are in --json).
 VANISHED_SHOWN = 20
@@ -37,7 +37,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..baseline import load_baseline  # pydantic: imported only when used
+    from spillway.gate.baseline import load_baseline  # pydantic: imported only when used
     gate = parse_metrics(args.gate) if args.gate is not None else None
     baseline = load_baseline(args.baseline)
     options = read_options(args)

@@ -10,10 +10,10 @@ import sys
 import orjson
 from rich.console import Console
 
-from .. import atomic
-from ..bundles import DEFAULT_MAX_DECOMPRESSED
-from ..errors import UsageError
-from ..reader import ReadOptions, read_report
+from spillway import atomic
+from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
+from spillway.errors import UsageError
+from spillway.report.reader import ReadOptions, read_report
 
 # Show a progress bar only for reads this large, and only on a terminal.
 PROGRESS_THRESHOLD_BYTES = 64 << 20
@@ -79,7 +79,7 @@ def read_inputs(paths: list[str], options: ReadOptions) -> dict:
 
             document = read_report(paths, options, progress=advance)
     if not document["kernels"]:
-        from ..errors import InputError
+        from spillway.errors import InputError
         described = ", ".join(paths)
         raise InputError(f"no kernels found in {described}"
                          + (" for the selected targets" if options.targets else ""))

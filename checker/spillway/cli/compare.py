@@ -8,9 +8,9 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 
-from ..compare import compare, markdown, table
-from ..gate import read_sources
-from .common import add_read_options, dump_json, read_inputs, read_options, write_output
+from spillway.gate.compare import compare, markdown, table
+from spillway.gate.check import read_sources
+from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, write_output
 
 
 def register(subparsers) -> None:

@@ -18,9 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..constants import MATRIX_DEFAULT_JOBS
-from ..errors import UsageError
-from .common import dump_json, stdout_console, write_output
+from spillway.constants import MATRIX_DEFAULT_JOBS
+from spillway.errors import UsageError
+from spillway.cli.common import dump_json, stdout_console, write_output
 
 
 def _imports() -> None:
@@ -32,7 +32,7 @@ def _imports() -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from .. import matrix as mx
+    from spillway import matrix as mx
 
 
 def _heavy(run):
@@ -367,7 +367,7 @@ def _emit_summary(fmt: str, output: str, summary: mx.Summary, differing: bool) -
 
 
 def _compare_two(args, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
-    from ..compare import markdown, table
+    from spillway.gate.compare import markdown, table
     comparison = mx.compare_cells(matrix, build_dir, old, new)
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
     if args.format == "json":

@@ -9,7 +9,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from .common import add_read_options, dump_json, read_inputs, read_options, write_output
+from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, write_output
 
 SORT_KEYS = {
     "scratch": lambda k: (-k["private_segment_fixed_size"], -k["vgpr_spill_count"], k["name"]),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..schemas import SCHEMAS, schema_for
+from spillway.schemas import SCHEMAS, schema_for
 
 
 def register(subparsers) -> None:

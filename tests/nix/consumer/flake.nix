@@ -1,6 +1,6 @@
 # Another project adopting spillway's gate through `spillway.lib`, as
 # docs/nix.md describes: its own source, build command, cells and baseline
-# folder.  tests/test_flake.py overrides both inputs (spillway with a copy of
+# folder.  tests/unit/matrix/test_flake.py overrides both inputs (spillway with a copy of
 # this repository, nixpkgs with the stand-in); the URLs below are what a real
 # project would write.
 {

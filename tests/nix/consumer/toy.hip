@@ -1,4 +1,4 @@
-// A small engine of another project, for tests/test_flake.py: one kernel
+// A small engine of another project, for tests/unit/matrix/test_flake.py: one kernel
 // that needs scratch memory (a private table indexed at run time) and one
 // that does not.  No HIP headers: built with -nogpuinc -nogpulib, with the
 // few declarations clang's HIP mode needs to emit kernel stubs.

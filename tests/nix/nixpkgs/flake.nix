@@ -1,4 +1,4 @@
-# Stand-in for github:NixOS/nixpkgs, used only by tests/test_flake.py as
+# Stand-in for github:NixOS/nixpkgs, used only by tests/unit/matrix/test_flake.py as
 #   nix flake check --override-input nixpkgs path:<copy of this folder>
 # It offers the attributes spillway's flake uses (lib, legacyPackages) with
 # nixpkgs' names; see pkgs.nix for what each one really is.

@@ -1,5 +1,5 @@
 # Stand-in for the part of nixpkgs spillway's flake uses, for `nix flake
-# check` on Nix 2.8 with no network (tests/test_flake.py).  Same attribute
+# check` on Nix 2.8 with no network (tests/unit/matrix/test_flake.py).  Same attribute
 # names as nixpkgs; every derivation is built by /bin/sh from this machine's
 # tools, so the builds are impure and need `sandbox = false`.
 #

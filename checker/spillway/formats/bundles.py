@@ -1,0 +1,308 @@
+"""Clang offload bundles: uncompressed ``__CLANG_OFFLOAD_BUNDLE__`` and ``CCOB``.
+
+A bundle stream (a ``.hip_fatbin`` section or a bundle file) holds bundles back
+to back, each possibly followed by zero padding.  Bundles are walked by their
+size fields, never by searching for magic strings: ``CCOB`` can occur inside a
+compressed payload.  See amdgpu-binaries.md sections 1.1 and 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+import zstandard
+
+from spillway.errors import InputError
+
+UNCOMPRESSED_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
+COMPRESSED_MAGIC = b"CCOB"
+ELF_MAGIC = b"\x7fELF"
+BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")  # raw and wrapper bitcode
+
+# Default cap on what one compressed bundle may inflate to.  Large libraries
+# hold bundles of a few hundred MiB at most; a header that claims more is
+# almost certainly corrupt or hostile.
+DEFAULT_MAX_DECOMPRESSED = 4 << 30
+
+_METHODS = {0: "zlib", 1: "zstd"}
+_CCOB_HEADER_SIZE = {1: 20, 2: 24, 3: 32}
+
+
+@dataclass(frozen=True)
+class BundleEntry:
+    """One entry of a bundle: an offload kind, a triple and a payload."""
+
+    entry_id: str
+    kind: str                # hip, hipv4, openmp, host, ...
+    triple: str              # amdgcn-amd-amdhsa-
+    target_id: str           # gfx90a:xnack- (may be empty)
+    payload: memoryview
+    offset: int              # of the payload inside the (uncompressed) bundle
+
+    @property
+    def is_host(self) -> bool:
+        return self.kind == "host"
+
+    @property
+    def is_amdgcn(self) -> bool:
+        return self.triple.startswith("amdgcn")
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A bundle found in a stream, with where it was and how it was stored."""
+
+    index: int
+    offset: int              # inside the stream
+    size: int                # bytes it occupies in the stream (compressed size if compressed)
+    compression: str | None  # None, "zlib" or "zstd"
+    ccob_version: int | None
+    entries: list[BundleEntry] = field(default_factory=list)
+
+
+def split_entry_id(entry_id: str) -> tuple[str, str, str]:
+    """Split ``<kind>-<arch>-<vendor>-<os>-<env>[-<target id>]``.
+
+    Only the first five dashes separate fields, as the bundler does: target
+    IDs such as ``gfx90a:xnack-`` or ``gfx9-4-generic`` contain dashes.
+    """
+    parts = entry_id.split("-", 5)
+    kind = parts[0]
+    triple = "-".join(parts[1:5])
+    target_id = parts[5] if len(parts) > 5 else ""
+    return kind, triple, target_id
+
+
+def is_bundle_start(data: memoryview | bytes, offset: int = 0) -> bool:
+    head = bytes(data[offset:offset + len(UNCOMPRESSED_MAGIC)])
+    return head.startswith(UNCOMPRESSED_MAGIC) or head.startswith(COMPRESSED_MAGIC)
+
+
+def parse_uncompressed(data: memoryview, *, container: str = "offload bundle") -> tuple[list[BundleEntry], int]:
+    """Parse one uncompressed bundle at the start of ``data``.
+
+    Returns the entries and the bundle's end (the bundle has no size field:
+    its end is the furthest entry end).
+    """
+    size = len(data)
+    if size < 32 or bytes(data[:24]) != UNCOMPRESSED_MAGIC:
+        raise InputError("not an offload bundle (bad magic)", container=container, offset=0)
+    (count,) = struct.unpack_from("<Q", data, 24)
+    # Each descriptor takes at least 24 bytes; anything more is a lying header.
+    if count > (size - 32) // 24:
+        raise InputError(f"bundle header claims {count} entries, more than fit in {size} bytes",
+                         container=container, offset=24)
+    position = 32
+    end = position
+    raw_entries = []
+    for _ in range(count):
+        if position + 24 > size:
+            raise InputError("truncated entry descriptor", container=container, offset=position)
+        entry_offset, entry_size, id_len = struct.unpack_from("<QQQ", data, position)
+        position += 24
+        if id_len > 4096 or position + id_len > size:
+            raise InputError(f"entry ID length {id_len} runs past the data", container=container,
+                             offset=position - 8)
+        try:
+            entry_id = bytes(data[position:position + id_len]).decode("ascii")
+        except UnicodeDecodeError:
+            raise InputError("entry ID is not ASCII", container=container, offset=position) from None
+        position += id_len
+        if entry_offset + entry_size > size:
+            raise InputError(f"entry {entry_id!r} (offset {entry_offset:#x}, size {entry_size}) "
+                             f"runs past the end of the data ({size} bytes)",
+                             container=container, offset=position - id_len - 24)
+        raw_entries.append((entry_id, entry_offset, entry_size))
+        end = max(end, entry_offset + entry_size)
+    end = max(end, position)
+    entries = []
+    for entry_id, entry_offset, entry_size in raw_entries:
+        kind, triple, target_id = split_entry_id(entry_id)
+        entries.append(BundleEntry(entry_id, kind, triple, target_id,
+                                   data[entry_offset:entry_offset + entry_size], entry_offset))
+    return entries, end
+
+
+@dataclass(frozen=True)
+class CompressedHeader:
+    version: int
+    method: str
+    header_size: int
+    total_size: int | None      # whole bundle incl. header; None for v1
+    uncompressed_size: int
+    hash: int
+
+
+def parse_compressed_header(data: memoryview, *, container: str = "CCOB bundle") -> CompressedHeader:
+    if len(data) < 8 or bytes(data[:4]) != COMPRESSED_MAGIC:
+        raise InputError("not a compressed bundle (bad magic)", container=container, offset=0)
+    version, method_code = struct.unpack_from("<HH", data, 4)
+    if version not in _CCOB_HEADER_SIZE:
+        raise InputError(f"unknown compressed bundle version {version}", container=container, offset=4)
+    if method_code not in _METHODS:
+        raise InputError(f"unknown compression method {method_code}", container=container, offset=6)
+    header_size = _CCOB_HEADER_SIZE[version]
+    if len(data) < header_size:
+        raise InputError(f"truncated CCOB v{version} header", container=container, offset=0)
+    if version == 1:
+        uncompressed_size, digest = struct.unpack_from("<IQ", data, 8)
+        total_size = None
+    elif version == 2:
+        total_size, uncompressed_size, digest = struct.unpack_from("<IIQ", data, 8)
+    else:
+        total_size, uncompressed_size, digest = struct.unpack_from("<QQQ", data, 8)
+    if total_size is not None:
+        if total_size < header_size:
+            raise InputError(f"total size {total_size} is smaller than the header",
+                             container=container, offset=8)
+        if total_size > len(data):
+            raise InputError(f"total size {total_size} runs past the end of the data ({len(data)} bytes)",
+                             container=container, offset=8)
+    return CompressedHeader(version, _METHODS[method_code], header_size, total_size,
+                            uncompressed_size, digest)
+
+
+def _inflate_zlib(payload: memoryview, limit: int, container: str) -> tuple[bytes, int]:
+    """Inflate a zlib stream without producing more than ``limit`` bytes.
+
+    Returns the output and how many input bytes the stream used.
+    """
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(payload, limit + 1)
+    except zlib.error as exc:
+        raise InputError(f"zlib stream is corrupt ({exc})", container=container) from None
+    if len(out) > limit:
+        raise InputError(f"zlib stream inflates past {limit} bytes", container=container)
+    if not inflater.eof:
+        raise InputError("zlib stream is truncated", container=container)
+    return out, len(payload) - len(inflater.unused_data)
+
+
+def _inflate_zstd(payload: memoryview, limit: int, container: str, *, need_end: bool) -> tuple[bytes, int]:
+    """Inflate one zstd frame without producing more than ``limit`` bytes."""
+    try:
+        params = zstandard.get_frame_parameters(payload)
+    except zstandard.ZstdError as exc:
+        raise InputError(f"zstd frame header is corrupt ({exc})", container=container) from None
+    if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) \
+            and params.content_size > limit:
+        raise InputError(f"zstd frame declares {params.content_size} bytes, above the limit {limit}",
+                         container=container)
+    decompressor = zstandard.ZstdDecompressor()
+    if not need_end:
+        try:
+            with decompressor.stream_reader(payload, read_across_frames=False) as reader:
+                out = reader.read(limit + 1)
+                while len(out) <= limit:
+                    more = reader.read(limit + 1 - len(out))
+                    if not more:
+                        break
+                    out += more
+        except zstandard.ZstdError as exc:
+            raise InputError(f"zstd stream is corrupt ({exc})", container=container) from None
+        if len(out) > limit:
+            raise InputError(f"zstd stream inflates past {limit} bytes", container=container)
+        return out, len(payload)
+    # CCOB v1 has no size field: feed small pieces so one piece cannot blow
+    # past the limit by much, and learn where the frame ends from unused_data.
+    inflater = decompressor.decompressobj()
+    pieces, produced, used = [], 0, 0
+    step = 1024
+    try:
+        while used < len(payload) and not inflater.eof:
+            chunk = payload[used:used + step]
+            piece = inflater.decompress(chunk)
+            produced += len(piece)
+            if produced > limit:
+                raise InputError(f"zstd stream inflates past {limit} bytes", container=container)
+            pieces.append(piece)
+            used += len(chunk) - len(inflater.unused_data)
+    except zstandard.ZstdError as exc:
+        raise InputError(f"zstd stream is corrupt ({exc})", container=container) from None
+    if not inflater.eof:
+        raise InputError("zstd stream is truncated", container=container)
+    return b"".join(pieces), used
+
+
+def decompress(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+               container: str = "CCOB bundle") -> tuple[CompressedHeader, bytes, int]:
+    """Decompress the ``CCOB`` bundle at the start of ``data``.
+
+    Returns the header, the uncompressed bundle and the number of bytes the
+    compressed bundle occupies.  Checks the declared size against the real
+    one and the stored hash (first 8 bytes of the MD5 of the output).
+    """
+    header = parse_compressed_header(data, container=container)
+    where = f"{container} v{header.version} ({header.method})"
+    if header.uncompressed_size > max_decompressed:
+        raise InputError(f"declared uncompressed size {header.uncompressed_size} exceeds the cap "
+                         f"{max_decompressed} (--max-decompressed)", container=where, offset=0)
+    end = header.total_size if header.total_size is not None else len(data)
+    payload = data[header.header_size:end]
+    limit = header.uncompressed_size
+    if header.method == "zlib":
+        out, used = _inflate_zlib(payload, limit, where)
+    else:
+        out, used = _inflate_zstd(payload, limit, where, need_end=header.total_size is None)
+    if len(out) != header.uncompressed_size:
+        raise InputError(f"declared uncompressed size {header.uncompressed_size} but the stream "
+                         f"holds {len(out)} bytes", container=where, offset=0)
+    digest = int.from_bytes(hashlib.md5(out).digest()[:8], "little")
+    if digest != header.hash:
+        raise InputError(f"hash mismatch: header says {header.hash:#018x}, content hashes to {digest:#018x}",
+                         container=where, offset=header.header_size - 8)
+    occupied = header.total_size if header.total_size is not None else header.header_size + used
+    return header, out, occupied
+
+
+def _skip_zeros(data: memoryview, position: int) -> int:
+    """Return the first non-zero position at or after ``position``."""
+    size = len(data)
+    while position < size:
+        chunk = bytes(data[position:position + 65536])
+        stripped = chunk.lstrip(b"\0")
+        if stripped:
+            return position + len(chunk) - len(stripped)
+        position += len(chunk)
+    return size
+
+
+def walk(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+         container: str = ".hip_fatbin") -> list[Bundle]:
+    """Walk a stream of bundles separated by zero padding."""
+    bundles: list[Bundle] = []
+    position = _skip_zeros(data, 0)
+    size = len(data)
+    while position < size:
+        head = bytes(data[position:position + 24])
+        if head == UNCOMPRESSED_MAGIC:
+            try:
+                entries, length = parse_uncompressed(data[position:])
+            except InputError as exc:
+                raise exc.within(container, position) from None
+            bundles.append(Bundle(len(bundles), position, length, None, None,
+                                  [_shift(e, position) for e in entries]))
+        elif head.startswith(COMPRESSED_MAGIC):
+            try:
+                header, inflated, length = decompress(data[position:], max_decompressed=max_decompressed)
+            except InputError as exc:
+                raise exc.within(container, position) from None
+            try:
+                entries, _ = parse_uncompressed(memoryview(inflated), container="inflated bundle")
+            except InputError as exc:
+                raise exc.within(f"{container} > CCOB bundle", position, rebase=False) from None
+            bundles.append(Bundle(len(bundles), position, length, header.method, header.version, entries))
+        else:
+            raise InputError(f"expected an offload bundle, found bytes {head[:8].hex()}",
+                             container=container, offset=position)
+        position = _skip_zeros(data, position + length)
+    return bundles
+
+
+def _shift(entry: BundleEntry, by: int) -> BundleEntry:
+    return BundleEntry(entry.entry_id, entry.kind, entry.triple, entry.target_id, entry.payload,
+                       entry.offset + by)

@@ -1,0 +1,81 @@
+"""The report document: ``{"schema": "spillway.report/1", "files": [...],
+"kernels": [...]}``.  Field names of kernel records are the AMDGPU metadata
+keys (without the leading dot) so users can cross-check with
+``llvm-readelf --notes``."""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spillway.constants import REPORT_SCHEMA as SCHEMA
+
+ScratchCause = Literal["none", "spill", "private", "dynamic_stack"]
+OccupancyLimit = Literal["vgpr", "sgpr", "lds", "workgroup", "hardware", "unknown target"]
+
+
+class KernelRecord(BaseModel):
+    """One kernel for one target in one code object."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # identity
+    file: str = Field(description="File the kernel was read from; archive members as lib.a(x.o), "
+                                  "wheel entries as pkg.whl!path")
+    bundle_index: Optional[int] = Field(description="Index of the offload bundle (one per translation "
+                                                    "unit) in .hip_fatbin; null outside bundles")
+    target: str = Field(description="Target ID with features, e.g. gfx90a:xnack-")
+    code_object_version: int = Field(description="From EI_ABIVERSION: 3, 4, 5 or 6")
+    compiler: str = Field(description="Producer from the code object's .comment")
+    symbol: str = Field(description="Mangled kernel name (.name)")
+    name: str = Field(description="Demangled kernel name")
+    key: str = Field(description="Mangled name with versioned inline namespaces normalized; stable "
+                                 "across library updates")
+    # resources, as in the metadata
+    vgpr_count: int = Field(description="VGPRs per work-item; on gfx90a/gfx942/gfx950 includes AGPRs")
+    agpr_count: Optional[int] = Field(description="AGPRs; null on targets without AGPRs")
+    sgpr_count: int
+    vgpr_spill_count: int = Field(description="VGPR spill store instructions")
+    sgpr_spill_count: int = Field(description="SGPR spill store instructions")
+    private_segment_fixed_size: int = Field(description="Scratch bytes per work-item (lane)")
+    uses_dynamic_stack: bool
+    group_segment_fixed_size: int = Field(description="Static LDS bytes per work-group")
+    wavefront_size: int
+    max_flat_workgroup_size: int
+    workgroup_processor_mode: Optional[bool] = Field(description="GFX10+: WGP (true) or CU mode")
+    # derived
+    occupancy: Optional[int] = Field(description="Waves per SIMD the resources allow (LLVM's model); "
+                                                 "null for an unknown target")
+    occupancy_limit: OccupancyLimit
+    scratch_cause: ScratchCause
+
+
+class FileRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    kind: str = Field(description="ELF, code object, offload bundle, ar archive, zip, directory")
+    bundles: int
+    code_objects: int
+    kernels: int
+    bitcode_only: list[str] = Field(description="Entries that hold only LLVM bitcode: resource usage "
+                                                "exists after the device link")
+    skipped_without_device_code: int = Field(description="Files inside this path that hold no device code")
+    spirv_entries: int = 0
+
+
+class Report(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: Literal["spillway.report/1"] = Field(SCHEMA, alias="schema")
+    spillway_version: str
+    files: list[FileRecord]
+    kernels: list[KernelRecord]
+
+
+def json_schema() -> dict:
+    schema = Report.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://spillway.dev/schemas/report-1.json"
+    return schema

@@ -1,0 +1,364 @@
+"""The Nix flake (flake.nix, nix/), run for real with `nix flake check`.
+
+Current nixpkgs needs Nix >= 2.18 and this machine has Debian's Nix 2.8 and no
+network, so the flake is evaluated with its `nixpkgs` input replaced by a
+stand-in (tests/nix/nixpkgs, `--override-input nixpkgs path:...`): the same
+attribute names as nixpkgs, with this machine's Debian clang++-22 as the
+compiler of both Nix cells (see tests/nix/nixpkgs/pkgs.nix).  Everything else
+is the real thing: the real flake.nix and nix/, the real matrix/cells.toml
+read by builtins.fromTOML, the real recipe (matrix/compile.sh) building every
+cell, and the real gate (spillway check, installed by the flake) against
+baseline files.
+
+Each test works in a copy of the repository (a `path:` flake, so edits in the
+copy need no git) and a private Nix store under pytest's temporary folder, so
+nothing touches /nix or the working tree.
+
+Which baselines pass: the committed baselines of the two Nix cells can only be
+written by their own toolchains (ROCm 7.2.3 / 10.0), which do not run here.
+The stand-in compiles both cells with Debian clang 22, whose committed
+baseline is checks/baselines/clang-22.json (same targets, code object
+version, compression and flags, checked below), so that file is the committed
+baseline the stand-in builds must pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from support.toolchains import require
+
+REPO = Path(__file__).resolve().parents[3]
+STANDIN = REPO / "tests" / "nix" / "nixpkgs"
+SYSTEM = "x86_64-linux"
+CELLS = tomllib.loads((REPO / "matrix" / "cells.toml").read_text())["cells"]
+NIX_CELLS = sorted(name for name, cell in CELLS.items() if cell["source"] in ("nixpkgs", "tarball"))
+STANDIN_CELL = "clang-22"          # the Debian cell whose compiler the stand-in uses
+STANDIN_BASELINE = REPO / CELLS[STANDIN_CELL]["baseline"]
+TIMEOUT = 1200
+
+# Left out of the copies, as a fresh clone would not have them (.gitignore),
+# plus the local matrix builds.
+ANYWHERE = {".git", "__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks", ".ruff_cache", "result"}
+AT = {Path("."): {"build"}, Path("tests"): {".cache"}, Path("benchmarks"): {"results"}}
+
+
+def _ignore(folder: str, names: list[str]) -> set[str]:
+    where = Path(folder).resolve().relative_to(REPO)
+    return {n for n in names if n in ANYWHERE or n.endswith(".egg-info") or n.startswith("result-")} \
+        | (AT.get(where, set()) & set(names))
+
+
+def _make_writable(path: Path) -> None:
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            full = Path(root, name)
+            if not full.is_symlink():
+                full.chmod(full.stat().st_mode | stat.S_IWUSR)
+    path.chmod(path.stat().st_mode | stat.S_IWUSR)
+
+
+def one_line(text: str) -> str:
+    """Nix's error text with the "> " of quoted build-log lines removed and
+    white space collapsed, so a message wrapped over lines still matches."""
+    return " ".join(re.sub(r"(?m)^\s*> ?", "", text).split())
+
+
+class Nix:
+    """`nix` with a private store, state, cache and configuration."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        for sub in ("home", "cache", "conf"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        self.store = f"local?store={root}/store&state={root}/state&log={root}/log"
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(root / "home"),
+            "XDG_CACHE_HOME": str(root / "cache"),
+            "XDG_CONFIG_HOME": str(root / "conf"),
+            "NIX_CONF_DIR": str(root / "conf"),
+            "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+            # sandbox = false: the stand-in builds with the host's tools.
+            # build-users-group empty: builds run as the caller, so they can
+            # read the host python (pip-installed under the caller's home).
+            "NIX_CONFIG": "\n".join([
+                "experimental-features = nix-command flakes",
+                "substituters =",
+                "sandbox = false",
+                "build-users-group =",
+                "use-registries = false",
+                "warn-dirty = false",
+                "max-jobs = 2",
+            ]),
+        }
+
+    def __call__(self, project: Path, *command: str, args: tuple[str, ...] = (), cwd: Path | None = None,
+                 check: bool | None = None, inputs: dict[str, Path] | None = None) -> subprocess.CompletedProcess:
+        """nix COMMAND... --override-input nixpkgs path:<stand-in> [-- ARGS]."""
+        argv = ["nix", "--store", self.store, *command,
+                "--override-input", "nixpkgs", f"path:{project}.standin"]
+        for name, path in (inputs or {}).items():
+            argv += ["--override-input", name, f"path:{path}"]
+        if args:
+            argv += ["--", *args]
+        result = subprocess.run(argv, cwd=cwd or project, env=self.env, capture_output=True, text=True,
+                                timeout=TIMEOUT, check=False)
+        if check is not None:
+            ok = result.returncode == 0
+            assert ok == check, (f"{' '.join(argv)} exited {result.returncode}\n"
+                                 f"--- stdout\n{result.stdout[-6000:]}\n--- stderr\n{result.stderr[-6000:]}")
+        return result
+
+
+@pytest.fixture(scope="module")
+def nix(tmp_path_factory) -> Nix:
+    if os.environ.get("NIX_BUILD_TOP"):
+        pytest.skip("running inside a Nix build: nix flake check cannot run nested")
+    if not shutil.which("nix"):
+        message = "nix is not installed (apt-get install nix-bin; scripts/install-test-deps.sh installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    require("clang++-22")      # the stand-in's compiler for both Nix cells
+    root = tmp_path_factory.mktemp("nix")
+    yield Nix(root)
+    _make_writable(root)       # the store is read-only
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("flakes")
+
+
+def project(workdir: Path, name: str, *, baselines: str = "committed", host: dict | None = None) -> Path:
+    """A copy of the repository at workdir/name with its stand-in nixpkgs at
+    workdir/name.standin.  baselines: "committed" gives each Nix cell the
+    committed baseline of the stand-in's compiler; "none" removes them."""
+    dest = workdir / name
+    shutil.copytree(REPO, dest, ignore=_ignore, symlinks=True)
+    shutil.copytree(STANDIN, workdir / f"{name}.standin")
+    settings = {"python3": sys.executable, "clangxx": shutil.which("clang++-22")}
+    settings.update(host or {})
+    (workdir / f"{name}.standin" / "host.json").write_text(json.dumps(settings))
+    folder = dest / "checks" / "baselines"
+    for cell in NIX_CELLS:
+        target = folder / f"{cell}.json"
+        target.unlink(missing_ok=True)
+        if baselines == "committed":
+            shutil.copyfile(dest / CELLS[STANDIN_CELL]["baseline"], target)
+    return dest
+
+
+def ref(path: Path, attr: str = "") -> str:
+    return f"path:{path}" + (f"#{attr}" if attr else "")
+
+
+def quoted(name: str) -> str:
+    """An attribute name with dots, as a flake attribute path takes it."""
+    return f'"{name}"'
+
+
+def test_stand_in_compiler_builds_what_the_nix_cells_build():
+    """The committed clang-22 baseline fits the stand-in builds only while the
+    Nix cells ask the compiler for the same things."""
+    same = ("targets", "code_object_version", "compress", "flags", "gate")
+    for cell in NIX_CELLS:
+        assert {k: CELLS[cell].get(k) for k in same} == {k: CELLS[STANDIN_CELL].get(k) for k in same}, cell
+    assert NIX_CELLS == ["rocm-10.0-clang23", "rocm-7.2.3-clang22"]
+
+
+def kernel_count() -> int:
+    """Kernels in the engine, as the committed baseline of the stand-in's compiler has them."""
+    return len(json.loads(STANDIN_BASELINE.read_text())["kernels"])
+
+
+def test_cells_read_the_same_in_nix_and_python(nix):
+    expr = f'builtins.fromTOML (builtins.readFile {REPO / "matrix" / "cells.toml"})'
+    result = subprocess.run(["nix", "--store", nix.store, "eval", "--impure", "--json", "--expr", expr],
+                            env=nix.env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == tomllib.loads((REPO / "matrix" / "cells.toml").read_text())
+
+
+def test_flake_check_passes_with_the_committed_baselines(nix, workdir):
+    copy = project(workdir, "pass")
+    run = nix(copy, "flake", "check", "-L", ref(copy), check=True)
+    log = run.stderr
+    for cell in NIX_CELLS:
+        assert f"kernel-resources-{cell}: " in log
+        assert f"spillway check lib/libengine.so --baseline checks/baselines/{cell}.json" in log
+    assert log.count(f"OK: {kernel_count()} kernels within baseline") == len(NIX_CELLS), log[-4000:]
+    assert re.search(r"\d+ passed, \d+ skipped", log), "the Python test suite did not run"
+
+    # The outputs the flake promises, per system.
+    names = lambda output: json.loads(nix(copy, "eval", "--json", ref(copy, f"{output}.{SYSTEM}"),
+                                          "--apply", "builtins.attrNames", check=True).stdout)
+    assert names("checks") == sorted([f"kernel-resources-{c}" for c in NIX_CELLS] + ["tests"])
+    assert names("packages") == sorted(["default", "spillway"] + [f"{kind}-{c}" for c in NIX_CELLS for kind in
+                                                                  ("engine", "kernels", "report", "toolchain")])
+    assert names("apps") == sorted(["default"] + [f"baseline-{c}" for c in NIX_CELLS])
+    assert names("devShells") == NIX_CELLS
+
+    # devShells.<cell> put the cell's compiler on PATH (the stand-in's mkShell
+    # writes the PATH it would give; `nix develop` needs bash builders).
+    for cell in NIX_CELLS:
+        run = nix(copy, "build", "--no-link", "--json", ref(copy, f"devShells.{SYSTEM}.{quoted(cell)}"), check=True)
+        path = Path(json.loads(run.stdout)[0]["outputs"]["out"]).read_text()
+        compiler = "rocm-7.2.3-compiler" if "7.2.3" in cell else "rocm-compiler-10.0.0"
+        assert re.search(rf"/[a-z0-9]{{32}}-{compiler}/bin(:|$)", path.strip()), path
+
+    # apps.default is the spillway CLI; report-<cell> is the cell's JSON report.
+    run = nix(copy, "run", ref(copy), args=("--version",), check=True)
+    assert run.stdout.strip() == "spillway 0.1.0"
+    run = nix(copy, "build", "--no-link", "--json", ref(copy, quoted(f"report-{NIX_CELLS[1]}")), check=True)
+    out = Path(json.loads(run.stdout)[0]["outputs"]["out"])
+    report = json.loads((out / "report.json").read_text())
+    assert report["schema"] == "spillway.report/1"
+    assert len(report["kernels"]) == kernel_count()
+    assert {k["target"].split(":")[0] for k in report["kernels"]} == set(CELLS[NIX_CELLS[1]]["targets"])
+
+
+def test_missing_baselines_fail_then_the_baseline_apps_write_them(nix, workdir):
+    """Each step builds only the two gates (what `nix flake check` builds for
+    them): the Python test suite's check reads checks/ and would run again."""
+    copy = project(workdir, "fresh", baselines="none")
+    gates = [ref(copy, f"checks.{SYSTEM}.{quoted(f'kernel-resources-{cell}')}") for cell in NIX_CELLS]
+    for cell, gate in zip(NIX_CELLS, gates):
+        run = nix(copy, "build", "--no-link", gate, check=False)
+        assert run.returncode != 0
+        text = one_line(run.stderr)
+        assert (f"kernel-resources-{cell}: no baseline: checks/baselines/{cell}.json is not in this flake. "
+                f"A baseline can only be written where the cell's toolchain runs") in text
+        assert f"""There, from the project root, run: nix run '.#"baseline-{cell}"'""" in text
+
+    notes = {}
+    for cell in NIX_CELLS:
+        run = nix(copy, "run", ref(copy, quoted(f"baseline-{cell}")), check=True)
+        assert f"wrote checks/baselines/{cell}.json" in run.stdout
+        written = json.loads((copy / "checks" / "baselines" / f"{cell}.json").read_text())
+        assert written["schema"] == "spillway.baseline/1"
+        assert written["gate"] == CELLS[cell]["gate"]
+        assert len(written["kernels"]) == kernel_count()
+        notes[cell] = written["note"]
+        assert notes[cell].startswith(f"cell {cell}: written by nix run .#baseline-{cell} from lib/libengine.so")
+    # Each was built by its own cell's compiler: the tarball's clang for ROCm 10.
+    assert "built with clang version 23.0.0 (spillway test stand-in" in notes["rocm-10.0-clang23"]
+    assert "nixpkgs rocmPackages 7.2.3 (ROCm LLVM 22)" in notes["rocm-7.2.3-clang22"]
+
+    run = nix(copy, "build", "--no-link", "-L", *gates, check=True)
+    assert run.stderr.count(f"OK: {kernel_count()} kernels within baseline") == len(NIX_CELLS)
+
+    # The app runs only from the project root, where it writes.
+    run = nix(copy, "run", ref(copy, quoted(f"baseline-{NIX_CELLS[0]}")), cwd=copy / "checks", check=False)
+    assert run.returncode == 2
+    assert "run this from the project root" in run.stderr
+
+
+def test_a_too_tight_baseline_fails_the_check_and_names_the_kernels(nix, workdir):
+    copy = project(workdir, "tight")
+    cell = "rocm-7.2.3-clang22"
+    path = copy / "checks" / "baselines" / f"{cell}.json"
+    baseline = json.loads(path.read_text())
+    tightened = set()
+    for kernel in baseline["kernels"]:
+        if kernel["allow"].get("scratch", 0) > 0:
+            kernel["allow"]["scratch"] -= 4
+            tightened.add(f"{kernel['name']} [{kernel['target']}]")
+    assert len(tightened) >= 3
+    path.write_text(json.dumps(baseline, indent=1))
+
+    run = nix(copy, "flake", "check", ref(copy), check=False)      # no -L: what a user sees
+    assert run.returncode != 0
+    assert f"kernel-resources-{cell} FAILED: lib/libengine.so against checks/baselines/{cell}.json" in run.stderr
+    (listing,) = [l for l in run.stderr.splitlines() if "kernels over the baseline: " in l]
+    assert listing.split("kernels over the baseline: ", 1)[1].split("; ") == sorted(tightened)
+    assert f"FAIL: {len(tightened)} of {kernel_count()} kernels over their baseline" in run.stderr
+
+
+BAD_CELLS = [
+    ("rocm-7.2.3-clang22", "rocm", "7.2.2",
+     ("cell rocm-7.2.3-clang22: matrix/cells.toml says ROCm 7.2.2, but the pinned nixpkgs has "
+      "rocmPackages 7.2.3 (rocmPackages.clr.version).")),
+    ("rocm-7.2.3-clang22", "clang", "21",
+     ("cell rocm-7.2.3-clang22: matrix/cells.toml says clang 21, but the pinned nixpkgs' ROCm 7.2.3 "
+      "compiler is ROCm LLVM 22")),
+    ("rocm-10.0-clang23", "clang", "24",
+     ("cell rocm-10.0-clang23: matrix/cells.toml says clang 24, but the ROCm 10.0 tarball pinned in "
+      "nix/pins.nix ships AMD clang 23.")),
+    ("rocm-10.0-clang23", "rocm", "10.1",
+     ("cell rocm-10.0-clang23: matrix/cells.toml asks for ROCm 10.1, which nixpkgs does not package, "
+      "and nix/pins.nix has no tarball for it (it pins: 10.0).")),
+]
+
+
+@pytest.mark.parametrize("cell,field,value,message", BAD_CELLS, ids=[f"{c}-{f}" for c, f, _, _ in BAD_CELLS])
+def test_cells_toml_that_contradicts_the_toolchain_fails_at_evaluation(nix, workdir, cell, field, value, message):
+    copy = project(workdir, f"bad-{cell}-{field}")
+    cells = copy / "matrix" / "cells.toml"
+    text = cells.read_text()
+    header = f'[cells."{cell}"]\n'
+    start = text.index(header)
+    end = text.find("\n[", start + len(header))
+    section = text[start:end]
+    changed, count = re.subn(rf'(?m)^{field} = "[^"]*"$', f'{field} = "{value}"', section)
+    assert count == 1
+    cells.write_text(text[:start] + changed + text[end:])
+
+    run = nix(copy, "flake", "check", "--no-build", ref(copy), check=False)
+    assert run.returncode != 0
+    assert message in one_line(run.stderr), run.stderr[-3000:]
+
+
+def test_a_tarball_whose_compiler_is_not_the_pinned_one_fails_to_build(nix, workdir):
+    """The build checks what the pin claims: here the stand-in tarball's
+    clang says 24 and ships lib/llvm/lib/clang/24."""
+    copy = project(workdir, "wrong-tarball", host={"tarballClang": "24.0.0"})
+    run = nix(copy, "build", "--no-link", ref(copy, quoted("toolchain-rocm-10.0-clang23")), check=False)
+    assert run.returncode != 0
+    assert "therock-dist-linux-gfx1151-10.0.0.tar.gz has no lib/llvm/lib/clang/23: it is not AMD clang 23" \
+        in run.stderr
+
+
+def test_another_project_gets_the_same_checks_from_spillway_lib(nix, workdir):
+    """tests/nix/consumer: a project with its own source, build command,
+    cells and baseline folder, using spillway as a flake input."""
+    spillway = project(workdir, "spillway-input")
+    consumer = workdir / "consumer"
+    shutil.copytree(REPO / "tests" / "nix" / "consumer", consumer)
+    shutil.copytree(f"{spillway}.standin", f"{consumer}.standin")
+    inputs = {"spillway": spillway}
+    cell = "rocm-7.2.3-clang22"
+
+    names = json.loads(nix(consumer, "eval", "--json", ref(consumer, f"checks.{SYSTEM}"), "--apply",
+                           "builtins.attrNames", inputs=inputs, check=True).stdout)
+    assert names == [f"kernel-resources-{cell}"]          # the Debian cell is not a Nix cell
+
+    run = nix(consumer, "flake", "check", ref(consumer), inputs=inputs, check=False)
+    assert run.returncode != 0
+    assert f"kernel-resources-{cell}: no baseline: baselines/{cell}.json is not in this flake." in one_line(run.stderr)
+
+    run = nix(consumer, "run", ref(consumer, quoted(f"baseline-{cell}")), inputs=inputs, check=True)
+    path = consumer / "baselines" / f"{cell}.json"
+    baseline = json.loads(path.read_text())
+    assert sorted(k["name"] for k in baseline["kernels"]) == ["toy_scale", "toy_table"]
+    nix(consumer, "flake", "check", ref(consumer), inputs=inputs, check=True)
+
+    (table,) = [k for k in baseline["kernels"] if k["name"] == "toy_table"]
+    assert table["allow"]["scratch"] > 0
+    table["allow"]["scratch"] -= 16
+    path.write_text(json.dumps(baseline))
+    run = nix(consumer, "flake", "check", ref(consumer), inputs=inputs, check=False)
+    assert run.returncode != 0
+    assert "1 kernel over the baseline: toy_table [gfx1151]" in run.stderr
