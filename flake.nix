@@ -64,7 +64,7 @@
       checks = forAllSystems (system: pkgs: matrix.${system}.checks // {
         # The Python test suite against the Nix-built package.  Tests that
         # need Debian's clang-15/16/19/22 or ROCm libraries skip here (they
-        # run in .ci/run); `nix` itself is absent, so tests/test_flake.py skips.
+        # run in .ci/run); `nix` itself is absent, so tests/unit/matrix/test_flake.py skips.
         tests = self.packages.${system}.spillway.overridePythonAttrs (old: {
           pname = "spillway-tests";
           src = testSrc;

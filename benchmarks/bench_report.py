@@ -99,7 +99,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as temporary:
         output = Path(temporary) / "report.json"
         for _ in range(args.runs):
-            elapsed, rss, status = timed([sys.executable, "-m", "spillway", "report", "--json", str(output),
+            elapsed, rss, status = timed([sys.executable, "-m", "spillway", "report", "--json", "-o", str(output),
                                           str(library)])
             if status != 0:
                 print(f"spillway exited {status}", file=sys.stderr)

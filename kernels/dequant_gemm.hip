@@ -169,7 +169,7 @@ mul_mat_q4_K(const block_q4_K* __restrict__ w /* [rows][K/256] */, const block_q
                                                            int rows, int tokens, int k, hipStream_t s) {    \
     mul_mat_q4_K<BM, BN, NT><<<dim3(tokens / BN, rows / BM), dim3(NT), 0, s>>>(                           \
         (const block_q4_K*)w, (const block_q8_1*)x, out, rows, tokens, k);                               \
-    return 0;                                                                                               \
+    return hipSuccess;                                                                                               \
   }
 
 SPW_MMQ(64, 64, 128)    // small batches

@@ -173,7 +173,7 @@ gemm_i8(const signed char* __restrict__ A, const signed char* __restrict__ B, in
       const signed char* a, const signed char* b, int* c, int m, int n, int k, hipStream_t stream) {  \
     gemm_i8<BM, BN, BK, WM, WN, MAXT><<<dim3(n / BN, m / BM), dim3(WM * WN * 32), 0, stream>>>(      \
         a, b, c, m, n, k);                                                                            \
-    return 0;                                                                                         \
+    return hipSuccess;                                                                                         \
   }
 
 SPW_GEMM(128, 64, 32, 2, 2, 128)    // the small tile: fits every toolchain

@@ -54,7 +54,7 @@ rmsnorm(const spw_half* __restrict__ x, spw_half* __restrict__ residual, const s
                                                                     hipStream_t stream) {                  \
     rmsnorm<HIDDEN, NT, MAXT><<<dim3(rows), dim3(NT), 0, stream>>>(                                      \
         (const spw_half*)x, (spw_half*)residual, (const spw_half*)weight, (spw_half*)out, eps);           \
-    return 0;                                                                                             \
+    return hipSuccess;                                                                                             \
   }
 
 SPW_RMSNORM(4096, 256, 256)     // 16 values per thread: small everywhere

@@ -74,5 +74,5 @@ extern "C" hipError_t spw_launch_routed_gemv_q4(int mode, const void* chunks, co
     case 1: routed_gemv_q4<1><<<grid, block, 0, s>>>(c, scales, x, route, out, tokens, cols); break;
     default: routed_gemv_q4<2><<<grid, block, 0, s>>>(c, scales, x, route, out, tokens, cols); break;
   }
-  return 0;
+  return hipSuccess;
 }

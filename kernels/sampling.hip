@@ -48,7 +48,7 @@ topk_sample(const float* __restrict__ logits, int vocab, float inv_temperature,
     const float mine = head < K ? val[head] : -__builtin_inff();
     const float best = spw_wave_max(mine);
     // lowest lane holding the wave's best proposes itself
-    const unsigned long long ballot = __builtin_amdgcn_uicmp(mine == best ? 1u : 0u, 0u, 33 /* ne */);
+    const unsigned long long ballot = spw_ballot(mine == best);
     const int winner_lane = (int)__builtin_ctzll(ballot);
     if (spw_lane() == 0) {
       wave_best[tid / SPW_WAVE] = best;
@@ -103,7 +103,7 @@ token_histogram(const unsigned char* __restrict__ recent, int n, unsigned* __res
   for (int i = 0; i < 256; ++i) local[i] = 0;
   for (int i = blockIdx.x * 256 + threadIdx.x; i < n; i += 256 * 64) local[recent[i]]++;
   for (int i = 0; i < 256; ++i)
-    if (local[i]) __hip_atomic_fetch_add(&bins[i], local[i], __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+    if (local[i]) spw_atomic_add_device(&bins[i], local[i]);
 }
 
 #define SPW_TOPK(K, NT)                                                                                \
@@ -113,7 +113,7 @@ token_histogram(const unsigned char* __restrict__ recent, int n, unsigned* __res
                                                           int* token, float* prob, hipStream_t s) {   \
     topk_sample<K, NT><<<dim3(rows), dim3(NT), 0, s>>>(logits, vocab, 1.0f / temperature, uniform,    \
                                                        token, prob);                                   \
-    return 0;                                                                                          \
+    return hipSuccess;                                                                                          \
   }
 
 SPW_TOPK(8, 256)
@@ -122,5 +122,5 @@ SPW_TOPK(32, 256)
 extern "C" hipError_t spw_launch_token_histogram(const unsigned char* recent, int n, unsigned* bins,
                                                  hipStream_t s) {
   token_histogram<<<dim3(64), dim3(256), 0, s>>>(recent, n, bins);
-  return 0;
+  return hipSuccess;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one build recipe of the toolchain matrix: how a cell compiles one
 # translation unit and links the engine.  Used by `spillway matrix build`
-# (checker/spillway/matrix.py) and by the Nix flake, so both build the same
+# (checker/spillway/matrix/) and by the Nix flake, so both build the same
 # thing with the same flags.  Plain bash, no Python.
 #
 #   compile.sh compile SOURCE OUTPUT      one .hip or .cpp file -> object
@@ -18,10 +18,21 @@
 #   SPW_LINK_FLAGS  extra link flags, split on white space
 #   SPW_INCLUDE     include directories, colon-separated
 #                   (default: kernels/include and kernels/engine next to this script)
+#   SPW_HIP         "mini" (default): device code without HIP headers or device
+#                   libraries (-nogpuinc -nogpulib, kernels/include/mini_hip.h);
+#                   "rocm": the compiler's real HIP headers and device libraries
+#                   (-DSPW_HIP_RUNTIME=1: kernels/include/spw_device.h includes
+#                   <hip/hip_runtime.h>, kernels/prim_scan.hip uses real rocPRIM)
+#   SPW_ROOT        a system root to build in (cells.toml `system` of kind "root",
+#                   made by scripts/install-toolchains.sh); empty = this system.
+#                   The recipe then runs itself inside it with chroot, in a private
+#                   mount namespace where the folders it reads and writes are
+#                   bind-mounted at the same paths (nothing stays mounted after).
+#   SPW_CLANG       the cell's clang major: inside a root, /usr/lib/llvm-N/bin goes
+#                   first on PATH (clang 23 and 24's clang-linker-wrapper finds
+#                   `clang` only through PATH)
 #
-# Device code is built without HIP headers or device libraries
-# (-nogpuinc -nogpulib, kernels/include/mini_hip.h provides the HIP subset the
-# kernels use), so every cell needs only its compiler.  The library is linked
+# With SPW_HIP=mini every cell needs only its compiler.  The library is linked
 # without the HIP runtime: hipLaunchKernel, __hipRegisterFatBinary and friends
 # stay undefined until a process that loaded the HIP runtime loads it.
 set -euo pipefail
@@ -37,6 +48,44 @@ if [ "${1:-}" = print ]; then print=1; shift; fi
 mode=$1; shift
 
 [ -n "${SPW_CXX:-}" ] || die "SPW_CXX is not set (the cell's compiler command)"
+case "${SPW_HIP:-mini}" in mini|rocm) ;; *) die "SPW_HIP must be mini or rocm, not '${SPW_HIP}'" ;; esac
+
+# -- building inside a system root ------------------------------------------------
+# Stage "namespace": in a private mount namespace, bind-mount every folder the
+# step touches at the same path inside the root, then chroot and run this
+# recipe again (stage "inside") from the same working folder.
+root_path=/usr/lib/llvm-${SPW_CLANG:-0}/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
+if [ -n "${SPW_ROOT:-}" ] && [ "${SPW_ROOT_STAGE:-}" != inside ]; then
+  [ -x "$SPW_ROOT/usr/bin/env" ] || die "SPW_ROOT=$SPW_ROOT is not a system root (scripts/install-toolchains.sh makes it)"
+  if [ "$print" = 1 ]; then
+    printf 'chroot %q env PATH=%q ' "$SPW_ROOT" "$root_path"
+    SPW_ROOT_STAGE=inside exec bash "$here/compile.sh" print "$mode" "$@"
+  fi
+  if [ "${SPW_ROOT_STAGE:-}" != namespace ]; then
+    SPW_ROOT_STAGE=namespace exec unshare --mount --propagation private -- bash "$here/compile.sh" "$mode" "$@"
+  fi
+  cwd=$(pwd -P)
+  folders=("$cwd" "$root")
+  IFS=: read -r -a include_dirs <<< "${SPW_INCLUDE:-}"
+  for dir in "${include_dirs[@]}"; do [ -n "$dir" ] && folders+=("$(realpath -m "$dir")"); done
+  for path in "$@"; do folders+=("$(dirname "$(realpath -m "$path")")"); done
+  [ "$mode" = compile ] && [ $# -ge 2 ] && mkdir -p "$(dirname "$2")"
+  [ "$mode" = link ] && [ $# -ge 1 ] && mkdir -p "$(dirname "$1")"
+  bound=()
+  mapfile -t folders < <(printf '%s\n' "${folders[@]}" | sort -u)   # parents before their children
+  for dir in "${folders[@]}"; do
+    covered=0
+    for done_dir in "${bound[@]}"; do case "$dir/" in "$done_dir"/*) covered=1 ;; esac; done
+    if [ "$covered" = 1 ] || [ ! -d "$dir" ]; then continue; fi
+    mkdir -p "$SPW_ROOT$dir"
+    mount --bind "$dir" "$SPW_ROOT$dir" || die "cannot bind-mount $dir into $SPW_ROOT"
+    bound+=("$dir")
+  done
+  mountpoint -q "$SPW_ROOT/proc" || mount -t proc proc "$SPW_ROOT/proc" || die "cannot mount proc in $SPW_ROOT"
+  exec chroot "$SPW_ROOT" /usr/bin/env SPW_ROOT_STAGE=inside SPW_CWD="$cwd" PATH="$root_path" \
+    bash "$here/compile.sh" "$mode" "$@"
+fi
+if [ "${SPW_ROOT_STAGE:-}" = inside ] && [ -n "${SPW_CWD:-}" ]; then cd "$SPW_CWD"; fi
 read -r -a extra <<< "${SPW_FLAGS:-}"
 read -r -a link_extra <<< "${SPW_LINK_FLAGS:-}"
 
@@ -68,7 +117,13 @@ case "$mode" in
         # paths; named after the file, the same sources give the same bytes in
         # any build folder (Nix or not).
         stem=$(basename "$source" .hip)
-        device=(-x hip -std=c++17 "${targets[@]}" -nogpuinc -nogpulib "-cuid=spw_${stem//[^A-Za-z0-9_]/_}")
+        device=(-x hip -std=c++17 "${targets[@]}")
+        if [ "${SPW_HIP:-mini}" = rocm ]; then
+          device+=(-DSPW_HIP_RUNTIME=1)
+        else
+          device+=(-nogpuinc -nogpulib)
+        fi
+        device+=("-cuid=spw_${stem//[^A-Za-z0-9_]/_}")
         [ -n "${SPW_COV:-}" ] && device+=("-mcode-object-version=$SPW_COV")
         [ "${SPW_COMPRESS:-0}" = 1 ] && device+=(--offload-compress)
         run "$SPW_CXX" "${device[@]}" "${includes[@]}" -O3 -fPIC "${extra[@]}" -c "$source" -o "$output"

@@ -32,7 +32,7 @@ lib.makeScope newScope (self: {
 
   toolchain = self.callPackage provider { };
 
-  # The environment matrix/compile.sh reads (as checker/spillway/matrix.py's
+  # The environment matrix/compile.sh reads (as checker/spillway/matrix/'s
   # recipe_environment sets it), plus the usual names for other build systems.
   cellEnv = rec {
     SPW_CXX = "${self.toolchain}/bin/${cell.cxx}";
@@ -116,7 +116,7 @@ lib.makeScope newScope (self: {
     ({ runCommand, engine }:
       runCommand "report-${cellName}" { nativeBuildInputs = [ spillway ]; } ''
         mkdir -p "$out"
-        spillway report --all --json "$out/report.json" ${engine}/${gated}
+        spillway report --all --json -o "$out/report.json" ${engine}/${gated}
         spillway report --all ${engine}/${gated} > "$out/report.txt"
         cat "$out/report.txt"
       '') { };
@@ -141,7 +141,8 @@ lib.makeScope newScope (self: {
           echo "spillway check ${gated} --baseline ${baselinePath}"
           status=0
           spillway check ${engine}/${gated} --baseline ${baselineFile} \
-            --json "$out/check.json" --junit "$out/junit.xml" > "$out/check.txt" 2>&1 || status=$?
+            --json -o "$out/check.json" --junit "$out/junit.xml" --suite ${escapeShellArg cellName} \
+            > "$out/check.txt" 2>&1 || status=$?
           cat "$out/check.txt"
           if [ "$status" != 0 ]; then
             # The verdict again, short: Nix shows only the last lines of a failed build.
@@ -153,7 +154,7 @@ lib.makeScope newScope (self: {
           result = json.load(open(sys.argv[1]))
           kernels = sorted({"%s [%s]" % (f["name"], f["target"]) for f in result["failures"]})
           print("%d kernel%s over the baseline: %s" % (len(kernels), "" if len(kernels) == 1 else "s", "; ".join(kernels)))
-          print(result["summary"])
+          print(result["sentence"])
           PY
             else
               tail -n 3 "$out/check.txt"

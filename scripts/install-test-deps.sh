@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install what the test suite uses on a Debian 12 machine: the matrix's
 # toolchains (the four Debian clangs with their LLVM tools, which are also the
-# oracles) through scripts/install-toolchains.sh, plus ROCm libraries built by
+# oracles, and the Debian sid root with clang 23, clang 24, ROCm 7.2.4 and
+# Nix 2.34, made once by mmdebstrap and reused: about 5 minutes the first time)
+# through scripts/install-toolchains.sh, plus ROCm libraries built by
 # others (fixtures, never committed), hipcc, Nix and the Python package with
 # its test extras.  Idempotent: installs only what is missing.
 set -euo pipefail
@@ -9,4 +11,16 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/install-toolchains.sh hipcc rocm-device-libs librocrand1 librocsparse0 gcc nix-bin
 
+# Today's ROCm libraries from Debian's experimental and sid suites, unpacked
+# (not installed) under /var/cache/spillway-fixtures for tests/oracle/.
+scripts/fetch-rocm-libraries.sh
+
+# Wheels from PyPI read as real inputs (mojolearn-amd: code objects embedded as
+# data), into $SPILLWAY_FIXTURES/pypi, SHA-256 pinned in scripts/pypi-fixtures.sha256.
+scripts/fetch-pypi-fixtures.sh
+
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+
+# The Jenkins xunit JUnit schema (junit-10.xsd) from pytest's sdist on PyPI,
+# into tests/.cache/ for the JUnit validation tests.
+scripts/fetch-junit-xsd.sh

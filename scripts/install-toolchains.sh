@@ -1,50 +1,267 @@
 #!/usr/bin/env bash
-# Install what the local toolchain matrix needs on Debian 12 (bookworm), if
-# anything is missing: every Debian cell's packages from matrix/cells.toml
-# (clang, lld, llvm and clang-tools of versions 15, 16, 19 and 22), plus
-# cmake, the host C++ runtime and Python's venv for spillway itself.
-# clang-22/lld-22/llvm-22/clang-tools-22 come from bookworm-security, which
-# is in Debian's default sources.
+# Install what the local toolchain matrix needs, if anything is missing, into
+# the system each package belongs to (matrix/cells.toml lists every package
+# once: a [systems.NAME] table's own packages, and each cell's packages, which
+# go into the cell's `system`):
+#   - "bookworm" (kind "host"): this Debian 12 machine, through apt-get: the
+#     bookworm cells' clang/lld/llvm/clang-tools 15, 16, 19 and 22 (22 from
+#     bookworm-security), cmake, the host C++ runtime, Python, mmdebstrap.
+#   - "sid-root" (kind "root"): a Debian sid root with experimental on top, made
+#     once by mmdebstrap and reused afterwards (clang 23 from sid; clang 24 and
+#     Debian's ROCm 7.2.4 from experimental; Nix 2.34).  It lives outside the
+#     checkout (default /var/tmp/spillway-sid-root; SPILLWAY_SID_ROOT moves it),
+#     so every clone on the machine shares it.  When it is complete the file
+#     ROOT/.spillway-ready exists; proc is mounted on ROOT/proc (hipcc reads
+#     /proc/self/exe, nix's postinst needs it) whenever this script runs.
+#     See ../shared/reference/toolchains-next.md section 2 for the recipe.
 #
 #   scripts/install-toolchains.sh [PACKAGE...]          install what is missing (as root, or
-#                                                       through sudo), with any extra PACKAGEs
+#                                                       through sudo), with extra host PACKAGEs
 #   scripts/install-toolchains.sh --check [PACKAGE...]  only list what is missing; exit 1 if anything is
+#   scripts/install-toolchains.sh --no-root [...]       the host only: do not make or update roots
+#   scripts/install-toolchains.sh --root-path [SYSTEM]  print a root system's path (default sid-root)
+#
+# Settings (environment): SPILLWAY_SID_ROOT (the root's folder), SPILLWAY_NO_ROOT=1 (as
+# --no-root), SPILLWAY_DEBIAN_MIRROR (default: the URIs: line of this machine's apt
+# sources), SPILLWAY_CELLS (another cells.toml).
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cells=${SPILLWAY_CELLS:-$repo/matrix/cells.toml}
 check=0
-if [ "${1:-}" = --check ]; then check=1; shift; fi
-cells="$root/matrix/cells.toml"
-
-# Packages of the Debian cells: the `packages = [...]` lines of cells.toml.
-mapfile -t cell_packages < <(sed -n 's/^packages *= *\[\(.*\)\] *$/\1/p' "$cells" | tr -d '" ' | tr ',' '\n' | sed '/^$/d')
-base_packages=(cmake make binutils libstdc++-12-dev python3 python3-venv python3-pip)
-packages=("${base_packages[@]}" "${cell_packages[@]}" "$@")
-
-missing=()
-for package in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
-  [ "$status" = "install ok installed" ] || missing+=("$package")
+make_roots=1
+[ "${SPILLWAY_NO_ROOT:-0}" = 1 ] && make_roots=0
+print_root=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --check) check=1; shift ;;
+    --no-root) make_roots=0; shift ;;
+    --root-path) print_root=${2:-sid-root}; shift $(( $# > 1 ? 2 : 1 )) ;;
+    --) shift; break ;;
+    -*) echo "install-toolchains: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
 done
+[ -f "$cells" ] || { echo "install-toolchains: $cells: no such file" >&2; exit 2; }
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-toolchains: all ${#packages[@]} packages installed"
+# cells.toml -> one line per fact (Python's tomllib: TOML is not for sed):
+#   host PACKAGE
+#   root SYSTEM PATH SUITE OVERLAY
+#   rootpkg SYSTEM SUITE PACKAGE        a cell's package, from SUITE
+#   rootextra SYSTEM PACKAGE            the system's own packages (no recommends)
+#   rootcc SYSTEM COMMAND               cell compilers to try when the root is made
+plan=$(python3 - "$cells" <<'EOF'
+import os, sys, tomllib
+path = sys.argv[1]
+try:
+    with open(path, "rb") as handle:
+        doc = tomllib.load(handle)
+except (OSError, tomllib.TOMLDecodeError) as error:
+    sys.exit(f"install-toolchains: {path}: {error}")
+systems = doc.get("systems") or {"bookworm": {"kind": "host"}}
+for name, system in systems.items():
+    if system.get("kind", "host") == "host":
+        for package in system.get("packages", []):
+            print("host", package)
+    else:
+        setting = system.get("path_setting", "")
+        where = os.environ.get(setting) if setting else None
+        print("root", name, where or system["path"], system["suite"], system.get("overlay", "-"))
+        for package in system.get("packages", []):
+            print("rootextra", name, package)
+for cell_name, cell in doc.get("cells", {}).items():
+    system_name = cell.get("system", "bookworm")
+    if cell.get("source") != "debian":
+        continue
+    if system_name not in systems:
+        sys.exit(f"install-toolchains: {path}: cell {cell_name}: unknown system {system_name!r}")
+    if systems[system_name].get("kind", "host") == "host":
+        for package in cell.get("packages", []):
+            print("host", package)
+    else:
+        suite = cell.get("suite", systems[system_name]["suite"])
+        for package in cell.get("packages", []):
+            print("rootpkg", system_name, suite, package)
+        print("rootcc", system_name, cell["cxx"])
+EOF
+)
+
+host_packages=()
+declare -A root_path root_suite root_overlay
+root_names=()
+while read -r kind a b c d; do
+  case "$kind" in
+    host) host_packages+=("$a") ;;
+    root) root_names+=("$a"); root_path[$a]=$b; root_suite[$a]=$c; root_overlay[$a]=$d ;;
+  esac
+done <<< "$plan"
+host_packages+=("$@")
+
+if [ -n "$print_root" ]; then
+  [ -n "${root_path[$print_root]:-}" ] || { echo "install-toolchains: no root system '$print_root' in $cells" >&2; exit 2; }
+  echo "${root_path[$print_root]}"
   exit 0
 fi
-echo "install-toolchains: missing: ${missing[*]}"
-if [ "$check" = 1 ]; then
-  exit 1
-fi
+
+# The lines of $plan for one root and kind, field N.
+plan_field() { awk -v k="$1" -v s="$2" -v n="$3" -v suite="${4:-}" \
+  '$1==k && $2==s && (suite=="" || $3==suite) {print $n}' <<< "$plan"; }
+
+installed() {  # installed ADMINDIR PACKAGE
+  local status
+  status=$(dpkg-query --admindir="$1" -W -f='${Status}' "$2" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ]
+}
 
 if [ "$(id -u)" -eq 0 ]; then
   sudo=()
 elif command -v sudo >/dev/null; then
   sudo=(sudo)
 else
-  echo "install-toolchains: run as root (or install sudo) to install them" >&2
-  exit 1
+  sudo=(false)
 fi
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-echo "install-toolchains: installed ${missing[*]}"
+status=0
+
+# -- the host ------------------------------------------------------------------
+missing=()
+for package in "${host_packages[@]}"; do
+  installed /var/lib/dpkg "$package" || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-toolchains: host: all ${#host_packages[@]} packages installed"
+elif [ "$check" = 1 ]; then
+  echo "install-toolchains: host: missing: ${missing[*]}"
+  status=1
+elif [ "${sudo[0]:-}" = false ]; then
+  echo "install-toolchains: host: missing ${missing[*]}: run as root (or install sudo) to install them" >&2
+  exit 1
+else
+  echo "install-toolchains: host: installing ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "install-toolchains: host: installed ${missing[*]}"
+fi
+
+# -- roots ---------------------------------------------------------------------
+mirror=${SPILLWAY_DEBIAN_MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)}
+no_valid_until=(-o Acquire::Check-Valid-Until=false)
+
+# Every package of root $1 that its dpkg database does not list as installed.
+root_missing() {
+  local name=$1 package
+  for package in $(plan_field rootpkg "$name" 4) $(plan_field rootextra "$name" 3); do
+    installed "${root_path[$name]}/var/lib/dpkg" "$package" || echo "$package"
+  done
+}
+
+mount_proc() {
+  mountpoint -q "$1/proc" || "${sudo[@]}" mount -t proc proc "$1/proc"
+}
+
+# Refuse to delete a folder something is mounted under (proc, a bind-mounted checkout).
+remove_unmounted() {
+  local dir=$1
+  [ -e "$dir" ] || return 0
+  mountpoint -q "$dir/proc" 2>/dev/null && "${sudo[@]}" umount "$dir/proc"
+  if findmnt -rn -o TARGET | grep -q "^$dir/"; then
+    echo "install-toolchains: $dir has mounts under it; unmount them first:" >&2
+    findmnt -rn -o TARGET | grep "^$dir/" >&2
+    exit 1
+  fi
+  "${sudo[@]}" rm -rf --one-file-system "$dir"
+}
+
+make_root() {
+  local name=$1 dir=${root_path[$1]} suite=${root_suite[$1]} overlay=${root_overlay[$1]}
+  local started=$SECONDS base overlay_packages extra lacking
+  mapfile -t lacking < <(root_missing "$name")
+  if [ -f "$dir/.spillway-ready" ] && [ ${#lacking[@]} -eq 0 ]; then
+    if [ "$check" = 0 ]; then mount_proc "$dir"; fi
+    echo "install-toolchains: $name: ready at $dir"
+    return 0
+  fi
+  if [ "$check" = 1 ]; then
+    if [ -x "$dir/usr/bin/apt-get" ]; then
+      echo "install-toolchains: $name: $dir is not complete; missing: ${lacking[*]:-(none; .spillway-ready absent)}"
+    else
+      echo "install-toolchains: $name: not made yet ($dir)"
+    fi
+    return 1
+  fi
+  if [ "${sudo[0]:-}" = false ]; then
+    echo "install-toolchains: $name: cannot make $dir: not root and no sudo (its cells will be skipped)" >&2
+    return 1
+  fi
+  command -v mmdebstrap >/dev/null || {
+    echo "install-toolchains: $name: cannot make $dir: mmdebstrap is not installed" >&2; return 1; }
+  [ -n "$mirror" ] || { echo "install-toolchains: $name: no Debian mirror (set SPILLWAY_DEBIAN_MIRROR)" >&2; return 1; }
+
+  "${sudo[@]}" mkdir -p "$(dirname "$dir")"
+  # One maker at a time: others wait here, then find the root ready.
+  exec 9>"$dir.lock"
+  flock 9
+  mapfile -t lacking < <(root_missing "$name")
+  if [ -f "$dir/.spillway-ready" ] && [ ${#lacking[@]} -eq 0 ]; then
+    mount_proc "$dir"; echo "install-toolchains: $name: ready at $dir (made by another run)"; exec 9>&-; return 0
+  fi
+
+  mapfile -t base < <(plan_field rootpkg "$name" 4 "$suite")
+  mapfile -t overlay_packages < <(awk -v s="$name" -v suite="$suite" '$1=="rootpkg" && $2==s && $3!=suite {print $4}' <<< "$plan")
+  mapfile -t extra < <(plan_field rootextra "$name" 3)
+
+  if [ ! -x "$dir/usr/bin/apt-get" ]; then
+    # mmdebstrap into a side folder, renamed when whole: the root folder is
+    # either a complete base system or absent.
+    remove_unmounted "$dir"
+    remove_unmounted "$dir.partial"
+    local include
+    include=$(IFS=,; echo "${base[*]}")
+    echo "install-toolchains: $name: mmdebstrap $suite into $dir (with ${include:-nothing else})"
+    "${sudo[@]}" mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
+      ${include:+--include="$include"} --components=main "$suite" "$dir.partial" "$mirror"
+    "${sudo[@]}" mv "$dir.partial" "$dir"
+  fi
+  mount_proc "$dir"
+  [ -s "$dir/etc/resolv.conf" ] || "${sudo[@]}" cp /etc/resolv.conf "$dir/etc/resolv.conf"
+  if [ "$overlay" != - ]; then
+    echo "deb $mirror $overlay main" | "${sudo[@]}" tee "$dir/etc/apt/sources.list.d/$overlay.list" >/dev/null
+  fi
+  "${sudo[@]}" chroot "$dir" apt-get "${no_valid_until[@]}" update -qq
+  # The base suite's packages again: mmdebstrap's --include only covers a fresh root.
+  [ ${#base[@]} -eq 0 ] || "${sudo[@]}" chroot "$dir" apt-get install -y -qq "${base[@]}"
+  if [ ${#overlay_packages[@]} -gt 0 ]; then
+    "${sudo[@]}" chroot "$dir" apt-get install -y -qq -t "$overlay" "${overlay_packages[@]}"
+  fi
+  [ ${#extra[@]} -eq 0 ] || "${sudo[@]}" chroot "$dir" apt-get install -y -qq --no-install-recommends "${extra[@]}"
+  "${sudo[@]}" chroot "$dir" apt-get clean
+
+  local compiler
+  for compiler in $(plan_field rootcc "$name" 3); do
+    local version
+    version=$("${sudo[@]}" chroot "$dir" "$compiler" --version)
+    echo "install-toolchains: $name: $compiler: ${version%%$'\n'*}"
+  done
+  mapfile -t lacking < <(root_missing "$name")
+  if [ ${#lacking[@]} -gt 0 ]; then
+    echo "install-toolchains: $name: still missing after install: ${lacking[*]}" >&2
+    return 1
+  fi
+  date -u +%FT%TZ | "${sudo[@]}" tee "$dir/.spillway-ready" >/dev/null
+  echo "install-toolchains: $name: ready at $dir ($((SECONDS - started)) s)"
+  exec 9>&-
+}
+
+for name in "${root_names[@]}"; do
+  if [ "$make_roots" = 0 ]; then
+    echo "install-toolchains: $name: skipped (--no-root / SPILLWAY_NO_ROOT=1)"
+    continue
+  fi
+  # A subshell outside any `||`, so errexit holds inside make_root.
+  set +e
+  (set -e; make_root "$name")
+  rc=$?
+  set -e
+  [ "$rc" = 0 ] || status=1
+done
+exit "$status"

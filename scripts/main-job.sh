@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The main job, on a fresh Debian 12 machine: install the local toolchains if
-# missing, build the repository's kernels and engine with every toolchain cell
-# available here, gate each cell against its baseline (checks/baselines/), and
-# print the cross-cell comparison.  Arguments go to `spillway matrix run`
-# (e.g. cell names, --differing, -j N).
+# missing (bookworm's on the host, and the Debian sid root with clang 23,
+# clang 24 and ROCm 7.2.4, made once and reused), build the repository's
+# kernels and engine with every toolchain cell available here, gate each cell
+# against its baseline (checks/baselines/), and print the cross-cell
+# comparison; then upstream LLVM's next compilers side by side: clang 22 ->
+# 23 -> 24 (the kernels whose figures differ, and each step's comparison,
+# also written to build/matrix-clang-22-23-24.md).  Arguments go to
+# `spillway matrix run` (e.g. cell names, --differing, -j N).
 #
 # Writes build/<cell>/ and build/matrix-summary.md (the comparison as Markdown,
 # for a pull request).  Exit status as `spillway matrix run`: 0 every cell
@@ -29,4 +33,27 @@ else
   spillway=(build/venv/bin/spillway)
 fi
 
-exec "${spillway[@]}" matrix run --markdown build/matrix-summary.md "$@"
+status=0
+# Under GitHub Actions: annotations and the job summary too (--format github
+# writes the same Markdown to -o FILE).
+format=markdown
+if [ "${GITHUB_ACTIONS:-}" = true ]; then format=github; fi
+"${spillway[@]}" matrix run --format "$format" -o build/matrix-summary.md "$@" || status=$?
+
+# clang 22 -> 23 -> 24, where all three are built (clang-23 and clang-24 build
+# in the sid root).
+next=(clang-22 clang-23 clang-24)
+if [ -f build/clang-22/libengine.so ] && [ -f build/clang-23/libengine.so ] && [ -f build/clang-24/libengine.so ]; then
+  echo
+  echo "main-job: clang 22 -> 23 -> 24, the kernels whose figures differ:"
+  "${spillway[@]}" matrix compare "${next[@]}" --differing
+  "${spillway[@]}" matrix compare "${next[@]}" --differing --format markdown -o build/matrix-clang-22-23-24.md
+  for pair in "clang-22 clang-23" "clang-23 clang-24"; do
+    read -r old new <<< "$pair"
+    echo
+    "${spillway[@]}" matrix compare "$old" "$new"
+  done
+else
+  echo "main-job: clang 22 -> 23 -> 24 not shown: ${next[*]} are not all built here (see above)"
+fi
+exit "$status"

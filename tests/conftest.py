@@ -3,6 +3,9 @@ from pathlib import Path
 
 import pytest
 
+from support.rocm_packages import PACKAGES as ROCM_PACKAGES
+from support.rocm_packages import RocmPackage
+from support.rocm_packages import locate as locate_rocm_package
 from support.toolchains import Builder
 
 THIRD_PARTY = {
@@ -40,4 +43,20 @@ def librocsparse() -> Path:
     return third_party("librocsparse")
 
 
+@pytest.fixture(scope="session", params=sorted(ROCM_PACKAGES))
+def rocm_package(request) -> RocmPackage:
+    """Each Debian ROCm package scripts/fetch-rocm-libraries.sh unpacks
+    (librocsparse1 7.2.4 and 6.4.3, the whole librocblas5 7.2.4), with its
+    committed oracle expectation."""
+    return locate_rocm_package(request.param)
+
+
 DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _not_under_github_actions(monkeypatch):
+    """spillway picks --format github (and appends to the job summary) under
+    GITHUB_ACTIONS=true when no format is asked for; tests ask explicitly."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

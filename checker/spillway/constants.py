@@ -1,7 +1,19 @@
 """Names shared by modules that should not import each other (the reader
 must not pull in pydantic: import time counts on every CI run)."""
 
-REPORT_SCHEMA = "spillway.report/1"
+from typing import Final
+
+REPORT_SCHEMA: Final = "spillway.report/2"
 
 # Compiler processes `spillway matrix build` runs at once (one per core here).
 MATRIX_DEFAULT_JOBS = 2
+
+# The gate's metric names, in order (gate.check.METRICS defines them; the
+# command line words its --help from this copy so that building the parser
+# does not import the gate, which imports pydantic; a test keeps them equal).
+METRIC_NAMES = ("scratch", "spills", "occupancy", "vgprs", "lds")
+DEFAULT_GATE_NAMES = ("scratch",)
+
+
+def metrics_help() -> str:
+    return "comma-separated metrics: " + ", ".join(METRIC_NAMES)

@@ -12,9 +12,26 @@ SCHEMAS: dict[str, str] = {
     "baseline": "spillway.gate.baseline:json_schema",
     "check": "spillway.gate.check:json_schema",
     "compare": "spillway.gate.compare:json_schema",
+    "matrix-list": "spillway.matrix.documents:list_json_schema",
+    "matrix-summary": "spillway.matrix.documents:summary_json_schema",
+}
+
+# What each document is, for `spillway schema` without a name.
+DESCRIPTIONS: dict[str, str] = {
+    "report": "spillway report --json: files read and every kernel record",
+    "baseline": "spillway baseline write: per-kernel allowances of one toolchain",
+    "check": "spillway check --json: the verdict against a baseline",
+    "compare": "spillway compare --json: two builds kernel by kernel",
+    "matrix-list": "spillway matrix list --json: cells and their toolchains",
+    "matrix-summary": "spillway matrix compare --json (no cell pair): every built cell side by side",
 }
 
 
 def schema_for(name: str) -> dict:
     module, function = SCHEMAS[name].split(":")
     return getattr(importlib.import_module(module), function)()
+
+
+def published_name(name: str) -> str:
+    """File name under docs/schemas/: ``check-2.json`` (from the schema's $id)."""
+    return schema_for(name)["$id"].rsplit("/", 1)[1]

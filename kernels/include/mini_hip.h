@@ -1,6 +1,8 @@
 // Minimal HIP device environment for `-nogpuinc -nogpulib` builds: every
-// Debian clang (15, 16, 19, 22) accepts it for every target it knows, with no
-// HIP headers and no device libraries (toolchains-debian.md section 1.3).
+// Debian clang (15, 16, 19, 22, 23, 24) accepts it for every target it knows,
+// with no HIP headers and no device libraries (toolchains-debian.md section
+// 1.3).  Cells with a real HIP (cells.toml `hip = "rocm"`) include
+// <hip/hip_runtime.h> instead (spw_device.h): only what both provide is used.
 #pragma once
 
 #define __global__ __attribute__((global))
@@ -72,6 +74,7 @@ struct dim3 {
 };
 typedef struct ihipStream_t *hipStream_t;
 typedef int hipError_t;
+enum { hipSuccess = 0 };
 extern "C" {
 hipError_t hipLaunchKernel(const void *function, dim3 grid, dim3 block, void **args,
                            unsigned long shared_bytes, hipStream_t stream);

@@ -21,6 +21,7 @@ import pytest
 
 from spillway import __version__
 from spillway.cli import main as spillway_main
+from spillway.resources.occupancy import DEFAULT_MODEL
 from spillway.resources.names import demangle, stable_key
 from spillway.report.reader import FIELDS
 from spillway.report.record import SCHEMA as REPORT_SCHEMA
@@ -113,6 +114,8 @@ def oracle(host_object: Path, work: Path) -> dict[str, OracleKernel]:
             lds = kernel[".group_segment_fixed_size"]
             wg = kernel[".max_flat_workgroup_size"]
             assert kernel[".wavefront_size"] == 32
+            # Keyed by name: a repeated name would silently drop a record.
+            assert kernel[".name"] not in out, f"{kernel['.name']} twice in {host_object}"
             out[kernel[".name"]] = OracleKernel(
                 kernel[".name"], kernel[".private_segment_fixed_size"],
                 bool(kernel.get(".uses_dynamic_stack", False)), kernel.get(".vgpr_spill_count", 0),
@@ -156,7 +159,7 @@ def record(symbol: str, *, target: str = TARGET, scratch: int = 0, vgpr_spills: 
            vgprs: int = 32, sgprs: int = 16, lds: int = 0, occupancy: int | None = 16,
            dynamic_stack: bool = False, file: str = "lib.so", compiler: str = "clang version 22",
            code_object_version: int = 6) -> dict:
-    """A report record (spillway.report/1) with the given figures."""
+    """A report record (spillway.report/2) with the given figures."""
     cause = "spill" if vgpr_spills else "dynamic_stack" if dynamic_stack else "private" if scratch else "none"
     values = {
         "file": file, "bundle_index": 0, "target": target, "code_object_version": code_object_version,
@@ -166,12 +169,13 @@ def record(symbol: str, *, target: str = TARGET, scratch: int = 0, vgpr_spills: 
         "uses_dynamic_stack": dynamic_stack, "group_segment_fixed_size": lds, "wavefront_size": 32,
         "max_flat_workgroup_size": 256, "workgroup_processor_mode": True, "occupancy": occupancy,
         "occupancy_limit": "hardware" if occupancy == 16 else "vgpr", "scratch_cause": cause,
+        "image_offset": None, "archive": None, "occupancy_model": DEFAULT_MODEL, "occupancy_next": None,
     }
     return {f: values[f] for f in FIELDS}
 
 
 def write_report(path: Path, records: list[dict]) -> Path:
-    """A spillway.report/1 document holding ``records`` (usable as PATH)."""
+    """A spillway.report/2 document holding ``records`` (usable as PATH)."""
     files = sorted({r["file"] for r in records})
     document = {"schema": REPORT_SCHEMA, "spillway_version": __version__,
                 "files": [{"path": f, "kind": "ELF", "bundles": 1, "code_objects": 1,

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from .llvm_pipeline import _DOCUMENT as METADATA_DOCUMENT
+from .llvm_pipeline import yaml_document
 from .toolchains import require
 
 TOOLS_VERSION = 22
@@ -65,13 +67,26 @@ def extract_with_bundler(host_object: Path, out_dir: Path) -> list[tuple[int, st
     return entries
 
 
-def readelf_metadata(code_object: Path) -> dict:
-    """The NT_AMDGPU_METADATA document as llvm-readelf prints it."""
+def readelf_documents(code_object: Path) -> list[dict]:
+    """EVERY NT_AMDGPU_METADATA document llvm-readelf prints, in order, parsed
+    with PyYAML.  Tensile links one code object per kernel into one file,
+    which leaves one metadata note (one document) per kernel."""
     text = subprocess.run([tool("llvm-readelf"), "--notes", str(code_object)], check=True,
                           capture_output=True, text=True).stdout
-    start = text.index("---")
-    end = text.index("\n...", start)
-    return yaml.load(text[start:end], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    documents = [yaml_document(m.group(1)) for m in METADATA_DOCUMENT.finditer(text)]
+    assert documents, f"llvm-readelf --notes shows no NT_AMDGPU_METADATA document in {code_object}"
+    return documents
+
+
+def readelf_metadata(code_object: Path) -> dict:
+    """All metadata documents of a code object as one: the first document's
+    keys, with ``amdhsa.kernels`` holding the kernels of every document."""
+    documents = readelf_documents(code_object)
+    merged = {k: v for k, v in documents[0].items() if k != "amdhsa.kernels"}
+    merged["amdhsa.kernels"] = [k for d in documents for k in d.get("amdhsa.kernels") or []]
+    targets = {d.get("amdhsa.target") for d in documents}
+    assert len(targets) == 1, f"{code_object}: metadata documents disagree on the target: {targets}"
+    return merged
 
 
 def readelf_header(code_object: Path) -> tuple[int, str]:
@@ -82,8 +97,9 @@ def readelf_header(code_object: Path) -> tuple[int, str]:
     tokens = [t.strip() for t in re.search(r"Flags:\s+(.*)", text).group(1).split(",")][1:]
     processor, features = tokens[0], []
     for token in tokens[1:]:
-        if token in ("xnack", "sramecc"):          # V3: the bit means on
-            features.append(token + "+")
+        if token in ("xnack", "sramecc"):          # V3: the bit means on; V4+: "any", no feature
+            if abi == 1:
+                features.append(token + "+")
         elif token.endswith(("+", "-")):
             features.append(token)
     return abi, ":".join([processor, *sorted(features)])
@@ -109,15 +125,18 @@ DIRECT_FIELDS = {
 }
 
 
-def expected_records(code_object: Path) -> dict[str, dict]:
-    """Per mangled kernel name, the fields llvm-readelf shows, in report terms."""
+def expected_records(code_object: Path) -> list[dict]:
+    """One record per kernel of every metadata document (a multiset: a name
+    may repeat), with the fields llvm-readelf shows, in report terms."""
     document = readelf_metadata(code_object)
     abi, flags_target = readelf_header(code_object)
     target = document.get("amdhsa.target", "")
-    out = {}
+    out = []
     for kernel in document["amdhsa.kernels"]:
         record = {"symbol": kernel[".name"], "code_object_version": COV_FROM_ABI[abi]}
-        record["target"] = target.split("--", 1)[1] if target else flags_target
+        # Non-clang producers (Mojo) write a four-part triple without "--":
+        # the target then comes from the ELF flags, as spillway does.
+        record["target"] = target.split("--", 1)[1] if "--" in target else flags_target
         for field, key in DIRECT_FIELDS.items():
             value = kernel.get(key)
             if value is None:
@@ -126,5 +145,5 @@ def expected_records(code_object: Path) -> dict[str, dict]:
             if field == "workgroup_processor_mode" and value is not None:
                 value = bool(value)
             record[field] = value
-        out[kernel[".name"]] = record
+        out.append(record)
     return out

@@ -97,7 +97,8 @@ class Builder:
         return work / output
 
 
-_REMARK = re.compile(r"remark:\s+(?:Function Name: (?P<fn>\S+)|(?P<key>[A-Za-z ]+?(?: \[[^\]]+\])?): (?P<value>\S+)) \[")
+_REMARK = re.compile(r"remark:\s+(?:Function Name: (?P<fn>\S+)"
+                     r"|(?P<key>[A-Za-z ]+?(?: \[[^\]]+\])?): (?P<value>\S+)) \[")
 
 
 def parse_remarks(stderr: str) -> dict[str, dict[str, str]]:

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
+import os
 import sys
 
 from spillway import __version__
-from spillway.errors import SpillwayError
+from spillway.errors import SpillwayError, UsageError
 
 # Subcommand modules, in the order `spillway --help` lists them.
-SUBCOMMANDS = ("report", "check", "baseline", "compare", "matrix", "schema")
+SUBCOMMANDS = ("report", "check", "baseline", "compare", "matrix", "schema", "cmake_dir")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,10 +37,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:   # while the subcommands are still being imported
+        print("spillway: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:    # the promise: one line, never a traceback
+        if os.environ.get("SPILLWAY_TRACEBACK"):
+            raise
+        print(f"spillway: error: internal error {type(exc).__name__}: {str(exc)[:300]} "
+              f"(set SPILLWAY_TRACEBACK=1 for details and report it)", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
+    from spillway.cli.output import old_style_json
+
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
+    try:
+        old_style_json(argv)
+    except SpillwayError as exc:
+        print(f"spillway: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+    _standard_streams()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()
+        return status
     except SpillwayError as exc:
         print(f"spillway: error: {exc}", file=sys.stderr)
         return exc.exit_status
@@ -46,4 +73,78 @@ def main(argv: list[str] | None = None) -> int:
         print("spillway: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _discard_stdout()
         return 0
+    except OSError as exc:
+        # Input files are read behind InputError; what is left is an output
+        # that failed (standard output on a full disk, a closed terminal).
+        _discard_stdout()
+        if exc.filename:
+            print(f"spillway: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        else:
+            print(f"spillway: error: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the promise: one line, never a traceback
+        if os.environ.get("SPILLWAY_TRACEBACK"):
+            raise
+        _discard_stdout()
+        print(f"spillway: error: internal error {type(exc).__name__}: {str(exc)[:300]} "
+              f"(set SPILLWAY_TRACEBACK=1 for details and report it)", file=sys.stderr)
+        return 2
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Standard output when the caller closed it (``>&-``): writing to it is
+    a one-line error, not an AttributeError on None."""
+
+    def write(self, text: str) -> int:
+        if text:
+            raise UsageError("standard output is closed; write to a file with -o FILE")
+        return 0
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def buffer(self):
+        return self
+
+
+def _standard_streams() -> None:
+    """Closed descriptors 0-2 would be reused by the next open() (the baseline
+    being written would become standard output): hold them with /dev/null.
+    Text that cannot be encoded (paths that are not UTF-8) is shown escaped."""
+    closed_stdout = sys.stdout is None
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            held = os.open(os.devnull, os.O_RDWR)
+            if held != fd:
+                os.dup2(held, fd)
+                os.close(held)
+    if closed_stdout:
+        sys.stdout = _ClosedStdout()
+    elif hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+    # rich answers a broken pipe with SystemExit(1); spillway's answer is the
+    # one for every writer: quiet, exit 0 (main catches BrokenPipeError).
+    from rich.console import Console
+
+    def on_broken_pipe(console) -> None:
+        console.quiet = True
+        raise BrokenPipeError
+    Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign,assignment]
+
+
+def _discard_stdout() -> None:
+    """After a failed write, send what is still buffered to /dev/null so the
+    interpreter's final flush does not print a second error."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass

@@ -10,7 +10,7 @@ import os
 import sys
 
 from spillway.errors import UsageError
-from spillway.gate.check import DEFAULT_GATE, METRICS, metrics_help, parse_metrics, read_sources
+from spillway.constants import DEFAULT_GATE_NAMES, metrics_help
 from spillway.cli.common import add_read_options, read_inputs, read_options
 
 SHOWN = 20
@@ -30,12 +30,19 @@ def register(subparsers) -> None:
     write.add_argument("paths", nargs="+", metavar="PATH",
                        help="binaries, objects, archives, code objects, wheels, directories, or spillway "
                             "report JSON files")
-    write.add_argument("-o", "--output", required=True, metavar="FILE", help="the baseline file")
+    write.add_argument("-o", "--output", required=True, metavar="FILE",
+                       help="the baseline file: updated when it exists (never one of the PATHs)")
+    write.add_argument("--force", action="store_true",
+                       help="replace an existing FILE that is not a spillway baseline (never an input of the run)")
     write.add_argument("--note", metavar="TEXT",
                        help="what the baseline describes (required for a new file; kept when updating)")
     write.add_argument("--gate", metavar="METRICS",
                        help=f"{metrics_help()} (default: kept when updating, else "
-                            f"{','.join(DEFAULT_GATE)})")
+                            f"{','.join(DEFAULT_GATE_NAMES)})")
+    write.add_argument("--record-all", action="store_true",
+                       help="record every kernel read; by default only kernels whose gated metrics are non-zero "
+                            "(with scratch and spills: those that use scratch or spill) are written, the rest "
+                            "being held to zero; the occupancy, vgprs and lds gates always record every kernel")
     write.add_argument("--allow", action="append", default=[], metavar="KEY_PATTERN",
                        help="let these kernels' allowances go up (exact name or glob, matched against the "
                             "stable key and the demangled name; repeatable)")
@@ -63,17 +70,30 @@ def _allows(args) -> list[tuple[str, str]]:
 
 
 def run_write(args) -> int:
+    from spillway.cli.output import Outputs, schema_of
     from spillway.gate.baseline import build, load_baseline, write_baseline  # pydantic: imported only when used
+    from spillway.gate.check import DEFAULT_GATE, METRICS, parse_metrics, read_sources
 
     allows = _allows(args)
     gate = parse_metrics(args.gate) if args.gate is not None else None
-    previous = load_baseline(args.output) if os.path.exists(args.output) else None
+
+    Outputs(args.paths, force=args.force).claim(args.output, "-o", routine=True)
+    exists = os.path.exists(args.output)
+    if exists and schema_of(args.output) != "spillway.baseline" and not args.force:
+        raise UsageError(f"-o {args.output}: exists and is not a spillway baseline; choose another file, or pass "
+                         f"--force to replace it")
+    replace = exists and args.force and schema_of(args.output) != "spillway.baseline"
+    previous = load_baseline(args.output) if exists and not replace else None
     if gate is None:
         gate = tuple(previous.gate) if previous else DEFAULT_GATE
     options = read_options(args)
+    if previous is not None and args.occupancy_model is None:
+        # An update keeps the occupancy model the baseline was written with (version 1: llvm22),
+        # so its occupancy floors are compared with figures of the same arithmetic.
+        options.occupancy_model = previous.occupancy_model or "llvm22"
     inputs = read_sources(args.paths, options, read_inputs)
     result = build(inputs, note=args.note, gate=gate, previous=previous, allows=allows,
-                   targets=options.targets)
+                   targets=options.targets, record_all=args.record_all)
     write_baseline(args.output, result.baseline)
 
     out = sys.stderr
@@ -81,7 +101,7 @@ def run_write(args) -> int:
         metric = METRICS.get(change.metric)
         what = "floor" if metric and metric.floor else "allowance"
         print(f"spillway: kept {change.metric} {what} of {change.name} [{change.target}] at {change.old} "
-              f"(now {change.new}); accept with --allow {_quote(change.key)} --reason TEXT", file=out)
+              f"(now {change.new}); accept with: {_accept(args, change.key)}", file=out)
     for change in result.raised[:SHOWN]:
         print(f"spillway: loosened {change.metric} of {change.name} [{change.target}]: {change.old} -> "
               f"{change.new}", file=out)
@@ -95,6 +115,9 @@ def run_write(args) -> int:
     count = len(result.baseline.kernels)
     summary = f"{'updated' if result.updated else 'wrote'} {args.output}: {count} kernel{'s' if count != 1 else ''}, " \
               f"gate {','.join(result.baseline.gate)}"
+    if not result.baseline.records_every_kernel:
+        read = sum((result.baseline.kernels_written_from or {}).values())
+        summary += f", of {read} read (the rest are at zero; --record-all records every kernel)"
     if result.updated:
         details = [f"{len(result.tightened)} allowances tightened", f"{len(result.raised)} loosened with --allow",
                    f"{len(result.added)} kernels added", f"{len(result.removed)} removed"]
@@ -105,6 +128,16 @@ def run_write(args) -> int:
         summary += " (" + ", ".join(details) + ")"
     print(summary)
     return 1 if result.refused else 0
+
+
+def _accept(args, key: str) -> str:
+    """This command again, with --allow for ``key``."""
+    words = ["spillway", "baseline", "write", *args.paths, "-o", args.output]
+    if args.gate:
+        words += ["--gate", args.gate]
+    if args.target:
+        words += ["--target", ",".join(args.target)]
+    return " ".join(_quote(w) for w in words + ["--allow", key]) + " --reason TEXT"
 
 
 def _quote(text: str) -> str:

@@ -1,19 +1,41 @@
 """``spillway check PATH... --baseline FILE``: exit 0 when every kernel is
-within its allowance, 1 when any is over, 2 on usage or input errors."""
+within its allowance, 1 when any is over, 2 on usage or input errors.
+
+Every failure ends with the command that accepts it (``spillway baseline
+write ... --allow KEY --reason TEXT``); a missing baseline ends with the
+command that writes it."""
 
 from __future__ import annotations
 
+import io
+import os
+import shlex
+from typing import TYPE_CHECKING
 import sys
 
-from rich.markup import escape
-from rich.table import Table
+from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
+from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
+                                 markdown_marker, text_marker, write)
+from spillway.constants import metrics_help
+from spillway.errors import UsageError
+from spillway.resources.names import table_name
 
-from spillway.gate import junit
-from spillway.gate.check import CheckResult, check, metrics_help, parse_metrics, read_sources
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, stdout_console, write_output
+if TYPE_CHECKING:  # the gate imports pydantic: only when a check runs
+    from spillway.gate.check import CheckResult, Finding
 
-# Vanished kernels listed by name; beyond this only counted (all of them are in --json).
+# Removed kernels listed by name; beyond this only counted (all of them are in --json).
 VANISHED_SHOWN = 20
+# Kernels named with --allow in the one "accept all" command.
+ACCEPT_ALL_MAX = 10
+FORMATS = ("table", "json", "markdown", "junit", "github", "tsv")
+# Set (by the CMake module) to another command that writes the baseline.
+WRITE_BASELINE_ENV = "SPILLWAY_WRITE_BASELINE"
+
+
+# --format tsv: one line per kernel and metric.
+CHECK_TSV_FIELDS = ("target", "name", "key", "metric", "allowed", "actual", "passed", "new_kernel",
+                    "dynamic_stack")
+TSV_HEADERS.add("\t".join(CHECK_TSV_FIELDS).encode())
 
 
 def register(subparsers) -> None:
@@ -21,70 +43,168 @@ def register(subparsers) -> None:
         "check", help="fail when a kernel uses more than its baseline allows",
         description="Hold every kernel to its allowance in a baseline file (spillway baseline write). "
                     "Kernels not in the baseline are held to zero scratch and zero spills; baseline "
-                    "kernels no longer built are noted, not failed. Exit status: 0 within baseline, "
-                    "1 over, 2 usage or input error.")
+                    "kernels no longer built are noted, not failed. Each failure ends with the command that "
+                    "accepts it. Exit status: 0 within baseline, 1 over, 2 usage or input error.")
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="binaries, objects, archives, code objects, wheels, directories, or spillway "
                              "report JSON files")
     parser.add_argument("--baseline", required=True, metavar="FILE", help="the baseline file")
     parser.add_argument("--gate", type=str, metavar="METRICS",
                         help=f"override the baseline's gated metrics ({metrics_help()})")
-    parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
-                        help="write the versioned result (spillway.check/1) to FILE, or alone to stdout")
-    parser.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per kernel and metric")
+    output = add_output_options(parser, FORMATS, github_auto=True,
+                                output_help="write the document to FILE (atomically) instead of stdout; the "
+                                            "verdict is still printed")
+    output.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE (one test case per kernel "
+                                                        "and metric), beside the main format")
+    output.add_argument("--suite", metavar="NAME",
+                        help="name of the JUnit test suite (default: the baseline's file name without .json)")
+    add_table_options(parser)
     add_read_options(parser)
     parser.set_defaults(run=run)
 
 
+def _command(words: list[str]) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+class Remedy:
+    """The commands that accept a failure or write a missing baseline."""
+
+    def __init__(self, paths: list[str], baseline: str, baseline_gate: tuple[str, ...], targets: list[str]):
+        self.paths, self.baseline, self.baseline_gate, self.targets = paths, baseline, baseline_gate, targets
+
+    def _base(self, extra_metrics: set[str]) -> list[str]:
+        words = ["spillway", "baseline", "write", *self.paths, "-o", self.baseline]
+        gate = [m for m in self.baseline_gate] + sorted(extra_metrics - set(self.baseline_gate))
+        if set(gate) != set(self.baseline_gate):
+            words += ["--gate", ",".join(gate)]
+        if self.targets:
+            words += ["--target", ",".join(self.targets)]
+        return words
+
+    def accept(self, finding: Finding) -> str:
+        return _command(self._base({finding.metric}) + ["--allow", finding.key]) + " --reason TEXT"
+
+    def accept_all(self, result: CheckResult) -> tuple[str, int]:
+        keys = list(dict.fromkeys(f.key for f in result.failures))
+        words = self._base({f.metric for f in result.failures})
+        for key in keys[:ACCEPT_ALL_MAX]:
+            words += ["--allow", key]
+        return _command(words) + " --reason TEXT", max(0, len(keys) - ACCEPT_ALL_MAX)
+
+    def write_missing(self) -> str:
+        text = _command(["spillway", "baseline", "write", *self.paths, "-o", self.baseline]) + " --note TEXT"
+        other = os.environ.get(WRITE_BASELINE_ENV)
+        return f"{text}" + (f" (or: {other})" if other else "")
+
+
 def run(args) -> int:
+    from spillway.gate import junit
     from spillway.gate.baseline import load_baseline  # pydantic: imported only when used
+    from spillway.gate.check import check, parse_metrics, read_sources
+
+    fmt = chosen_format(args)
     gate = parse_metrics(args.gate) if args.gate is not None else None
-    baseline = load_baseline(args.baseline)
     options = read_options(args)
+    outputs = Outputs(args.paths + [args.baseline], force=args.force)
+    outputs.claim(args.output, "-o")
+    outputs.claim(args.junit, "--junit")
+    if not os.path.exists(args.baseline):
+        remedy = Remedy(args.paths, args.baseline, (), options.targets)
+        raise UsageError(f"--baseline {args.baseline}: no such file; write it with: {remedy.write_missing()}")
+    baseline = load_baseline(args.baseline)
+    if args.occupancy_model is None:
+        # The figures are compared with the baseline's, so by default they follow its model
+        # (a version-1 baseline names none: llvm22).
+        options.occupancy_model = baseline.occupancy_model or "llvm22"
     inputs = read_sources(args.paths, options, read_inputs)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,
                    baseline_path=args.baseline)
+    if args.occupancy_model is None and "occupancy" in result.gate:
+        # After the read, so that an input error stays one line.
+        print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "
+              f"with (--occupancy-model to change)", file=sys.stderr)
+    remedy = Remedy(args.paths, args.baseline, tuple(baseline.gate), options.targets)
+    suite = args.suite or junit.suite_name_for(args.baseline)
     if args.junit:
-        junit.write(args.junit, result)
-    if args.json:
-        write_output(args.json, dump_json(result.to_json()))
-    if args.json != "-":
-        print_result(result)
+        junit.write(args.junit, result, suite, remedy.accept)
+    to_file = args.output not in (None, "-")
+    if fmt == "json":
+        write(args.output, dump_json(result.to_json()))
+    elif fmt == "junit":
+        write(args.output, junit.document(result, suite, remedy.accept))
+    elif fmt == "markdown":
+        write(args.output, (markdown_marker("check") + _markdown(result, args, remedy)).encode())
+    elif fmt == "tsv":
+        from spillway.gate.outputs import check_tsv_rows
+        from spillway.report.table import tsv
+
+        write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)).encode())
+    elif fmt == "github":
+        _github(result, args, remedy)
+    elif to_file:
+        buffer = io.StringIO()
+        print_result(result, args, remedy, buffer)
+        write(args.output, (text_marker("check") + buffer.getvalue()).encode())
+    # The verdict goes to stdout unless the document itself did.
+    if fmt == "table" or (to_file and fmt != "github"):
+        print_result(result, args, remedy)
     return 0 if result.passed else 1
 
 
-def print_result(result: CheckResult) -> None:
-    """A table on a terminal, one line per failure when piped; then notes and
-    one summary line."""
-    tty = sys.stdout.isatty()
-    console = stdout_console()
-    failures = result.failures
-    if failures and tty:
-        table = Table(title="over baseline", title_justify="left")
-        table.add_column("kernel", overflow="fold", ratio=1)
-        table.add_column("target")
-        table.add_column("metric")
-        table.add_column("allowed", justify="right")
-        table.add_column("actual", justify="right")
-        table.add_column("note")
-        for f in failures:
-            floor = "≥ " if f.metric == "occupancy" else ""
-            allowed = "-" if f.allowed is None else f"{floor}{f.allowed}"
-            actual = "?" if f.actual is None else str(f.actual)
-            if f.dynamic_stack:
-                actual += "+dyn"
-            table.add_row(escape(f.name), escape(f.target), f.metric, allowed, actual,
-                          "not in baseline" if f.new_kernel else "")
-        console.print(table)
+def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
+    from spillway.gate.outputs import check_markdown
+
+    accept_all = None
+    if result.failures:
+        accept_all, _ = remedy.accept_all(result)
+    return check_markdown(result, limit=args.limit, names=args.names, accept_all=accept_all)
+
+
+def _github(result: CheckResult, args, remedy: Remedy) -> None:
+    from spillway.gate.github import annotation_lines, append_step_summary
+    from spillway.gate.outputs import check_annotations
+
+    summary = _markdown(result, args, remedy)
+    append_step_summary(summary)
+    if args.output not in (None, "-"):
+        write(args.output, (markdown_marker("check") + summary).encode())
+    for line in annotation_lines(check_annotations(result, args.baseline, remedy.accept, args.names)):
+        print(line, flush=True)
+    print_result(result, args, remedy)
+
+
+def print_result(result: CheckResult, args, remedy: Remedy, file=None) -> None:
+    """A table on a terminal, one line per failure (ending with the command
+    that accepts it) elsewhere; then notes and one summary line."""
+    from spillway.report.table import Column, console as make_console, grid, limited
+    from spillway.gate.outputs import actual_text, allowed_text
+
+    console = make_console(file)
+    failures, hidden = limited(result.failures, args.limit)
+    if failures and console.is_terminal:
+        columns = [Column("kernel", name=True), Column("target"), Column("metric"), Column("allowed", "right"),
+                   Column("actual", "right"), Column("note")]
+        rows = [[table_name(f.name, args.names), f.target, f.metric, allowed_text(f), actual_text(f),
+                 "not in baseline" if f.new_kernel else ""] for f in failures]
+        console.print(grid(console, columns, rows, names=args.names, title="over baseline"))
     else:
         for f in failures:
-            console.print(escape(f"over baseline: {f.name} [{f.target}]: {f.message()}"), highlight=False)
+            console.print(f"over baseline: {table_name(f.name, args.names)} [{f.target}]: {f.message()}; "
+                          f"accept with: {remedy.accept(f)}", markup=False, soft_wrap=True)
+    if hidden:
+        console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
+    if result.failures:
+        command, more = remedy.accept_all(result)
+        console.print(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
+                      + (f" (and --allow for {more} more kernels: see --format json)" if more else ""),
+                      markup=False, soft_wrap=True)
     if result.vanished:
         count = len(result.vanished)
         console.print(f"note: {count} kernel{'s' if count != 1 else ''} in the baseline {'are' if count != 1 else 'is'}"
-                      f" no longer built (not a failure):", highlight=False)
+                      f" no longer built (not a failure):", markup=False)
         for target, _key, name in result.vanished[:VANISHED_SHOWN]:
-            console.print(escape(f"  {name} [{target}]"), highlight=False)
+            console.print(f"  {table_name(name, args.names)} [{target}]", markup=False, soft_wrap=True)
         if count > VANISHED_SHOWN:
-            console.print(f"  ... and {count - VANISHED_SHOWN} more (see --json)", highlight=False)
-    console.print(escape(result.summary()), highlight=False, soft_wrap=True)
+            console.print(f"  ... and {count - VANISHED_SHOWN} more (see --format json)", markup=False)
+    console.print(result.summary(), markup=False, soft_wrap=True)

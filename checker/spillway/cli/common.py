@@ -4,16 +4,21 @@ files, size arguments."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
 import orjson
+
+from spillway.paths import dumps as json_dumps
 from rich.console import Console
 
 from spillway import atomic
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
+from spillway.formats.containers import DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, MIN_INPUT_ALLOWANCE
 from spillway.errors import UsageError
-from spillway.report.reader import ReadOptions, read_report
+from spillway.report.reader import KernelTable, ReadOptions, json_chunks, read_report
+from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
 
 # Show a progress bar only for reads this large, and only on a terminal.
 PROGRESS_THRESHOLD_BYTES = 64 << 20
@@ -27,9 +32,21 @@ def parse_size(text: str) -> int:
         number = float(value[:-1] if unit else value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 512M, 4G)") from None
+    if not math.isfinite(number) or number * units[unit] >= 1 << 62:
+        raise argparse.ArgumentTypeError(f"size out of range: {text!r} (use e.g. 512M, 4G, at most 4E)")
     if number <= 0:
         raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
     return int(number * units[unit])
+
+
+def parse_ratio(text: str) -> float:
+    try:
+        number = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a ratio: {text!r} (use e.g. 64)") from None
+    if not math.isfinite(number) or not 1 <= number <= 1e9:
+        raise argparse.ArgumentTypeError(f"ratio out of range: {text!r} (from 1 to 1e9)")
+    return number
 
 
 def add_read_options(parser: argparse.ArgumentParser) -> None:
@@ -39,11 +56,34 @@ def add_read_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-decompressed", type=parse_size, default=DEFAULT_MAX_DECOMPRESSED,
                         metavar="SIZE", help="refuse compressed bundles or wheel members that inflate "
                                              "past SIZE (default 4G)")
+    parser.add_argument("--max-decompressed-total", type=parse_size, default=DEFAULT_MAX_DECOMPRESSED_TOTAL,
+                        metavar="SIZE", help="refuse a run whose compressed inputs declare more than SIZE "
+                                             "decompressed in total (default 64G)")
+    parser.add_argument("--max-inflation", type=parse_ratio, default=DEFAULT_MAX_INFLATION, metavar="RATIO",
+                        help=f"refuse an input file whose compressed contents declare more than RATIO times "
+                             f"its size decompressed in total (default {DEFAULT_MAX_INFLATION}; at least "
+                             f"{MIN_INPUT_ALLOWANCE >> 20} MiB is always allowed)")
+    parser.add_argument("--occupancy-model", choices=MODEL_CHOICES, default=None,
+                        help=f"whose occupancy figures: llvm22, llvm23 or llvm24 (the LLVM version whose "
+                             f"Occupancy remark they reproduce), or producer (per code object, the model of the "
+                             f"LLVM named in its .comment); default {DEFAULT_MODEL}, and for check the model "
+                             f"the baseline was written with")
+    parser.add_argument("--scan-embedded", action="store_true",
+                        help="also read AMDGPU code objects embedded as data in host sections (.rodata or "
+                             "a section of their own, as hipModuleLoadData programs keep them); reads "
+                             "whole sections")
+    parser.add_argument("--kpack", action="append", default=[], metavar="PATH",
+                        help="a .kpack archive, a .kpm manifest or a folder of archives holding the device "
+                             "code of split host binaries (besides the archives their .rocm_kpack_ref search "
+                             "paths lead to)")
 
 
 def read_options(args) -> ReadOptions:
     targets = [t.strip() for value in args.target for t in value.split(",") if t.strip()]
-    return ReadOptions(max_decompressed=args.max_decompressed, targets=targets)
+    return ReadOptions(max_decompressed=args.max_decompressed, targets=targets,
+                       max_decompressed_total=args.max_decompressed_total, max_inflation=args.max_inflation,
+                       scan_embedded=args.scan_embedded, kpack_archives=args.kpack,
+                       occupancy_model=getattr(args, "occupancy_model", None) or DEFAULT_MODEL)
 
 
 def stderr_console() -> Console:
@@ -67,7 +107,7 @@ def read_inputs(paths: list[str], options: ReadOptions) -> dict:
         except OSError:
             pass
     if not (sys.stderr.isatty() and total >= PROGRESS_THRESHOLD_BYTES):
-        document = read_report(paths, options)
+        document = read_report(paths, options, compact=True)
     else:
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
         with Progress(TextColumn("reading code objects"), BarColumn(), DownloadColumn(),
@@ -77,7 +117,7 @@ def read_inputs(paths: list[str], options: ReadOptions) -> dict:
             def advance(done: int, total_bytes: int) -> None:
                 progress.update(task, total=total_bytes, advance=done)
 
-            document = read_report(paths, options, progress=advance)
+            document = read_report(paths, options, progress=advance, compact=True)
     if not document["kernels"]:
         from spillway.errors import InputError
         described = ", ".join(paths)
@@ -87,7 +127,10 @@ def read_inputs(paths: list[str], options: ReadOptions) -> dict:
 
 
 def dump_json(document) -> bytes:
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    if isinstance(document, dict) and isinstance(document.get("kernels"), KernelTable):
+        # A report of a ROCm library: written in pieces, one kernel per line.
+        return json_chunks(document)  # type: ignore[return-value]
+    return json_dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def write_output(path: str, data: bytes) -> None:

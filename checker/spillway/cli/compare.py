@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import io
-import sys
 
-from rich.console import Console
-from rich.markup import escape
+from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
+from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
+                                 markdown_marker, text_marker, write)
+from spillway.resources.names import table_name
 
-from spillway.gate.compare import compare, markdown, table
-from spillway.gate.check import read_sources
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, write_output
+FORMATS = ("table", "json", "markdown", "github", "tsv")
+TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs", "new_vgprs", "old_vgpr_spills",
+              "new_vgpr_spills", "old_sgpr_spills", "new_sgpr_spills", "old_scratch", "new_scratch",
+              "old_dynamic_stack", "new_dynamic_stack", "old_occupancy", "new_occupancy")
+TSV_HEADERS.add("\t".join(TSV_FIELDS).encode())
 
 
 def register(subparsers) -> None:
@@ -18,58 +21,121 @@ def register(subparsers) -> None:
         "compare", help="compare two builds kernel by kernel",
         description="Classify every kernel present in both builds (same target and stable key) as worse "
                     "(more scratch, more spilled registers, or lower occupancy), better, mixed or unchanged, "
-                    "list kernels only in one build, and end with a summary sentence. Each side may be "
-                    "binaries, spillway report JSON files (report --json) or a baseline file (its "
+                    "list kernels only in one build (added, removed), and end with a summary sentence. Each "
+                    "side may be binaries, spillway report JSON files (report --json) or a baseline file (its "
                     "recorded values).")
     parser.add_argument("new", nargs="+", metavar="NEW", help="the new build")
     parser.add_argument("--against", nargs="+", required=True, metavar="OLD", help="the old build")
-    parser.add_argument("--format", choices=("table", "markdown", "json"), default="table",
-                        help="table for a terminal (default), markdown for a pull request, or versioned JSON")
-    parser.add_argument("-o", "--output", default="-", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument("--all", action="store_true",
                         help="also list unchanged kernels (JSON always lists every compared kernel)")
-    parser.add_argument("--limit", type=int, default=0, metavar="N", help="list at most N kernels in tables")
     parser.add_argument("--fail-on-worse", action="store_true",
                         help="exit 1 when a kernel got worse (or mixed), or a kernel only in NEW uses scratch")
+    add_output_options(parser, FORMATS, github_auto=True,
+                       output_help="write the document to FILE (atomically) instead of stdout; the verdict "
+                                   "is still printed")
+    add_table_options(parser)
     add_read_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
+    from spillway.gate.check import read_sources
+    from spillway.gate.compare import compare, markdown
+
+    fmt = chosen_format(args)
     options = read_options(args)
+    outputs = Outputs(args.new + args.against, force=args.force)
+    outputs.claim(args.output, "-o")
     new = read_sources(args.new, options, read_inputs, allow_baseline=True, side="NEW")
     old = read_sources(args.against, options, read_inputs, allow_baseline=True, side="OLD")
     comparison = compare(new.usage, old.usage, args.new, args.against)
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
-    if args.format == "json":
-        write_output(args.output, dump_json(comparison.to_json()))
-    elif args.format == "markdown":
-        write_output(args.output, markdown(comparison, args.all, args.limit).encode())
-    elif args.output != "-":
+    to_file = args.output not in (None, "-")
+    if fmt == "json":
+        write(args.output, dump_json(comparison.to_json()))
+    elif fmt == "markdown":
+        text = markdown(comparison, args.all, args.limit, args.names)
+        write(args.output, (markdown_marker("compare") + text).encode())
+    elif fmt == "tsv":
+        from spillway.report.table import tsv
+
+        write(args.output, tsv(TSV_FIELDS, _tsv_rows(comparison, args.all)).encode())
+    elif fmt == "github":
+        _github(comparison, args)
+    elif to_file:
         buffer = io.StringIO()
-        _print_table(Console(width=200, color_system=None, file=buffer), comparison, args)
-        write_output(args.output, buffer.getvalue().encode())
-    else:
-        tty = sys.stdout.isatty()
-        console = Console(soft_wrap=False) if tty else Console(width=200, color_system=None)
-        _print_table(console, comparison, args)
+        _print_table(comparison, args, buffer)
+        write(args.output, (text_marker("compare") + buffer.getvalue()).encode())
+    if fmt == "table" or (to_file and fmt != "github"):
+        _print_table(comparison, args)
     return status
 
 
-def _print_table(console: Console, comparison, args) -> None:
-    grid, shown, hidden = table(comparison, args.all, args.limit)
+def _tsv_rows(comparison, everything: bool):
+    for k in comparison.kernels:
+        if not everything and k.status == "same":
+            continue
+        o, n = k.old, k.new
+        yield (k.status, k.target, k.name, k.key, ",".join(k.worse), ",".join(k.better), o.vgprs, n.vgprs,
+               o.vgpr_spills, n.vgpr_spills, o.sgpr_spills, n.sgpr_spills, o.scratch, n.scratch, o.dynamic_stack,
+               n.dynamic_stack, o.occupancy, n.occupancy)
+    for status, group in (("added", comparison.only_new), ("removed", comparison.only_old)):
+        for u in group:
+            r = u.resources
+            figures = (r.vgprs, r.vgpr_spills, r.sgpr_spills, r.scratch, r.dynamic_stack, r.occupancy)
+            old, new = ((None,) * 6, figures) if status == "added" else (figures, (None,) * 6)
+            yield (status, u.target, u.name, u.key, "", "", *(v for pair in zip(old, new) for v in pair))
+
+
+def _github(comparison, args) -> None:
+    from spillway.gate.compare import markdown, uses_scratch
+    from spillway.gate.github import Annotation, annotation_lines, append_step_summary
+
+    file = args.new[0]
+    notes = []
+    for diff in comparison.kernels:
+        if diff.worse:
+            title = f"spillway compare: {table_name(diff.name, args.names)} [{diff.target}] {diff.status}"
+            for metric in diff.worse:
+                old, new = getattr(diff.old, metric), getattr(diff.new, metric)
+                notes.append(Annotation(file, f"{title} ({metric})", f"{metric}: {old} -> {new} against "
+                                                                        f"{', '.join(args.against)}"))
+    for usage in comparison.only_new:
+        if uses_scratch(usage.resources):
+            r = usage.resources
+            notes.append(Annotation(file, f"spillway compare: {table_name(usage.name, args.names)} "
+                                          f"[{usage.target}] added with scratch",
+                                    f"new kernel uses {r.scratch} B/lane scratch and {r.spills} spilled registers"))
+    level = "error" if args.fail_on_worse else "warning"
+    summary = markdown(comparison, args.all, args.limit, args.names)
+    append_step_summary(summary)
+    if args.output not in (None, "-"):
+        write(args.output, (markdown_marker("compare") + summary).encode())
+    for line in annotation_lines([Annotation(a.file, a.title, a.message, level) for a in notes]):
+        print(line, flush=True)
+    _print_table(comparison, args)
+
+
+def _print_table(comparison, args, file=None) -> None:
+    from spillway.gate.compare import table
+    from spillway.report.table import console as make_console, limited
+
+    console = make_console(file)
+    grid, shown, hidden = table(comparison, args.all, args.limit, console=console, names=args.names)
     if shown:
         console.print(grid)
     if hidden:
-        console.print(f"... and {hidden} more (--limit).")
-    for title, group in (("only in the new build", comparison.only_new),
-                         ("only in the old build", comparison.only_old)):
+        console.print(f"... and {hidden} more (--limit 0 shows all).", markup=False)
+    for title, group in (("added (only in the new build)", comparison.only_new),
+                         ("removed (only in the old build)", comparison.only_old)):
         if group:
-            console.print(f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:", highlight=False)
-            for usage in group:
+            console.print(f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:", markup=False)
+            listed, more = limited(group, args.limit)
+            for usage in listed:
                 r = usage.resources
-                console.print(escape(f"  {usage.name} [{usage.target}]: {r.vgprs} VGPRs, {r.spills} spilled, "
-                                     f"{r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"),
-                              highlight=False)
-    console.print(escape(comparison.sentence()), highlight=False, soft_wrap=True)
-
+                console.print(f"  {table_name(usage.name, args.names)} [{usage.target}]: {r.vgprs} VGPRs, "
+                              f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch",
+                              markup=False, soft_wrap=True)
+            if more:
+                console.print(f"  ... and {more} more (--limit 0 shows all)", markup=False)
+    console.print(comparison.sentence(), markup=False, soft_wrap=True)

@@ -6,9 +6,10 @@ Exit status of build, check, baseline and run: 0 when every cell worked on
 passed; 1 when a cell failed to build, is over its baseline or could not be
 checked; 2 on usage errors (bad cells file, unknown cell); 3 when nothing
 failed but a required cell was skipped because its toolchain is missing.  A
-cell is required when it is named on the command line (or --local is given);
-with no cell named, the local (Debian) cells are required and the others
-(built through Nix) are reported as skipped without failing the run.
+cell is required when it is named on the command line; with no cell named (or
+--local), the Debian cells of this machine are required, and the others (built
+through Nix, or in a system root that is not made here) are reported as
+skipped with the reason without failing the run.
 """
 
 from __future__ import annotations
@@ -17,10 +18,20 @@ import functools
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
-from spillway.cli.common import dump_json, stdout_console, write_output
+from spillway.cli.common import dump_json, stdout_console
+from spillway.cli.output import (Outputs, add_output_options, add_table_options, chosen_format, markdown_marker,
+                                 text_marker, write)
+
+if TYPE_CHECKING:  # bound at run time by _imports()
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from spillway import matrix as mx
 
 
 def _imports() -> None:
@@ -49,7 +60,7 @@ def register(subparsers) -> None:
         description=__doc__.split("\n\n", 1)[0].replace("``", ""),
         epilog="Exit status (build, check, baseline, run): 0 pass; 1 a cell failed to build or is over its "
                "baseline; 2 usage error; 3 a required cell was skipped (its toolchain is missing). Named cells "
-               "(or --local) are required; with no names only the local Debian cells are.")
+               "are required; with no names (or --local) only this machine's Debian cells are.")
     commands = parser.add_subparsers(dest="matrix_command", metavar="ACTION")
     commands.required = True
 
@@ -62,14 +73,15 @@ def register(subparsers) -> None:
         if cells:
             sub.add_argument("cells_named", nargs="*", metavar="CELL", help="cells (default: all)")
             sub.add_argument("--local", action="store_true",
-                             help="all local (Debian) cells, each required like a named one")
+                             help="all local (Debian) cells; this machine's are required, a system root's "
+                                  "only when it is made here")
         if jobs:
             sub.add_argument("-j", "--jobs", type=int, default=MATRIX_DEFAULT_JOBS, metavar="N",
                              help=f"compiler processes at once (default {MATRIX_DEFAULT_JOBS})")
 
     listing = commands.add_parser("list", help="cells, and whether each toolchain is available here")
     common(listing, cells=False, jobs=False)
-    listing.add_argument("--json", action="store_true", help="JSON instead of a table")
+    add_output_options(listing, ("table", "json"))
     listing.set_defaults(run=_heavy(run_list))
 
     build = commands.add_parser("build", help="build cells into BUILD/<cell>/ (parallel, incremental)")
@@ -88,8 +100,8 @@ def register(subparsers) -> None:
                     "--summary): every built cell side by side, per kernel.")
     common(compare, jobs=False)
     compare.add_argument("--summary", action="store_true", help="side-by-side view even for two cells")
-    compare.add_argument("--format", choices=("table", "markdown", "json"), default="table")
-    compare.add_argument("-o", "--output", default="-", metavar="FILE", help="write to FILE")
+    add_output_options(compare, ("table", "json", "markdown"))
+    add_table_options(compare, limit=False)
     compare.add_argument("--all", action="store_true", help="A B: also list unchanged kernels")
     compare.add_argument("--differing", action="store_true", help="summary: only rows where cells differ")
     compare.add_argument("--fail-on-worse", action="store_true", help="A B: exit 1 when B is worse somewhere")
@@ -105,7 +117,10 @@ def register(subparsers) -> None:
     run = commands.add_parser("run", help="the main job: build, check every cell, print the comparison")
     common(run)
     _check_options(run)
-    run.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown (for a PR)")
+    add_output_options(run, ("table", "json", "markdown", "github"), github_auto=True,
+                       output_help="write the comparison of the cells to FILE (atomically) in the chosen format; "
+                                   "the verdicts are still printed")
+    add_table_options(run, limit=False)
     run.add_argument("--differing", action="store_true", help="only rows where cells differ")
     run.set_defaults(run=_heavy(run_run))
 
@@ -113,6 +128,9 @@ def register(subparsers) -> None:
 def _check_options(sub) -> None:
     sub.add_argument("--no-build", action="store_true", help="check what is built; do not build first")
     sub.add_argument("--gate", metavar="METRICS", help="override the baselines' gated metrics")
+    sub.add_argument("--occupancy-model", choices=("llvm22", "llvm23", "llvm24", "producer"), default=None,
+                     help="occupancy model to gate with (default: each baseline's own, llvm22 for a "
+                          "version-1 baseline)")
     sub.add_argument("--junit-dir", metavar="DIR", help="write DIR/<cell>.xml (JUnit) per checked cell")
 
 
@@ -138,8 +156,8 @@ class Progress:
         self.total = len(matrix.engine.sources) + 1
         self.console = _err()
         self.live = self.console.is_terminal
-        self.tasks: dict[str, int] = {}
-        self.bar = None
+        self.tasks: dict[str, Any] = {}              # rich TaskIDs
+        self.bar: Any = None
         if self.live:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bars, TextColumn, TimeElapsedColumn
             self.bar = Bars(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
@@ -165,6 +183,7 @@ class Progress:
                                highlight=False)
 
     def _bars(self, cell, event, step) -> None:
+        assert self.bar is not None
         if event == "planned":
             self.tasks[cell.name] = self.bar.add_task(cell.name, total=self.total, status="")
             return
@@ -188,7 +207,7 @@ def _build(matrix: mx.Matrix, build_dir: Path, cells: list[mx.Cell], jobs: int) 
 
 def _selected(args, matrix: mx.Matrix) -> tuple[list[mx.Cell], set[str]]:
     cells, explicit = matrix.select(args.cells_named, args.local)
-    return cells, mx.required_cells(cells, explicit)
+    return cells, mx.required_cells(cells, explicit, named=bool(args.cells_named))
 
 
 def _print_builds(console: Console, builds: list[mx.CellBuild], matrix: mx.Matrix) -> None:
@@ -222,13 +241,20 @@ def run_list(args) -> int:
     for cell in matrix.cells.values():
         availability = mx.probe(cell)
         rows.append((cell, availability, matrix.resolve(cell.baseline).is_file()))
-    if args.json:
-        document = {"cells_file": str(matrix.path), "cells": [
+    fmt = chosen_format(args)
+    Outputs([str(matrix.path)], force=args.force).claim(args.output, "-o")
+    if fmt == "json":
+        from spillway import __version__
+        from spillway.matrix.documents import MATRIX_LIST_SCHEMA
+
+        available = sum(1 for _, a, _ in rows if a.available)
+        document = {"schema": MATRIX_LIST_SCHEMA, "spillway_version": __version__, "cells_file": str(matrix.path),
+                    "summary": {"cells": len(rows), "available": available}, "cells": [
             {"name": c.name, "description": c.description, "toolchain": c.toolchain(), "source": c.source,
              "local": c.local, "cxx": c.cxx, "targets": c.targets, "available": a.available,
              "reason": a.reason, "compiler": a.version, "baseline": c.baseline, "baseline_exists": present}
             for c, a, present in rows]}
-        write_output("-", dump_json(document))
+        write(args.output, dump_json(document))
         return 0
     table = Table(title=f"cells of {_rel(matrix.path, matrix)}", title_justify="left")
     table.add_column("cell", no_wrap=True)
@@ -239,12 +265,20 @@ def run_list(args) -> int:
     table.add_column("available here", overflow="fold", ratio=1)
     for cell, availability, present in rows:
         status = f"yes: {availability.version}" if availability.available else f"no: {availability.reason}"
-        table.add_row(escape(cell.name), escape(cell.toolchain()), cell.source, " ".join(cell.targets),
+        origin = f"{cell.source} ({cell.system})" if cell.in_root else cell.source
+        table.add_row(escape(cell.name), escape(cell.toolchain()), escape(origin), " ".join(cell.targets),
                       "yes" if present else "missing", escape(status))
-    console = stdout_console()
+    import io
+
+    from spillway.report.table import console as make_console
+
+    buffer = io.StringIO() if args.output not in (None, "-") else None
+    console = make_console(buffer)
     console.print(table)
     available = sum(1 for _, a, _ in rows if a.available)
     console.print(f"{available} of {len(rows)} cells available here", highlight=False)
+    if buffer is not None:
+        write(args.output, (text_marker("matrix list") + buffer.getvalue()).encode())
     return 0
 
 
@@ -287,11 +321,39 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
     if junit_dir:
         junit_dir.mkdir(parents=True, exist_ok=True)
     for build in builds:
-        junit = junit_dir / f"{build.cell.name}.xml" if junit_dir and build.status not in ("skipped", "failed") else None
-        result = mx.check_cell(matrix, build_dir, build, args.gate, junit)
+        checked = build.status not in ("skipped", "failed")
+        junit = junit_dir / f"{build.cell.name}.xml" if junit_dir and checked else None
+        result = mx.check_cell(matrix, build_dir, build, args.gate, junit, getattr(args, "occupancy_model", None))
         result.required = build.cell.name in required
+        if junit_dir and result.verdict in ("skipped", "error"):
+            # Every cell has its file, so a collector sees skipped and broken cells too.
+            from spillway.gate.junit import unchecked_document, write_bytes
+            write_bytes(str(junit_dir / f"{build.cell.name}.xml"),
+                        unchecked_document(build.cell.name, result.verdict, result.reason))
         checks.append(result)
     return checks, builds
+
+
+def _accept_command(c: mx.CellCheck, keys: list[str]) -> str:
+    """The `spillway baseline write` that accepts these kernels of a failing cell."""
+    import os
+    import shlex
+
+    words = ["spillway", "baseline", "write"]
+    library = _cell_library(c)
+    words.append(os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY")
+    words += ["-o", c.cell.baseline, "--gate", ",".join(c.cell.gate)]
+    for key in keys[:10]:
+        words += ["--allow", key]
+    return " ".join(shlex.quote(w) for w in words) + " --reason TEXT"
+
+
+def _cell_library(c: mx.CellCheck):
+    """The library a cell's check read (next to its check.json)."""
+    if c.report is None:
+        return None
+    found = sorted(p for p in c.report.parent.iterdir() if p.suffix == ".so")
+    return found[0] if found else None
 
 
 def _print_checks(console: Console, checks: list[mx.CellCheck]) -> None:
@@ -306,6 +368,9 @@ def _print_checks(console: Console, checks: list[mx.CellCheck]) -> None:
                 console.print(escape(f"           over baseline: {_failure(f)}"), highlight=False)
             if len(c.failures) > 20:
                 console.print(f"           ... and {len(c.failures) - 20} more ({c.report})", highlight=False)
+            keys = list(dict.fromkeys(f["key"] for f in c.failures))
+            console.print(escape(f"           intended? accept with: {_accept_command(c, keys)}"), highlight=False,
+                          soft_wrap=True)
         elif c.verdict == "error":
             console.print(escape(f"ERROR    {name}  {c.reason}"), highlight=False, style="red")
         else:
@@ -317,8 +382,9 @@ def _print_checks(console: Console, checks: list[mx.CellCheck]) -> None:
 
 
 def _failure(f: dict) -> str:
-    """One over-baseline finding of spillway.check/1, with a readable name."""
-    name = mx.short_name(f["name"])   # spillway.check/1 names are demangled already
+    """One over-baseline finding of spillway.check/2, with a readable name."""
+    from spillway.resources.names import table_name
+    name = table_name(f["name"])   # spillway.check/2 names are demangled already
     allowed = "-" if f.get("allowed") is None else f["allowed"]
     extra = " (not in the baseline)" if f.get("new_kernel") else ""
     if f["metric"] == "occupancy":
@@ -335,11 +401,22 @@ def run_check(args) -> int:
 
 # -- compare -------------------------------------------------------------------------------
 
+def _claim(args, matrix: mx.Matrix, build_dir: Path) -> None:
+    """-o must not name the cells file, a cell's baseline or a built library
+    (inputs of the run)."""
+    inputs = [str(matrix.path)]
+    for cell in matrix.cells.values():
+        inputs += [str(matrix.resolve(cell.baseline)), str(mx.library_path(matrix, build_dir, cell))]
+    Outputs(inputs, force=args.force).claim(args.output, "-o")
+
+
 def run_compare(args) -> int:
     matrix, build_dir = _load(args)
+    fmt = chosen_format(args)
+    _claim(args, matrix, build_dir)
     named = [matrix.cell(n) for n in args.cells_named]
     if len(named) == 2 and not args.summary:
-        return _compare_two(args, matrix, build_dir, named[0], named[1])
+        return _compare_two(args, fmt, matrix, build_dir, named[0], named[1])
     cells = named or (list(matrix.cells.values()) if not args.local
                       else [c for c in matrix.cells.values() if c.local])
     summary = mx.summarize(matrix, build_dir, cells)
@@ -348,37 +425,45 @@ def run_compare(args) -> int:
         raise UsageError(f"not built: {', '.join(missing)} (run spillway matrix build {' '.join(missing)})")
     if not summary.cells:
         raise UsageError("no cell is built (run spillway matrix build)")
-    _emit_summary(args.format, args.output, summary, args.differing)
+    _emit_summary(fmt, args.output, summary, args.differing, args.names)
     return 0
 
 
-def _emit_summary(fmt: str, output: str, summary: mx.Summary, differing: bool) -> None:
+def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: bool, names: str = "short") -> None:
+    import io
+
+    from spillway.report.table import console as make_console
+
     if fmt == "json":
-        write_output(output, dump_json(mx.summary_json(summary)))
+        write(output, dump_json(mx.summary_json(summary)))
     elif fmt == "markdown":
-        write_output(output, mx.summary_markdown(summary, differing).encode())
-    elif output != "-":
-        import io
+        write(output, (markdown_marker("matrix summary") + mx.summary_markdown(summary, differing)).encode())
+    elif output not in (None, "-"):
         buffer = io.StringIO()
-        Console(width=240, color_system=None, file=buffer).print(mx.summary_table(summary, differing))
-        write_output(output, buffer.getvalue().encode())
+        console = make_console(buffer)
+        console.print(mx.summary_table(summary, differing, console, names))
+        write(output, (text_marker("matrix summary") + buffer.getvalue()).encode())
     else:
-        stdout_console().print(mx.summary_table(summary, differing))
+        console = make_console()
+        console.print(mx.summary_table(summary, differing, console, names))
 
 
-def _compare_two(args, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
+def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
+    import io
+
     from spillway.gate.compare import markdown, table
+    from spillway.report.table import console as make_console
+
     comparison = mx.compare_cells(matrix, build_dir, old, new)
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
-    if args.format == "json":
-        write_output(args.output, dump_json(comparison.to_json()))
-    elif args.format == "markdown":
-        write_output(args.output, markdown(comparison, args.all).encode())
+    if fmt == "json":
+        write(args.output, dump_json(comparison.to_json()))
+    elif fmt == "markdown":
+        write(args.output, (markdown_marker("compare") + markdown(comparison, args.all, 0, args.names)).encode())
     else:
-        import io
         buffer = io.StringIO()
-        console = stdout_console() if args.output == "-" else Console(width=240, color_system=None, file=buffer)
-        grid, shown, _ = table(comparison, args.all)
+        console = make_console(None if args.output in (None, "-") else buffer)
+        grid, shown, _ = table(comparison, args.all, console=console, names=args.names)
         console.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
                              f"gfx11 rows: {new.name} built "
                              f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
@@ -386,8 +471,8 @@ def _compare_two(args, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx
         if shown:
             console.print(grid)
         console.print(escape(comparison.sentence()), highlight=False)
-        if args.output != "-":
-            write_output(args.output, buffer.getvalue().encode())
+        if args.output not in (None, "-"):
+            write(args.output, (text_marker("compare") + buffer.getvalue()).encode())
     return status
 
 
@@ -425,17 +510,51 @@ def run_baseline(args) -> int:
 
 def run_run(args) -> int:
     matrix, build_dir = _load(args)
+    fmt = chosen_format(args)
+    _claim(args, matrix, build_dir)
     start = time.monotonic()
     checks, builds = _checks(args, matrix, build_dir)
-    console = stdout_console()
+    # The verdicts go to stdout, or to stderr when the document itself does.
+    document_on_stdout = fmt in ("json", "markdown") and args.output in (None, "-")
+    console = _err() if document_on_stdout else stdout_console()
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
-    if built:
-        summary = mx.summarize(matrix, build_dir, built)
-        if summary.cells:
-            _emit_summary("table", "-", summary, args.differing)
-            if args.markdown:
-                write_output(args.markdown, mx.summary_markdown(summary, args.differing).encode())
-                console.print(f"wrote {args.markdown}", highlight=False)
+    summary = mx.summarize(matrix, build_dir, built) if built else None
+    if summary is not None and summary.cells:
+        if fmt in ("json", "markdown"):
+            _emit_summary(fmt, args.output, summary, args.differing, args.names)
+            if args.output not in (None, "-"):
+                _emit_summary("table", None, summary, args.differing, args.names)
+                console.print(f"wrote {args.output}", highlight=False)
+        else:
+            _emit_summary("table", args.output if fmt == "table" else None, summary, args.differing, args.names)
+            if fmt == "table" and args.output not in (None, "-"):
+                console.print(f"wrote {args.output}", highlight=False)
+    if fmt == "github":
+        _github_run(checks, summary, args)
     _print_checks(console, checks)
     console.print(f"matrix run: {time.monotonic() - start:.1f} s", highlight=False)
     return mx.exit_status(checks)
+
+
+def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
+    """One annotation per failing kernel and metric (at most ten), and the
+    job summary: each cell's verdict, then the side-by-side table."""
+    from spillway.gate.github import Annotation, annotation_lines, append_step_summary
+
+    notes = []
+    lines = ["**spillway matrix run**", ""]
+    for c in checks:
+        lines.append(f"- `{c.cell.name}`: {c.verdict.upper()} {c.reason}")
+        if c.verdict == "error":
+            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", c.reason))
+        for f in c.failures:
+            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {_failure(f)}",
+                                    f"{_failure(f)}; accept with: {_accept_command(c, [f['key']])}"))
+    lines.append("")
+    if summary is not None and summary.cells:
+        lines.append(mx.summary_markdown(summary, args.differing))
+    append_step_summary("\n".join(lines))
+    if args.output not in (None, "-") and summary is not None and summary.cells:
+        write(args.output, (markdown_marker("matrix summary") + mx.summary_markdown(summary, args.differing)).encode())
+    for line in annotation_lines(notes):
+        print(line, flush=True)

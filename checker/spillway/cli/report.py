@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import fnmatch
+import io
 import os
-import sys
 
-from rich.console import Console
-from rich.table import Table
-
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, write_output
+from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
+from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
+                                 looks_like_path, text_marker, write)
+from spillway.errors import UsageError
+from spillway.resources.names import name_matches, table_name
 
 SORT_KEYS = {
     "scratch": lambda k: (-k["private_segment_fixed_size"], -k["vgpr_spill_count"], k["name"]),
@@ -23,96 +23,130 @@ SORT_KEYS = {
     "file": lambda k: (k["file"], k["bundle_index"] or 0, k["target"], k["name"]),
 }
 
+FORMATS = ("table", "json", "tsv")
+# The file column keeps the end of long paths.
+FILE_WIDTH = 20
+# --format tsv: every field of the kernel records, in this order.
+TSV_FIELDS = ("file", "bundle_index", "target", "name", "key", "vgpr_count", "agpr_count", "sgpr_count",
+              "vgpr_spill_count", "sgpr_spill_count", "private_segment_fixed_size", "uses_dynamic_stack",
+              "scratch_cause", "group_segment_fixed_size", "occupancy", "occupancy_limit", "wavefront_size",
+              "max_flat_workgroup_size", "code_object_version", "compiler", "symbol")
+TSV_HEADERS.add("\t".join(TSV_FIELDS).encode())
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "report", help="list kernels and their resource usage",
         description="List per-kernel resource usage. By default only kernels that use scratch memory "
-                    "are listed; --all lists every kernel.")
+                    "are listed; --all lists every kernel. JSON keeps every kernel unless a FILTER is given.")
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="executables, shared libraries, objects, archives, bundles, code objects, "
-                             "wheels or directories; a last argument that is not an existing path is "
-                             "the FILTER")
+                             "wheels or directories; a last argument that is not an existing path (and has "
+                             "no / or file suffix) is the FILTER: a case-insensitive substring of the kernel "
+                             "name, or a glob with * ? [ on the full or short name")
     parser.add_argument("--all", action="store_true", help="list every kernel, not only those using scratch")
     parser.add_argument("--sort", choices=sorted(SORT_KEYS), default="scratch",
                         help="order of the table (default: scratch, largest first)")
-    parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
-                        help="write the versioned JSON report to FILE (or stdout) instead of a table")
-    parser.add_argument("--limit", type=int, default=0, metavar="N", help="show at most N rows")
+    add_output_options(parser, FORMATS)
+    add_table_options(parser)
     add_read_options(parser)
     parser.set_defaults(run=run)
 
 
 def split_filter(paths: list[str]) -> tuple[list[str], str | None]:
-    """The original script took ``BINARY [FILTER]``: keep that form."""
-    if len(paths) > 1 and not os.path.exists(paths[-1]):
+    """The original script took ``BINARY [FILTER]``: keep that form.  A
+    missing last argument that looks like a path is a missing file, not a
+    filter."""
+    if len(paths) > 1 and paths[-1] != "-" and not os.path.exists(paths[-1]):
+        if looks_like_path(paths[-1]):
+            raise UsageError(f"{paths[-1]}: no such file (a FILTER has no / and no file suffix)")
         return paths[:-1], paths[-1]
     return paths, None
-
-
-def matches(name: str, pattern: str) -> bool:
-    """Glob when the filter has wildcards, else a case-insensitive substring."""
-    if any(c in pattern for c in "*?["):
-        return fnmatch.fnmatchcase(name.lower(), pattern.lower())
-    return pattern.lower() in name.lower()
 
 
 def select(kernels: list[dict], pattern: str | None, everything: bool) -> list[dict]:
     chosen = kernels if everything else [k for k in kernels if k["private_segment_fixed_size"] > 0
                                          or k["uses_dynamic_stack"]]
     if pattern:
-        chosen = [k for k in chosen if matches(k["name"], pattern)]
+        chosen = [k for k in chosen if name_matches(pattern, k["name"])]
     return chosen
 
 
-def kernel_table(kernels: list[dict], title: str | None = None) -> Table:
-    table = Table(title=title, title_justify="left", show_lines=False)
-    table.add_column("kernel", overflow="fold", ratio=1)
-    table.add_column("target")
-    table.add_column("VGPRs", justify="right")
-    table.add_column("AGPRs", justify="right")
-    table.add_column("SGPRs", justify="right")
-    table.add_column("spills V/S", justify="right")
-    table.add_column("scratch B/lane", justify="right")
-    table.add_column("cause")
-    table.add_column("LDS B", justify="right")
-    table.add_column("waves/SIMD", justify="right")
+def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None):
+    from spillway.report.table import Column, grid
+    from spillway.resources.occupancy import next_step_text
+
+    columns = [Column("kernel", name=True), Column("target"), Column("VGPRs", "right"),
+               Column("AGPRs", "right", drop=2), Column("SGPRs", "right", drop=4), Column("spills V/S", "right"),
+               Column("scratch B/lane", "right"), Column("cause", drop=2), Column("LDS B", "right", drop=3),
+               Column("waves/SIMD", "right"), Column("bound", drop=1), Column("next step", drop=1)]
+    if files:
+        columns.insert(0, Column("file"))
+    rows = []
     for k in kernels:
-        occupancy = "?" if k["occupancy"] is None else f"{k['occupancy']} ({k['occupancy_limit']})"
+        occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
         scratch = str(k["private_segment_fixed_size"]) + ("+dyn" if k["uses_dynamic_stack"] else "")
-        table.add_row(k["name"], k["target"], str(k["vgpr_count"]),
-                      "-" if k["agpr_count"] is None else str(k["agpr_count"]),
-                      str(k["sgpr_count"]), f"{k['vgpr_spill_count']}/{k['sgpr_spill_count']}",
-                      scratch, k["scratch_cause"], str(k["group_segment_fixed_size"]), occupancy)
-    return table
+        row = [table_name(k["name"], names), k["target"], str(k["vgpr_count"]),
+               "-" if k["agpr_count"] is None else str(k["agpr_count"]),
+               str(k["sgpr_count"]), f"{k['vgpr_spill_count']}/{k['sgpr_spill_count']}",
+               scratch, k["scratch_cause"], str(k["group_segment_fixed_size"]), occupancy,
+               k["occupancy_limit"] if k["occupancy"] is not None else "",
+               next_step_text(k.get("occupancy_next"))]
+        if files:
+            path = files.get(k["file"], k["file"])
+            row.insert(0, path if len(path) <= FILE_WIDTH else "…" + path[-(FILE_WIDTH - 1):])
+        rows.append(row)
+    return grid(console, columns, rows, names=names)
 
 
 def run(args) -> int:
+    fmt = chosen_format(args)
     paths, pattern = split_filter(args.paths)
+    outputs = Outputs(paths, force=args.force)
+    outputs.claim(args.output, "-o")
     document = read_inputs(paths, read_options(args))
-    if args.json:
-        if pattern or not args.all:
-            # JSON keeps every kernel unless the user narrowed it down.
-            if pattern:
-                document = dict(document, kernels=select(document["kernels"], pattern, True))
-        write_output(args.json, dump_json(document))
+    if pattern:
+        matching = select(document["kernels"], pattern, True)
+        if not matching:
+            raise UsageError(f"no kernel matches {pattern!r} (of {len(document['kernels'])} kernels read "
+                             f"from {', '.join(paths)})")
+    if fmt == "json":
+        if pattern:
+            document = dict(document, kernels=matching)
+        write(args.output, dump_json(document))
         return 0
     kernels = sorted(select(document["kernels"], pattern, args.all), key=SORT_KEYS[args.sort])
-    console = Console(soft_wrap=False) if sys.stdout.isatty() else Console(width=200, color_system=None)
+    if fmt == "tsv":
+        from spillway.report.table import tsv
+
+        write(args.output, tsv(TSV_FIELDS, ([k.get(f) for f in TSV_FIELDS] for k in kernels)).encode())
+        return 0
+    write_table(args, document, kernels, pattern)
+    return 0
+
+
+def write_table(args, document: dict, kernels: list[dict], pattern: str | None) -> None:
+    from spillway.report.table import console as make_console, limited, short_files
+
+    buffer = io.StringIO() if args.output not in (None, "-") else None
+    console = make_console(buffer)
     total = len(document["kernels"])
-    shown = kernels[:args.limit] if args.limit > 0 else kernels
+    shown, hidden = limited(kernels, args.limit)
+    inputs = sorted({k["file"] for k in document["kernels"]})
+    files = short_files(inputs) if len(inputs) > 1 else None
     if shown:
-        console.print(kernel_table(shown))
+        console.print(kernel_table(console, shown, args.names, files))
     skipped = sum(f["skipped_without_device_code"] for f in document["files"])
     bitcode = sum(len(f["bitcode_only"]) for f in document["files"])
     what = "kernels" if args.all else "kernels using scratch"
     summary = f"{len(kernels)} {what}" + (f" matching {pattern!r}" if pattern else "") + \
               f" of {total} kernels read"
-    if len(shown) < len(kernels):
-        summary += f" ({len(shown)} shown)"
+    if hidden:
+        summary += f" ({len(shown)} shown; --limit 0 shows all)"
     if skipped:
         summary += f"; {skipped} files without device code skipped"
     if bitcode:
         summary += f"; {bitcode} bitcode-only entries (resource usage exists after the device link)"
-    console.print(summary)
-    return 0
+    console.print(summary, markup=False, soft_wrap=True)
+    if buffer is not None:
+        write(args.output, (text_marker("report") + buffer.getvalue()).encode())

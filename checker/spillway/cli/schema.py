@@ -1,18 +1,37 @@
-"""``spillway schema NAME``: print a published JSON schema."""
+"""``spillway schema [NAME]``: list the documents spillway writes, or print
+one's published JSON schema (docs/schemas/NAME-VERSION.json)."""
 
 from __future__ import annotations
 
 import json
 
-from spillway.schemas import SCHEMAS, schema_for
+from spillway.cli.output import Outputs, add_output_options, chosen_format, write
+from spillway.schemas import DESCRIPTIONS, SCHEMAS, schema_for
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("schema", help="print the JSON schema of a document spillway writes")
-    parser.add_argument("name", choices=sorted(SCHEMAS), help="which document")
+    parser = subparsers.add_parser("schema", help="list the documents spillway writes, or print one's JSON schema",
+                                   description="Without NAME: the documents spillway writes and their schema "
+                                               "names. With NAME: that document's JSON schema.")
+    parser.add_argument("name", nargs="?", choices=sorted(SCHEMAS), metavar="NAME",
+                        help=f"which document: {', '.join(sorted(SCHEMAS))}")
+    add_output_options(parser, ("json",), default="json")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
-    print(json.dumps(schema_for(args.name), indent=2, sort_keys=True))
+    chosen_format(args)
+    Outputs([], force=args.force).claim(args.output, "-o")
+    if args.name is None:
+        width = max(map(len, SCHEMAS))
+        for name in sorted(SCHEMAS):
+            schema = schema_for(name)
+            ident = schema.get("properties", {}).get("schema", {}).get("const") or schema["$id"]
+            print(f"{name:<{width}}  {ident:<28}  {DESCRIPTIONS.get(name, '')}")
+        return 0
+    schema = schema_for(args.name)
+    # $id first: it names the file as spillway's (a later -o may replace it).
+    ordered = {"$id": schema["$id"], "$schema": schema["$schema"]}
+    ordered.update(json.loads(json.dumps({k: v for k, v in schema.items() if k not in ordered}, sort_keys=True)))
+    write(args.output, (json.dumps(ordered, indent=2) + "\n").encode())
     return 0

@@ -306,3 +306,261 @@ def walk(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
 def _shift(entry: BundleEntry, by: int) -> BundleEntry:
     return BundleEntry(entry.entry_id, entry.kind, entry.triple, entry.target_id, entry.payload,
                        entry.offset + by)
+
+
+# -- lazy walking and streaming inflation ------------------------------------
+#
+# A large library holds hundreds of compressed bundles that inflate to GBs.
+# ``walk_lazy`` finds them from their headers without inflating anything;
+# ``iter_compressed_entries`` later inflates one bundle as a stream and hands
+# out one entry at a time, so memory is bounded by the largest code object,
+# not by the bundle or the library.
+
+@dataclass(frozen=True)
+class PendingBundle:
+    """A compressed bundle found in a stream, not yet inflated."""
+
+    index: int
+    offset: int              # inside the stream
+    size: int                # compressed bytes it occupies
+    header: CompressedHeader
+    data: memoryview         # the whole compressed bundle, header included
+
+
+def _measure_v1(data: memoryview, header: CompressedHeader, max_decompressed: int, container: str) -> int:
+    """CCOB v1 has no total size: inflate once, keeping nothing, to find where
+    the compressed stream ends.  Returns the bytes the bundle occupies."""
+    payload = data[header.header_size:]
+    limit = header.uncompressed_size
+    produced = 0
+    step = 1 << 16
+    if header.method == "zlib":
+        inflater = zlib.decompressobj()
+        used = 0
+        try:
+            while used < len(payload) and not inflater.eof:
+                chunk = payload[used:used + step]
+                produced += len(inflater.decompress(chunk, limit + 1 - produced))
+                while inflater.unconsumed_tail and produced <= limit:
+                    produced += len(inflater.decompress(inflater.unconsumed_tail, limit + 1 - produced))
+                if produced > limit:
+                    break
+                used += len(chunk) - len(inflater.unused_data)
+        except zlib.error as exc:
+            raise InputError(f"zlib stream is corrupt ({exc})", container=container) from None
+    else:
+        inflater = zstandard.ZstdDecompressor().decompressobj()  # type: ignore[assignment]  # the same protocol
+        used = 0
+        try:
+            while used < len(payload) and not inflater.eof:
+                chunk = payload[used:used + 1024]
+                produced += len(inflater.decompress(chunk))
+                if produced > limit:
+                    break
+                used += len(chunk) - len(inflater.unused_data)
+        except zstandard.ZstdError as exc:
+            raise InputError(f"zstd stream is corrupt ({exc})", container=container) from None
+    if produced > limit:
+        raise InputError(f"{header.method} stream inflates past the declared {limit} bytes", container=container)
+    if not inflater.eof:
+        raise InputError(f"{header.method} stream is truncated", container=container)
+    return header.header_size + used
+
+
+def walk_lazy(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+              container: str = ".hip_fatbin") -> list[Bundle | PendingBundle]:
+    """Walk a stream of bundles like ``walk``, but leave compressed bundles
+    compressed (``PendingBundle``): only their headers are read and checked
+    (a declared size above ``max_decompressed`` is refused here)."""
+    found: list[Bundle | PendingBundle] = []
+    position = _skip_zeros(data, 0)
+    size = len(data)
+    while position < size:
+        head = bytes(data[position:position + 24])
+        if head == UNCOMPRESSED_MAGIC:
+            try:
+                entries, length = parse_uncompressed(data[position:])
+            except InputError as exc:
+                raise exc.within(container, position) from None
+            found.append(Bundle(len(found), position, length, None, None,
+                                [_shift(e, position) for e in entries]))
+        elif head.startswith(COMPRESSED_MAGIC):
+            rest = data[position:]
+            try:
+                header = parse_compressed_header(rest)
+                where = f"CCOB bundle v{header.version} ({header.method})"
+                if header.uncompressed_size > max_decompressed:
+                    raise InputError(f"declared uncompressed size {header.uncompressed_size} exceeds the cap "
+                                     f"{max_decompressed} (--max-decompressed)", container=where, offset=0)
+                if header.total_size is not None:
+                    length = header.total_size
+                else:
+                    length = _measure_v1(rest, header, max_decompressed, where)
+            except InputError as exc:
+                raise exc.within(container, position) from None
+            found.append(PendingBundle(len(found), position, length, header, rest[:length]))
+        else:
+            raise InputError(f"expected an offload bundle, found bytes {head[:8].hex()}",
+                             container=container, offset=position)
+        position = _skip_zeros(data, position + length)
+    return found
+
+
+class _InflateStream:
+    """Sequential reads from a compressed payload, with the MD5 and the size
+    of everything produced kept for the final check."""
+
+    def __init__(self, payload: memoryview, header: CompressedHeader, where: str):
+        self.where = where
+        self.limit = header.uncompressed_size
+        self.produced = 0
+        self.md5 = hashlib.md5()
+        self.method = header.method
+        if header.method == "zstd":
+            try:
+                params = zstandard.get_frame_parameters(payload)
+            except zstandard.ZstdError as exc:
+                raise InputError(f"zstd frame header is corrupt ({exc})", container=where) from None
+            if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) \
+                    and params.content_size != self.limit:
+                raise InputError(f"declared uncompressed size {self.limit} but the zstd frame declares "
+                                 f"{params.content_size} bytes", container=where, offset=0)
+            self._reader = zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=False)
+        else:
+            self._zlib = zlib.decompressobj()
+            self._input = payload
+            self._used = 0
+            self._pending = b""
+
+    def _zlib_read(self, size: int) -> bytes:
+        pieces, got = [], 0
+        if self._pending:
+            piece, self._pending = self._pending[:size], self._pending[size:]
+            pieces.append(piece)
+            got = len(piece)
+        while got < size and not self._zlib.eof:
+            if self._zlib.unconsumed_tail:
+                source = self._zlib.unconsumed_tail
+            elif self._used < len(self._input):
+                source = self._input[self._used:self._used + (1 << 20)]  # type: ignore[assignment]  # bytes-like
+                self._used += len(source)
+            else:
+                break
+            piece = self._zlib.decompress(source, size - got)
+            pieces.append(piece)
+            got += len(piece)
+        return b"".join(pieces)
+
+    def read(self, size: int) -> bytes:
+        """Exactly ``size`` bytes, or an InputError when the stream ends first."""
+        if self.produced + size > self.limit:
+            raise InputError(f"bundle entries run past the declared uncompressed size {self.limit}",
+                             container=self.where)
+        try:
+            if self.method == "zstd":
+                out = self._reader.read(size)
+                while len(out) < size:
+                    more = self._reader.read(size - len(out))
+                    if not more:
+                        break
+                    out += more
+            else:
+                out = self._zlib_read(size)
+        except (zstandard.ZstdError, zlib.error) as exc:
+            raise InputError(f"{self.method} stream is corrupt ({exc})", container=self.where) from None
+        if len(out) != size:
+            raise InputError(f"declared uncompressed size {self.limit} but the stream holds "
+                             f"{self.produced + len(out)} bytes", container=self.where, offset=0)
+        self.produced += size
+        self.md5.update(out)
+        return out
+
+    def skip(self, size: int) -> None:
+        while size > 0:
+            step = min(size, 1 << 22)
+            self.read(step)
+            size -= step
+
+    def finish(self, expected_hash: int, hash_offset: int) -> None:
+        """Read what is left, then check the size and the hash."""
+        self.skip(self.limit - self.produced)
+        try:
+            if self.method == "zstd":
+                extra = self._reader.read(1)
+            else:
+                extra = self._zlib_read(1)
+                if not extra and not self._zlib.eof:
+                    raise InputError("zlib stream is truncated", container=self.where)
+        except (zstandard.ZstdError, zlib.error) as exc:
+            raise InputError(f"{self.method} stream is corrupt ({exc})", container=self.where) from None
+        if extra:
+            raise InputError(f"declared uncompressed size {self.limit} but the stream holds more",
+                             container=self.where, offset=0)
+        digest = int.from_bytes(self.md5.digest()[:8], "little")
+        if digest != expected_hash:
+            raise InputError(f"hash mismatch: header says {expected_hash:#018x}, content hashes to "
+                             f"{digest:#018x}", container=self.where, offset=hash_offset)
+
+
+def iter_compressed_entries(pending: PendingBundle, wanted=lambda kind, triple: True):
+    """Inflate ``pending`` as a stream; yield its entries one at a time, each
+    with its own payload (a fresh ``bytes``), in the order they are stored.
+    Entries ``wanted`` rejects are skipped, not kept.  The size and hash are
+    checked once the stream has been read to its end, so a caller must
+    exhaust the iterator (a bad hash is raised after the entries).
+
+    Bundles whose entries overlap or are out of order (the bundler never
+    writes them) are inflated whole, within the declared size."""
+    header = pending.header
+    where = f"CCOB bundle v{header.version} ({header.method})"
+    payload = pending.data[header.header_size:pending.size]
+    stream = _InflateStream(payload, header, where)
+    inner = "inflated bundle"
+    head = stream.read(min(32, header.uncompressed_size))
+    if len(head) < 32 or head[:24] != UNCOMPRESSED_MAGIC:
+        raise InputError("not an offload bundle (bad magic)", container=f"{where} > {inner}", offset=0)
+    (count,) = struct.unpack_from("<Q", head, 24)
+    size = header.uncompressed_size
+    if count > (size - 32) // 24:
+        raise InputError(f"bundle header claims {count} entries, more than fit in {size} bytes",
+                         container=f"{where} > {inner}", offset=24)
+    raw = []
+    for _ in range(count):
+        position = stream.produced
+        entry_offset, entry_size, id_len = struct.unpack("<QQQ", stream.read(24))
+        if id_len > 4096 or stream.produced + id_len > size:
+            raise InputError(f"entry ID length {id_len} runs past the data", container=f"{where} > {inner}",
+                             offset=position + 16)
+        try:
+            entry_id = stream.read(id_len).decode("ascii")
+        except UnicodeDecodeError:
+            raise InputError("entry ID is not ASCII", container=f"{where} > {inner}",
+                             offset=position + 24) from None
+        if entry_offset + entry_size > size:
+            raise InputError(f"entry {entry_id!r} (offset {entry_offset:#x}, size {entry_size}) runs past "
+                             f"the end of the data ({size} bytes)", container=f"{where} > {inner}",
+                             offset=position)
+        raw.append((entry_offset, entry_size, entry_id))
+    ordered = sorted(raw)
+    sequential = all(ordered[i][0] + ordered[i][1] <= ordered[i + 1][0] for i in range(len(ordered) - 1)) \
+        and (not ordered or ordered[0][0] >= stream.produced)
+    if sequential:
+        for entry_offset, entry_size, entry_id in ordered:
+            kind, triple, target_id = split_entry_id(entry_id)
+            if not entry_size or not wanted(kind, triple):
+                continue
+            stream.skip(entry_offset - stream.produced)
+            body = stream.read(entry_size)
+            yield BundleEntry(entry_id, kind, triple, target_id, memoryview(body), entry_offset)
+            del body
+        stream.finish(header.hash, header.header_size - 8)
+        return
+    # Overlapping or unordered entries: inflate the rest whole.
+    rest = stream.read(size - stream.produced)
+    stream.finish(header.hash, header.header_size - 8)
+    whole = memoryview(head + b"".join(struct.pack("<QQQ", o, s, len(i)) + i.encode() for o, s, i in raw) + rest)
+    for entry_offset, entry_size, entry_id in raw:
+        kind, triple, target_id = split_entry_id(entry_id)
+        if entry_size and wanted(kind, triple):
+            yield BundleEntry(entry_id, kind, triple, target_id, whole[entry_offset:entry_offset + entry_size],
+                              entry_offset)

@@ -78,7 +78,7 @@ def parse(data: memoryview | bytes) -> CodeObject:
             for name, note_type, desc, position in metadata.iter_notes(note_data):
                 if name == metadata.AMDGPU_NOTE_NAME and note_type == metadata.NT_AMDGPU_METADATA:
                     try:
-                        documents.append(metadata.decode(desc))
+                        documents.append(metadata.decode_resources(desc))
                     except InputError as exc:
                         raise exc.within(f"{CONTAINER} note", position) from None
         except InputError as exc:

@@ -8,20 +8,23 @@ and members without device code.  Files are mapped, not read.
 
 from __future__ import annotations
 
+import lzma
 import mmap
 import os
 import stat
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from spillway.formats import bundles, offload_binary
+from spillway.formats import bundles, embedded, kpack, offload_binary
 from spillway.formats.codeobject import is_amdgpu_elf
 from spillway.formats.elfstream import MemoryStream
 from spillway.errors import InputError, NoDeviceCode
+from spillway import paths
 
 AR_MAGIC = b"!<arch>\n"
 THIN_AR_MAGIC = b"!<thin>\n"
@@ -40,17 +43,43 @@ class DeviceImage:
     entry_id: str
     payload: memoryview
     offset: int | None        # of the payload in the file, when it is stored uncompressed
+    image_offset: int | None = None  # of a code object embedded as data, in its host file (--scan-embedded)
+    archive: str | None = None       # the .kpack archive it came from
+
+
+@dataclass(frozen=True)
+class PendingImages:
+    """A compressed bundle found by the scan and not yet inflated: its code
+    objects are inflated and parsed later, one at a time, by ``expand`` (in
+    whichever worker reads it), so a library's decompressed size is never
+    held in memory at once."""
+
+    file: str
+    container: str            # the bundle stream it is in (".hip_fatbin", "bundle file")
+    bundle: bundles.PendingBundle
+    max_decompressed: int
+
+    @property
+    def payload(self) -> memoryview:     # the compressed bytes (progress counts them)
+        return self.bundle.data
+
+    @property
+    def bundle_index(self) -> int:
+        return self.bundle.index
 
 
 @dataclass
 class ScanResult:
-    images: list[DeviceImage] = field(default_factory=list)
+    images: list[DeviceImage | PendingImages] = field(default_factory=list)  # pending: compressed, read later
     bitcode_only: list[str] = field(default_factory=list)      # "file: where"
     skipped: list[str] = field(default_factory=list)           # members without device code
     bundles: int = 0
     spirv_entries: int = 0
     kind: str = "unknown"     # what the top-level path was
     files_read: int = 0
+    embedded_not_read: int = 0   # code objects embedded as data in files without offload sections
+    embedded_files: int = 0      # ... and how many files hold them
+    kpack_read: set = field(default_factory=set)   # (archive realpath, key, arch) read through a host binary
 
     def merge(self, other: "ScanResult") -> None:
         self.images.extend(other.images)
@@ -59,15 +88,65 @@ class ScanResult:
         self.bundles += other.bundles
         self.spirv_entries += other.spirv_entries
         self.files_read += other.files_read
+        self.embedded_not_read += other.embedded_not_read
+        self.embedded_files += other.embedded_files
+        self.kpack_read |= other.kpack_read
 
     @property
     def has_device_code(self) -> bool:
         return bool(self.images or self.bitcode_only)
 
 
+# Bounded decompression (besides the per-member cap, max_decompressed): what
+# one input file may inflate to in total is at least MIN_INPUT_ALLOWANCE and
+# at most DEFAULT_MAX_INFLATION times its size (librocsparse1 7.2.4 inflates
+# 5.3 times, 406 MB to 2.1 GB); what one run may inflate to is capped too.
+DEFAULT_MAX_INFLATION = 64
+MIN_INPUT_ALLOWANCE = 256 << 20
+DEFAULT_MAX_DECOMPRESSED_TOTAL = 64 << 30
+
+
+class DecompressionBudget:
+    """Counts the bytes a run inflates (or will inflate: compressed bundles
+    are charged their declared size when found, before anything is inflated),
+    per input file and per run, and refuses amplification."""
+
+    def __init__(self, max_inflation: float = DEFAULT_MAX_INFLATION,
+                 max_total: int = DEFAULT_MAX_DECOMPRESSED_TOTAL):
+        self.max_inflation = max_inflation
+        self.max_total = max_total
+        self.total = 0
+        self.file = ""
+        self.file_size = 0
+        self.file_total = 0
+
+    def begin_file(self, name: str, size: int) -> None:
+        self.file, self.file_size, self.file_total = name, size, 0
+
+    def file_limit(self) -> int:
+        return max(MIN_INPUT_ALLOWANCE, int(min(self.max_inflation * self.file_size, 1 << 62)))
+
+    def charge(self, size: int, name: str, container: str) -> None:
+        self.file_total += size
+        self.total += size
+        limit = self.file_limit()
+        if self.file_total > limit:
+            raise InputError(f"its compressed contents declare {self.file_total} bytes in total, more than "
+                             f"the {limit} allowed for a {self.file_size}-byte input ({self.max_inflation:g} "
+                             f"times its size, at least {MIN_INPUT_ALLOWANCE >> 20} MiB); --max-inflation "
+                             f"RATIO raises it", file=name, container=container)
+        if self.total > self.max_total:
+            raise InputError(f"this run's compressed inputs declare {self.total} bytes in total, more than "
+                             f"the limit {self.max_total} (--max-decompressed-total SIZE raises it)",
+                             file=name, container=container)
+
+
 @dataclass(frozen=True)
 class ScanOptions:
     max_decompressed: int = bundles.DEFAULT_MAX_DECOMPRESSED
+    scan_embedded: bool = False   # look for code objects embedded as data in host sections
+    kpack_archives: tuple[str, ...] = ()   # .kpack files or folders for split host binaries (--kpack)
+    budget: DecompressionBudget | None = None   # totals per input and per run; None: per-member cap only
 
 
 def _is_bitcode(payload: memoryview) -> bool:
@@ -88,35 +167,74 @@ def _map_file(path: str) -> memoryview:
 def _scan_bundle_stream(data: memoryview, name: str, base: int | None, container: str,
                         options: ScanOptions) -> ScanResult:
     result = ScanResult()
-    found = bundles.walk(data, max_decompressed=options.max_decompressed, container=container)
+    found = bundles.walk_lazy(data, max_decompressed=options.max_decompressed, container=container)
     result.bundles += len(found)
     for bundle in found:
-        for entry in bundle.entries:
-            if entry.is_host or not entry.payload.nbytes:
-                continue
-            if entry.triple.startswith("spirv"):
-                result.spirv_entries += 1
-                continue
-            if not entry.is_amdgcn:
-                continue
-            where = f"{container} bundle {bundle.index} entry {entry.entry_id}"
-            if _is_bitcode(entry.payload):
-                result.bitcode_only.append(f"{name}: {where}")
-                continue
-            offset = None
-            if bundle.compression is None and base is not None:
-                offset = base + entry.offset
-            result.images.append(DeviceImage(name, where, bundle.index, entry.entry_id,
-                                             entry.payload, offset))
+        if isinstance(bundle, bundles.PendingBundle):
+            if options.budget is not None:
+                options.budget.charge(bundle.header.uncompressed_size, name, f"{container} bundle {bundle.index}")
+            result.images.append(PendingImages(name, container, bundle, options.max_decompressed))
+            continue
+        _add_entries(result, bundle.entries, bundle.index, name, container,
+                     None if base is None else base)
     return result
+
+
+def _add_entries(result: ScanResult, entries, bundle_index: int, name: str, container: str,
+                 base: int | None) -> None:
+    """Sort a bundle's entries into images, bitcode-only entries and SPIR-V;
+    ``base`` is where the bundle's payload offsets start in the file (None:
+    inflated, no file offset)."""
+    for entry in entries:
+        if entry.is_host or not entry.payload.nbytes:
+            continue
+        if entry.triple.startswith("spirv"):
+            result.spirv_entries += 1
+            continue
+        if not entry.is_amdgcn:
+            continue
+        where = f"{container} bundle {bundle_index} entry {entry.entry_id}"
+        if _is_bitcode(entry.payload):
+            result.bitcode_only.append(f"{name}: {where}")
+            continue
+        offset = None if base is None else base + entry.offset
+        result.images.append(DeviceImage(name, where, bundle_index, entry.entry_id, entry.payload, offset))
+
+
+def expand(pending: PendingImages, result: ScanResult):
+    """Inflate a pending bundle as a stream and yield its code objects one at
+    a time (each dropped once the caller moves on); SPIR-V and bitcode-only
+    entries are counted into ``result``.  Raises InputError (with the file
+    and where in it) for a corrupt bundle; exhaust the iterator, as its size
+    and hash are checked at the end."""
+    bundle = pending.bundle
+
+    def wanted(kind: str, triple: str) -> bool:
+        if kind == "host":
+            return False
+        if triple.startswith("spirv"):
+            result.spirv_entries += 1
+            return False
+        return triple.startswith("amdgcn")
+
+    try:
+        for entry in bundles.iter_compressed_entries(bundle, wanted):
+            found = ScanResult()
+            _add_entries(found, (entry,), bundle.index, pending.file, pending.container, None)
+            result.bitcode_only.extend(found.bitcode_only)
+            yield from found.images
+    except InputError as exc:
+        exc.within(f"{pending.container} bundle {bundle.index}", bundle.offset, rebase=False)
+        exc.file = exc.file or pending.file
+        raise
 
 
 # -- host ELF files ---------------------------------------------------------
 
-def _scan_host_elf(data: memoryview, name: str, options: ScanOptions) -> ScanResult:
+def _scan_host_elf(data: memoryview, name: str, options: ScanOptions, path: str | None = None) -> ScanResult:
     result = ScanResult()
     try:
-        elf = ELFFile(MemoryStream(data))
+        elf = ELFFile(MemoryStream(data))  # type: ignore[arg-type]  # a read-only file-like view
         sections = []
         for section in elf.iter_sections():
             header = section.header
@@ -127,10 +245,19 @@ def _scan_host_elf(data: memoryview, name: str, options: ScanOptions) -> ScanRes
         raise InputError(f"corrupt ELF structure ({type(exc).__name__}: {exc})", file=name,
                          container="ELF") from None
 
+    # A binary split by rocm-kpack: .hip_fatbin is NOBITS or zeroed (bar
+    # unaligned edges), the device code is in .kpack archives.
+    split = {n: (o, s) for n, t, o, s in sections if n in (kpack.REF_SECTION, kpack.WRAPPER_SECTION)
+             and t != "SHT_NOBITS"}
+    if split:
+        _scan_split_binary(data, name, path, split, options, result)
+    kpacked = kpack.REF_SECTION in split      # its .hip_fatbin holds no bundles any more
     for section_name, section_type, offset, size in sections:
         if section_type == "SHT_NOBITS" or size == 0:
             continue
         is_fatbin = section_name == ".hip_fatbin"
+        if is_fatbin and kpacked:
+            continue
         is_rdc = section_name.startswith(RDC_SECTION_PREFIX)
         is_offloading = (section_type == offload_binary.SHT_LLVM_OFFLOADING
                          or section_name.startswith(offload_binary.SECTION_NAME))
@@ -160,22 +287,110 @@ def _scan_host_elf(data: memoryview, name: str, options: ScanOptions) -> ScanRes
             elif is_amdgpu_elf(content):
                 result.images.append(DeviceImage(name, where, None, entry_id, content, offset))
         else:
+            _scan_offload_binaries(content, name, offset, section_name, options, result)
+    if options.scan_embedded or not result.has_device_code:
+        _scan_embedded(data, name, options, result)
+    return result
+
+
+def _scan_split_binary(data: memoryview, name: str, path: str | None, sections: dict, options: ScanOptions,
+                       result: ScanResult) -> None:
+    """HIPK wrappers and a .rocm_kpack_ref marker: read the code objects from
+    the archives (records keep file = this binary, plus the archive)."""
+    def content(section: str) -> tuple[memoryview, int]:
+        offset, size = sections[section]
+        if offset + size > len(data):
+            raise InputError(f"section {section} (offset {offset:#x}, size {size}) runs past the end of the "
+                             f"file ({len(data)} bytes)", file=name, container="ELF", offset=offset)
+        return data[offset:offset + size], offset
+
+    try:
+        wrappers = []
+        if kpack.WRAPPER_SECTION in sections:
+            raw, offset = content(kpack.WRAPPER_SECTION)
+            if kpack.REF_SECTION not in sections:     # an ordinary binary: only look for HIPK magics
+                raw = raw[:len(raw) - len(raw) % 24]
+            wrappers = kpack.parse_wrappers(raw, offset)
+        hipk = {index for magic, index in wrappers if magic == kpack.HIPK}
+        if kpack.REF_SECTION not in sections:
+            if hipk:
+                raise InputError(f"{len(hipk)} HIPK wrappers (kpack'd binary) but no {kpack.REF_SECTION} section "
+                                 "saying where its archives are", container=f"section {kpack.WRAPPER_SECTION}",
+                                 offset=sections[kpack.WRAPPER_SECTION][0])
+            return
+        reference = kpack.parse_reference(*content(kpack.REF_SECTION))
+    except InputError as exc:
+        exc.file = name
+        raise
+    found = kpack.read_for_binary(reference, hipk, path, name, options.kpack_archives, _map_file,
+                                  max_decompressed=options.max_decompressed)
+    for image in found:
+        entry = image.entry
+        where = f"kpack archive {image.archive} entry {entry.key} {entry.arch}"
+        result.images.append(DeviceImage(name, where, entry.index, f"hipv4-amdgcn-amd-amdhsa--{entry.arch}",
+                                         image.payload, image.offset, archive=image.archive))
+        result.kpack_read.add((os.path.realpath(image.archive), entry.key, entry.arch))
+
+
+def _kpack_images(found: list, result: ScanResult) -> None:
+    """Code objects read from archives on their own: file = archive!binary."""
+    for image in found:
+        entry = image.entry
+        where = f"kpack archive entry {entry.key} {entry.arch}"
+        result.images.append(DeviceImage(f"{image.archive}!{entry.binary}", where, entry.index,
+                                         f"hipv4-amdgcn-amd-amdhsa--{entry.arch}", image.payload, image.offset,
+                                         archive=image.archive))
+
+
+def _scan_offload_binaries(content: memoryview, name: str, offset: int, container: str,
+                           options: ScanOptions, result: ScanResult) -> None:
+    """OffloadBinary records (v1-v3) of a .llvm.offloading section or a raw file."""
+    try:
+        images = offload_binary.parse_section(content, max_decompressed=options.max_decompressed)
+    except InputError as exc:
+        exc.within(container, offset)
+        exc.file = name
+        raise
+    for image in images:
+        where = f"{container} record at {offset + image.offset:#x} entry {image.entry_index} ({image.arch or '?'})"
+        if not offload_binary.is_amdgpu_triple(image.triple) or image.metadata_only:
+            continue
+        image_at = None if image.image_offset is None else offset + image.image_offset
+        if image.image_kind == "bitcode" or _is_bitcode(image.image):
+            result.bitcode_only.append(f"{name}: {where}")
+        elif is_amdgpu_elf(image.image):
+            result.images.append(DeviceImage(name, where, None, f"{image.triple}-{image.arch}",
+                                             image.image, image_at))
+        elif bundles.is_bundle_start(image.image):     # a fatbinary image: an offload bundle, walked by its sizes
             try:
-                images = offload_binary.parse_section(content)
+                result.merge(_scan_bundle_stream(image.image, name, image_at, where, options))
             except InputError as exc:
-                exc.within(section_name, offset)
+                if image_at is not None and exc.offset is not None:
+                    exc.offset += image_at
                 exc.file = name
                 raise
-            for image in images:
-                where = f"{section_name} record at {offset + image.offset:#x} ({image.arch or '?'})"
-                if not image.triple.startswith("amdgcn"):
-                    continue
-                if image.image_kind == "bitcode" or _is_bitcode(image.image):
-                    result.bitcode_only.append(f"{name}: {where}")
-                elif is_amdgpu_elf(image.image):
-                    result.images.append(DeviceImage(name, where, None, f"{image.triple}-{image.arch}",
-                                                     image.image, None))
-    return result
+
+
+def _scan_embedded(data: memoryview, name: str, options: ScanOptions, result: ScanResult) -> None:
+    """Code objects kept as data in host sections: read with --scan-embedded;
+    without it, counted so that "no device code" can say they are there."""
+    if bytes(data[4:6]) != b"\x02\x01":   # only 64-bit little-endian hosts
+        return
+    try:
+        found = embedded.find_images(data)
+    except InputError as exc:
+        exc.file = name
+        raise
+    if not found:
+        return
+    if not options.scan_embedded:
+        result.embedded_not_read += len(found)
+        result.embedded_files += 1
+        return
+    for image in found:
+        where = f"section {image.section} embedded code object at {image.offset:#x}"
+        result.images.append(DeviceImage(name, where, None, "", image.payload, image.offset,
+                                         image_offset=image.offset))
 
 
 # -- archives ---------------------------------------------------------------
@@ -208,9 +423,13 @@ def iter_ar_members(data: memoryview, name: str):
             raise InputError(f"member of {member_size} bytes runs past the end of the archive",
                              file=name, container="ar archive", offset=position)
         body = data[start:start + member_size]
-        member_name = raw_name
+        member_name: str | None = raw_name
         if raw_name.startswith("#1/"):  # BSD: name follows the header
-            name_len = int(raw_name[3:] or "0")
+            try:
+                name_len = int(raw_name[3:] or "0")
+            except ValueError:
+                raise InputError(f"bad BSD member name length {raw_name!r}", file=name,
+                                 container="ar archive", offset=position) from None
             member_name = bytes(body[:name_len]).rstrip(b"\0").decode("utf-8", "replace")
             body = body[name_len:]
             start += name_len
@@ -238,6 +457,9 @@ def iter_zip_members(path: str, data: memoryview, name: str, options: ScanOption
     try:
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():
+                if not info.filename:   # zipfile's is_dir() would fail with an IndexError
+                    raise InputError("member with an empty name", file=name, container="zip",
+                                     offset=info.header_offset)
                 if info.is_dir():
                     continue
                 if info.compress_type == zipfile.ZIP_STORED:
@@ -256,13 +478,21 @@ def iter_zip_members(path: str, data: memoryview, name: str, options: ScanOption
                         raise InputError(f"{info.filename} declares {info.file_size} bytes, above the "
                                          f"cap {options.max_decompressed}", file=name, container="zip",
                                          offset=info.header_offset)
+                    if options.budget is not None:
+                        options.budget.charge(info.file_size, name, f"zip member {info.filename}")
                     with archive.open(info) as member:
                         content = member.read(options.max_decompressed + 1)
                     if len(content) > options.max_decompressed:
                         raise InputError(f"{info.filename} inflates past the cap", file=name,
                                          container="zip", offset=info.header_offset)
+                    if options.budget is not None and len(content) > info.file_size:
+                        options.budget.charge(len(content) - info.file_size, name,
+                                              f"zip member {info.filename}")
                     yield info.filename, memoryview(content)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError,
+            zlib.error, lzma.LZMAError, RuntimeError, ValueError, IndexError, struct.error) as exc:
+        # zlib/lzma: a corrupt deflated member; RuntimeError: an encrypted one;
+        # ValueError: names that do not decode, negative offsets.
         raise InputError(f"corrupt zip file ({exc})", file=name, container="zip") from None
 
 
@@ -278,6 +508,10 @@ def classify(data: memoryview) -> str | None:
         return "offload bundle"
     if head.startswith(ZIP_MAGIC):
         return "zip"
+    if head.startswith(offload_binary.MAGIC):
+        return "OffloadBinary"
+    if head.startswith(kpack.MAGIC):
+        return "kpack archive"
     return None
 
 
@@ -288,6 +522,8 @@ def scan_buffer(data: memoryview, name: str, options: ScanOptions, *, path: str 
     if kind is None:
         raise NoDeviceCode("not an ELF file, archive, wheel or offload bundle", file=name)
     result = ScanResult(files_read=1, kind=kind)
+    if depth == 0 and options.budget is not None:
+        options.budget.begin_file(name, len(data))
     if kind == "code object":
         result.images.append(DeviceImage(name, "code object", None, "", data, 0))
     elif kind == "offload bundle":
@@ -297,7 +533,11 @@ def scan_buffer(data: memoryview, name: str, options: ScanOptions, *, path: str 
             exc.file = exc.file or name
             raise
     elif kind == "ELF":
-        result.merge(_scan_host_elf(data, name, options))
+        result.merge(_scan_host_elf(data, name, options, path))
+    elif kind == "OffloadBinary":      # llvm-offload-binary / clang-offload-packager output
+        _scan_offload_binaries(data, name, 0, "OffloadBinary file", options, result)
+    elif kind == "kpack archive":
+        _kpack_images(kpack.read_archive(name, lambda _: data, max_decompressed=options.max_decompressed), result)
     elif kind in ("ar archive", "zip"):
         if depth >= MAX_NESTING:
             raise InputError("archives nested too deeply", file=name, container=kind)
@@ -311,24 +551,52 @@ def scan_buffer(data: memoryview, name: str, options: ScanOptions, *, path: str 
         for member_name, body in members:
             try:
                 result.merge(scan_buffer(body, member_name, options, depth=depth + 1))
-            except NoDeviceCode:
+            except NoDeviceCode as exc:
                 result.skipped.append(member_name)
                 result.files_read += 1
+                _count_embedded(result, exc)
+    if not result.has_device_code and kind == "ELF" and result.embedded_not_read:
+        raise embedded.EmbeddedImagesNotRead(result.embedded_not_read, file=name, container=kind)
     if not result.has_device_code and kind in ("ELF",):
         raise NoDeviceCode("holds no device code (no .hip_fatbin, offload bundle sections or "
                            ".llvm.offloading)", file=name, container=kind)
     return result
 
 
+def _scan_kpack_files(paths: list[str], options: ScanOptions, result: ScanResult) -> None:
+    """A folder's archives, each code object once: those a host binary of the
+    folder already read are skipped.  Manifests are checked against their
+    archives but add nothing (their archives are in the folder too)."""
+    for path in paths:
+        if path.endswith(kpack.MANIFEST_SUFFIX):
+            kpack.read_manifest(path, _map_file, max_decompressed=options.max_decompressed)
+        else:
+            _kpack_images(kpack.read_archive(path, _map_file, max_decompressed=options.max_decompressed,
+                                             skip=frozenset(result.kpack_read)), result)
+        result.files_read += 1
+
+
+def _count_embedded(result: ScanResult, skipped: NoDeviceCode) -> None:
+    """A skipped member that holds code objects as data (not read without
+    --scan-embedded) still counts towards the message that names the option."""
+    if isinstance(skipped, embedded.EmbeddedImagesNotRead):
+        result.embedded_not_read += skipped.count
+        result.embedded_files += 1
+
+
 def scan_path(path: str, options: ScanOptions = ScanOptions(), *, display: str | None = None) -> ScanResult:
     """Scan a file or directory named by the user."""
     name = display or path
+    if path == paths.STDIN:
+        path = paths.spooled_stdin()
     try:
         info = os.stat(path)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=name) from None
+    paths.refuse_special(info.st_mode, name)
     if stat.S_ISDIR(info.st_mode):
         result = ScanResult(kind="directory")
+        archives = []     # .kpack and .kpm files: read after the host binaries that may use them
         for root, dirs, files in os.walk(path):
             dirs.sort()
             for file_name in sorted(files):
@@ -336,10 +604,19 @@ def scan_path(path: str, options: ScanOptions = ScanOptions(), *, display: str |
                 try:
                     if not stat.S_ISREG(os.lstat(member).st_mode):
                         continue
+                    if file_name.endswith((kpack.ARCHIVE_SUFFIX, kpack.MANIFEST_SUFFIX)):
+                        archives.append(member)
+                        continue
                     result.merge(scan_path(member, options))
-                except NoDeviceCode:
+                except NoDeviceCode as exc:
                     result.skipped.append(member)
                     result.files_read += 1
+                    _count_embedded(result, exc)
+        _scan_kpack_files(archives, options, result)
+        return result
+    if path.endswith(kpack.MANIFEST_SUFFIX):
+        result = ScanResult(files_read=1, kind="kpack manifest")
+        _kpack_images(kpack.read_manifest(path, _map_file, max_decompressed=options.max_decompressed), result)
         return result
     try:
         data = _map_file(path)

@@ -1,17 +1,18 @@
 """Baseline files: per-compiler allowances for every kernel, committed by the
 user and read by ``spillway check``.
 
-Format (``spillway.baseline/1``; ``spillway schema baseline`` prints the JSON
+Format (``spillway.baseline/2``; version 1 files are still read; ``spillway schema baseline`` prints the JSON
 schema)::
 
     {
-      "schema": "spillway.baseline/1",
+      "schema": "spillway.baseline/2",
       "note": "clang-22, release build",
       "gate": ["scratch"],
       "provenance": {...compilers, code object versions, targets, files + SHA-256,
                      spillway version, creation time...},
       "kernels": [
-        {"target":"gfx1100","key":"_Z4topkILi32EEvPKfiPfPi","name":"void topk<32>(...)","allow":{"scratch":272},"recorded":{...}},
+        {"target":"gfx1100","key":"_Z4topkILi32EEvPKfiPfPi","name":"void topk<32>(...)",
+         "allow":{"scratch":272},"recorded":{...}},
         ...
       ]
     }
@@ -35,19 +36,23 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Literal, Optional
+from typing import Final, Literal, Optional, Sequence
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from spillway import __version__, atomic
+from spillway.paths import dumps as json_dumps, loads as json_loads, readable
+from spillway.report.record import PATH_ENCODING
 from spillway.errors import InputError, UsageError
-from spillway.gate.check import METRICS, Inputs, Kernel, KernelUsage, MetricName, Resources, target_selected
+from spillway.gate.check import (ALL_KERNEL_GATES, METRICS, Inputs, Kernel, KernelUsage, MetricName, Resources,
+                                 target_selected)
 from spillway.resources.names import display_key, short_name
 
-SCHEMA = "spillway.baseline/1"
+SCHEMA: Final = "spillway.baseline/2"
+SCHEMA_V1: Final = "spillway.baseline/1"   # committed by users: read, never written
 BASELINE_PREFIX = "spillway.baseline/"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Allowance(BaseModel):
@@ -66,25 +71,9 @@ class Allowance(BaseModel):
     lds: Optional[int] = Field(None, ge=0, description="Most static LDS bytes (group_segment_fixed_size)")
 
 
-class Recorded(BaseModel):
-    """The kernel's worst values when the baseline was written."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    scratch: int = Field(ge=0, description="private_segment_fixed_size, bytes per lane")
-    dynamic_stack: bool = Field(description="uses_dynamic_stack")
-    vgpr_spills: int = Field(ge=0, description="vgpr_spill_count")
-    sgpr_spills: int = Field(ge=0, description="sgpr_spill_count")
-    vgprs: int = Field(ge=0, description="vgpr_count")
-    agprs: Optional[int] = Field(description="agpr_count; null on targets without AGPRs")
-    sgprs: int = Field(ge=0, description="sgpr_count")
-    lds: int = Field(ge=0, description="group_segment_fixed_size, bytes per work-group")
-    occupancy: Optional[int] = Field(description="Waves per SIMD; null for an unknown target")
-
-    @property
-    def spills(self) -> int:
-        return self.vgpr_spills + self.sgpr_spills
-
+# The values recorded when the baseline was written: the one resource record
+# (gate.check.Resources), validated and published by pydantic from its annotations.
+Recorded = Resources
 
 class Entry(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -101,7 +90,7 @@ class Entry(BaseModel):
 class SourceFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(description="As named on the command line")
+    path: str = Field(description="As named on the command line" + PATH_ENCODING)
     sha256: str = Field(pattern="^[0-9a-f]{64}$", description="SHA-256 of the file; for a directory, of the "
                                                               "sorted list of its files' paths and SHA-256")
 
@@ -121,18 +110,31 @@ class Provenance(BaseModel):
 class Baseline(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["spillway.baseline/1"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.baseline/1", "spillway.baseline/2"] = Field(SCHEMA, alias="schema")
     note: str
     gate: list[MetricName] = Field(min_length=1, description="Metrics this baseline gates (check --gate "
                                                              "overrides)")
     provenance: Provenance
+    occupancy_model: Optional[Literal["llvm22", "llvm23", "llvm24", "producer"]] = Field(
+        None, description="The occupancy model the recorded figures follow (producer: per code object, the "
+                          "producing LLVM's); check applies it unless told otherwise; absent: llvm22")
+    record_all: Optional[bool] = Field(
+        None, description="true: every kernel read is recorded; false: only kernels whose gated metrics are "
+                          "non-zero (kernels absent are held to zero); absent (version 1 files): every kernel")
+    kernels_written_from: Optional[dict[str, int]] = Field(
+        None, description="Per target, the number of distinct kernels (target, key) the baseline was written "
+                          "from, recorded or not")
     kernels: list[Entry] = Field(description="Sorted by (target, key), unique")
+
+    @property
+    def records_every_kernel(self) -> bool:
+        return self.record_all is not False
 
 
 def json_schema() -> dict:
     schema = Baseline.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/baseline-1.json"
+    schema["$id"] = "https://spillway.dev/schemas/baseline-2.json"
     return schema
 
 
@@ -144,7 +146,7 @@ def parse_baseline(document, path: str) -> Baseline:
     if not (isinstance(schema, str) and schema.startswith(BASELINE_PREFIX)):
         raise InputError(f"not a spillway baseline (schema {schema!r}, expected {SCHEMA}); write one with "
                          f"'spillway baseline write'", file=path)
-    if schema != SCHEMA:
+    if schema not in (SCHEMA, SCHEMA_V1):
         version = schema[len(BASELINE_PREFIX):]
         newer = version.isdigit() and int(version) > SCHEMA_VERSION
         raise InputError(f"baseline schema {schema} is {'newer than' if newer else 'not'} what this "
@@ -172,7 +174,7 @@ def _validated(path: str, validate) -> Baseline:
 
 def load_baseline(path: str) -> Baseline:
     try:
-        with open(path, "rb") as handle:
+        with open(readable(path), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise InputError(f"cannot read baseline: {exc.strerror}", file=path) from None
@@ -184,20 +186,19 @@ def load_baseline(path: str) -> Baseline:
         except InputError:
             pass   # explained below, from the parsed document
     try:
-        document = orjson.loads(data)
+        document = json_loads(data)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"not a spillway baseline: not valid JSON ({exc})", file=path) from None
     return parse_baseline(document, path)
 
 
 # What render() writes first; other spellings take the general path.
-_SCHEMA_FIELD = re.compile(rb'\A\{\s*"schema":\s*"spillway\.baseline/1"')
+_SCHEMA_FIELD = re.compile(rb'\A\{\s*"schema":\s*"spillway\.baseline/[12]"')
 
 
 def baseline_usage(baseline: Baseline) -> dict[Kernel, KernelUsage]:
     """The recorded values as kernel usage (compare accepts a baseline as a side)."""
-    return {(e.target, e.key): KernelUsage(e.target, e.key, e.name, Resources(**e.recorded.model_dump()))
-            for e in baseline.kernels}
+    return {(e.target, e.key): KernelUsage(e.target, e.key, e.name, e.recorded) for e in baseline.kernels}
 
 
 # -- writing -------------------------------------------------------------------
@@ -205,9 +206,10 @@ def baseline_usage(baseline: Baseline) -> dict[Kernel, KernelUsage]:
 def render(baseline: Baseline) -> bytes:
     """Deterministic bytes: a pretty header, then one kernel per line."""
     head = baseline.model_dump(by_alias=True, exclude={"kernels"})
-    text = orjson.dumps(head, option=orjson.OPT_INDENT_2)
+    head["schema"] = SCHEMA   # an updated version-1 baseline is written as version 2
+    text = json_dumps(head, option=orjson.OPT_INDENT_2)
     assert text.endswith(b"\n}")
-    lines = [orjson.dumps(_entry_dict(e)) for e in sorted(baseline.kernels, key=lambda e: (e.target, e.key))]
+    lines = [json_dumps(_entry_dict(e)) for e in sorted(baseline.kernels, key=lambda e: (e.target, e.key))]
     body = b'  "kernels": [\n' + b",\n".join(b"    " + line for line in lines) + b"\n  ]" if lines \
         else b'  "kernels": []'
     return text[:-2] + b",\n" + body + b"\n}\n"
@@ -215,7 +217,7 @@ def render(baseline: Baseline) -> bytes:
 
 def _entry_dict(entry: Entry) -> dict:
     out = {"target": entry.target, "key": entry.key, "name": entry.name,
-           "allow": entry.allow.model_dump(exclude_none=True), "recorded": entry.recorded.model_dump()}
+           "allow": entry.allow.model_dump(exclude_none=True), "recorded": entry.recorded.as_dict()}
     if entry.reason is not None:
         out["reason"] = entry.reason
     return out
@@ -240,10 +242,10 @@ def sha256_path(path: str) -> str:
                 full = os.path.join(root, name)
                 if os.path.isfile(full):
                     lines.append(f"{os.path.relpath(full, path)}\0{sha256_path(full)}\n")
-        return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
+        return hashlib.sha256("".join(sorted(lines)).encode("utf-8", "surrogateescape")).hexdigest()
     digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
+        with open(readable(path), "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     except OSError as exc:
@@ -297,8 +299,20 @@ class UpdateResult:
     kept_other_targets: int = 0
 
 
+def needs_every_kernel(gate) -> bool:
+    return any(m in ALL_KERNEL_GATES for m in gate)
+
+
+def recorded_by_default(resources: Resources, gate: tuple[str, ...]) -> bool:
+    """Is the kernel in a baseline written without --record-all: does it use
+    what a gated metric holds to zero (scratch or a dynamic stack, spills)?"""
+    return (("scratch" in gate and (resources.scratch > 0 or resources.dynamic_stack))
+            or ("spills" in gate and resources.vgpr_spills + resources.sgpr_spills > 0))
+
+
 def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: Baseline | None = None,
-          allows: list[tuple[str, str]] = (), targets: list[str] | None = None) -> UpdateResult:
+          allows: Sequence[tuple[str, str]] = (), targets: list[str] | None = None,
+          record_all: bool = False) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.
 
     Updating: allowances that went down are tightened; an allowance that
@@ -308,8 +322,15 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     baseline starts from zero scratch and zero spills, so a new kernel that
     spills needs --allow too.  Kernels gone from the build are dropped,
     except on targets excluded with ``targets``.
+
+    Without ``record_all`` (and unless a gate needs every kernel, or the
+    previous baseline recorded every kernel on purpose) only kernels whose
+    gated metrics are non-zero, or whose allowance carries a reason, are
+    written: the others are held to zero as absent kernels are.
     """
     gate = tuple(m for m in METRICS if m in set(gate))
+    record_all = bool(record_all or needs_every_kernel(gate)
+                      or (previous is not None and previous.record_all is True))
     if note is None:
         if previous is None:
             raise UsageError("a new baseline needs --note TEXT (what build and compiler it describes)")
@@ -328,6 +349,14 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
                 if reason not in reasons:
                     reasons.append(reason)
         prev = old_entries.get(ident)
+        if not record_all and not reasons and not recorded_by_default(resources, gate):
+            if prev is not None:            # at zero now: tightened, then held to zero by its absence
+                for name in gate:
+                    old = getattr(prev.allow, name)
+                    if old is not None and old != METRICS[name].value(resources):
+                        result.tightened.append(Change(usage.target, usage.key, usage.name, name, old,
+                                                       METRICS[name].value(resources)))
+            continue
         raised_before = len(result.raised)
         if previous is not None and prev is None:
             result.added.append(ident)
@@ -368,11 +397,11 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             allow["dynamic_stack"] = True if dynamic else None
         # A reason explains an allowance that went up: kept until another replaces it.
         if reasons and (previous is None or len(result.raised) > raised_before):
-            reason = "; ".join(reasons)
+            kept_reason: str | None = "; ".join(reasons)
         else:
-            reason = prev.reason if prev else None
+            kept_reason = prev.reason if prev else None
         entries.append(Entry(target=usage.target, key=usage.key, name=usage.name, allow=Allowance(**allow),
-                             recorded=Recorded(**resources.as_dict()), reason=reason))
+                             recorded=resources, reason=kept_reason))
     for ident, entry in old_entries.items():
         if ident in inputs.usage:
             continue
@@ -385,18 +414,25 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     if unmatched:
         raise UsageError(f"--allow {unmatched[0]!r} matches no kernel (patterns are exact names or globs "
                          f"matched against the stable key and the demangled name)")
-    records = inputs.records
     provenance = Provenance(
         spillway_version=__version__,
         created="",
-        compilers=sorted({r["compiler"] for r in records if r.get("compiler")}),
-        code_object_versions=sorted({r["code_object_version"] for r in records
-                                     if isinstance(r.get("code_object_version"), int)}),
+        compilers=sorted(inputs.compilers),
+        code_object_versions=sorted(inputs.code_object_versions),
         targets=sorted({u.target for u in inputs.usage.values()}),
         files=[SourceFile(path=os.path.normpath(p), sha256=sha256_path(p))
                for p in dict.fromkeys(inputs.sources)])
     entries.sort(key=lambda e: (e.target, e.key))
-    baseline = Baseline(note=note, gate=list(gate), provenance=provenance, kernels=entries)
+    models = set(inputs.occupancy_models)
+    occupancy_model = models.pop() if len(models) == 1 else ("producer" if models else None)
+    written_from = inputs.kernels_written_from()
+    if targets and previous is not None and previous.kernels_written_from:
+        for target, count in previous.kernels_written_from.items():   # targets this run did not read
+            if not target_selected(target, targets):
+                written_from[target] = count
+    baseline = Baseline(note=note, gate=list(gate), provenance=provenance, occupancy_model=occupancy_model,
+                        record_all=record_all, kernels_written_from=dict(sorted(written_from.items())),
+                        kernels=entries)
     baseline.provenance.created = _created(baseline, previous)
     result.baseline = baseline
     return result

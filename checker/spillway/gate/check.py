@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Final, Iterable, Literal, Optional
+
+from pydantic import ConfigDict, Field
 
 from spillway import __version__
 from spillway.errors import InputError, UsageError
@@ -39,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from spillway.gate.baseline import Baseline
     from spillway.report.reader import ReadOptions
 
-CHECK_SCHEMA = "spillway.check/1"
+CHECK_SCHEMA: Final = "spillway.check/2"
 
 MetricName = Literal["scratch", "spills", "occupancy", "vgprs", "lds"]
 Kernel = tuple[str, str]        # (target, key)
@@ -49,17 +51,23 @@ Kernel = tuple[str, str]        # (target, key)
 
 @dataclass(frozen=True, slots=True)
 class Resources:
-    """The figures spillway gates and compares, for one kernel on one target."""
+    """The figures spillway gates and compares, for one kernel on one target:
+    the one definition of a kernel's resource record.  Baselines store it as
+    ``recorded`` and compare documents as ``old``/``new``/``resources``; their
+    JSON schemas are generated from this class (pydantic reads the
+    annotations), so the three cannot drift apart."""
 
-    scratch: int                 # private_segment_fixed_size, bytes per lane
-    dynamic_stack: bool
-    vgpr_spills: int
-    sgpr_spills: int
-    vgprs: int
-    agprs: Optional[int]
-    sgprs: int
-    lds: int                     # group_segment_fixed_size, bytes per work-group
-    occupancy: Optional[int]     # waves per SIMD; None for an unknown target
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    scratch: Annotated[int, Field(ge=0, description="private_segment_fixed_size, bytes per lane")]
+    dynamic_stack: Annotated[bool, Field(description="uses_dynamic_stack")]
+    vgpr_spills: Annotated[int, Field(ge=0, description="vgpr_spill_count")]
+    sgpr_spills: Annotated[int, Field(ge=0, description="sgpr_spill_count")]
+    vgprs: Annotated[int, Field(ge=0, description="vgpr_count")]
+    agprs: Annotated[Optional[int], Field(description="agpr_count; null on targets without AGPRs")]
+    sgprs: Annotated[int, Field(ge=0, description="sgpr_count")]
+    lds: Annotated[int, Field(ge=0, description="group_segment_fixed_size, bytes per work-group")]
+    occupancy: Annotated[Optional[int], Field(description="Waves per SIMD; null for an unknown target")]
 
     @property
     def spills(self) -> int:
@@ -101,6 +109,34 @@ class KernelUsage:
     name: str
     resources: Resources
     instances: int = 1
+
+
+def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | None = None
+                   ) -> dict[Kernel, KernelUsage]:
+    """Like ``aggregate``, from the reader's compact rows (KernelTable.rows,
+    FIELDS order), without a dict per kernel."""
+    from spillway.report.reader import FIELDS
+
+    usage = {} if usage is None else usage
+    at = FIELDS.index
+    target_at, key_at, name_at = at("target"), at("key"), at("name")
+    picks = tuple(at(f) for f in ("private_segment_fixed_size", "uses_dynamic_stack", "vgpr_spill_count",
+                                  "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",
+                                  "group_segment_fixed_size", "occupancy"))
+    scratch_at, dynamic_at, vspill_at, sspill_at, vgpr_at, agpr_at, sgpr_at, lds_at, occupancy_at = picks
+    get = usage.get
+    for row in rows:
+        ident = (row[target_at], row[key_at])
+        resources = Resources(row[scratch_at], bool(row[dynamic_at]), row[vspill_at], row[sspill_at],
+                              row[vgpr_at], row[agpr_at], row[sgpr_at], row[lds_at], row[occupancy_at])
+        seen = get(ident)
+        if seen is None:
+            usage[ident] = KernelUsage(ident[0], ident[1], row[name_at], resources)
+        else:
+            if seen.resources != resources:
+                seen.resources = seen.resources.worst(resources)
+            seen.instances += 1
+    return usage
 
 
 def aggregate(records: Iterable[dict]) -> dict[Kernel, KernelUsage]:
@@ -152,6 +188,9 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            None),
 )}
 DEFAULT_GATE: tuple[str, ...] = ("scratch",)
+# Gates that hold every kernel to a figure of its own (not to zero when it is
+# absent): a baseline for them records every kernel (baseline write --record-all).
+ALL_KERNEL_GATES: tuple[str, ...] = ("occupancy", "vgprs", "lds")
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -175,14 +214,47 @@ class Inputs:
     """Kernels read from binaries, spillway report JSON files and (where the
     caller allows it) baseline files' recorded values."""
 
-    records: list[dict] = field(default_factory=list)      # report records (binaries and reports)
+    records: list[dict] = field(default_factory=list)      # records of report JSON files read back
     files: list[dict] = field(default_factory=list)        # report "files" entries
     sources: list[str] = field(default_factory=list)       # the user-named paths
     usage: dict[Kernel, KernelUsage] = field(default_factory=dict)
+    # What baselines record about where their kernels came from, gathered as
+    # the records go by (binaries' records are not kept: a library has 250,000).
+    compilers: set[str] = field(default_factory=set)
+    code_object_versions: set[int] = field(default_factory=set)
+    occupancy_models: set[str] = field(default_factory=set)
+
+    def note_records(self, records: Iterable[dict]) -> None:
+        for record in records:
+            compiler, version = record.get("compiler"), record.get("code_object_version")
+            if isinstance(compiler, str) and compiler:
+                self.compilers.add(compiler)
+            if isinstance(version, int) and not isinstance(version, bool):
+                self.code_object_versions.add(version)
+            self.occupancy_models.add(record.get("occupancy_model") or "llvm22")
+
+    def note_rows(self, rows: list[tuple]) -> None:
+        from spillway.report.reader import FIELDS
+
+        for at, found in ((FIELDS.index("compiler"), self.compilers),
+                          (FIELDS.index("code_object_version"), self.code_object_versions),
+                          (FIELDS.index("occupancy_model"), self.occupancy_models)):
+            found.update({row[at] for row in rows} - {None, ""})
+
+    def kernels_written_from(self) -> dict[str, int]:
+        """Distinct kernels (target, key) per target."""
+        counts: dict[str, int] = {}
+        for target, _key in self.usage:
+            counts[target] = counts.get(target, 0) + 1
+        return dict(sorted(counts.items()))
 
 
 def sniff_json(path: str) -> bool:
-    """Does this regular file start (after white space) with a JSON object?"""
+    """Does this regular file (or standard input, ``-``) start (after white
+    space) with a JSON object?"""
+    if path == "-":
+        from spillway.paths import spooled_stdin
+        path = spooled_stdin()
     if not os.path.isfile(path):
         return False
     try:
@@ -210,6 +282,8 @@ def read_sources(paths: list[str], options: "ReadOptions",
     from spillway.gate.baseline import BASELINE_PREFIX, baseline_usage, parse_baseline
     from spillway.report.reader import read_report
 
+    from spillway.paths import loads as json_loads, readable
+
     read_binaries = read_binaries or read_report
 
     inputs = Inputs(sources=list(paths))
@@ -218,9 +292,9 @@ def read_sources(paths: list[str], options: "ReadOptions",
     baseline_usage_parts: list[dict[Kernel, KernelUsage]] = []
     for path in documents:
         try:
-            with open(path, "rb") as handle:
+            with open(readable(path), "rb") as handle:
                 data = handle.read()
-            document = orjson.loads(data)
+            document = json_loads(data)
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror}", file=path) from None
         except orjson.JSONDecodeError as exc:
@@ -234,26 +308,47 @@ def read_sources(paths: list[str], options: "ReadOptions",
                     if target_selected(u.target, options.targets)}
             baseline_usage_parts.append(part)
             continue
-        inputs.records.extend(_report_records(document, path, options.targets))
-        inputs.files.extend(document.get("files", []))
-    if binaries:
-        document = read_binaries(binaries, options)
-        inputs.records.extend(document["kernels"])
-        inputs.files.extend(document["files"])
+        # One occupancy model for every side: figures from a report follow the one asked for.
+        from spillway.resources.occupancy import apply_model
+        inputs.records.extend(apply_model(r, getattr(options, "occupancy_model", "llvm23"))
+                              for r in _report_records(document, path, options.targets))
+        files = document.get("files", [])
+        if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
+            raise InputError(f"report files is {_shown(files)}, not a list of objects", file=path)
+        inputs.files.extend(files)
+    inputs.note_records(inputs.records)
     inputs.usage = aggregate(inputs.records)
+    if binaries:
+        from spillway.report.reader import KernelTable
+
+        document = read_binaries(binaries, options)
+        kernels = document["kernels"]
+        inputs.files.extend(document["files"])
+        if isinstance(kernels, KernelTable):
+            inputs.note_rows(kernels.rows)
+            aggregate_rows(kernels.rows, inputs.usage)
+        else:
+            inputs.note_records(kernels)
+            for ident, usage in aggregate(kernels).items():
+                _merge(inputs.usage, ident, usage)
+        del document, kernels
     for part in baseline_usage_parts:
         for ident, usage in part.items():
-            seen = inputs.usage.get(ident)
-            if seen is None:
-                inputs.usage[ident] = usage
-            else:
-                seen.resources = seen.resources.worst(usage.resources)
-                seen.instances += usage.instances
+            _merge(inputs.usage, ident, usage)
     if not inputs.usage:
         where = f"{side}: " if side else ""
         raise InputError(f"{where}no kernels found in {', '.join(paths)}"
                          + (" for the selected targets" if options.targets else ""))
     return inputs
+
+
+def _merge(usage: dict[Kernel, KernelUsage], ident: Kernel, more: KernelUsage) -> None:
+    seen = usage.get(ident)
+    if seen is None:
+        usage[ident] = more
+    else:
+        seen.resources = seen.resources.worst(more.resources)
+        seen.instances += more.instances
 
 
 REPORT_FIELDS = ("target", "key", "name", "private_segment_fixed_size", "uses_dynamic_stack",
@@ -278,9 +373,50 @@ def _report_records(document, path: str, targets: list[str]) -> list[dict]:
         if not isinstance(record, dict) or any(f not in record for f in REPORT_FIELDS):
             missing = [f for f in REPORT_FIELDS if not isinstance(record, dict) or f not in record]
             raise InputError(f"kernel {index} lacks {', '.join(missing)}", file=path)
+        _check_record_types(record, index, path)
         if target_selected(record["target"], targets):
             out.append(record)
     return out
+
+
+# What each report field read back may hold (the report schema's types):
+# "count" is a non-negative int that is not a bool.
+_RECORD_TYPES = {"target": "string", "key": "string", "name": "string",
+                 "private_segment_fixed_size": "count", "uses_dynamic_stack": "boolean",
+                 "vgpr_spill_count": "count", "sgpr_spill_count": "count", "vgpr_count": "count",
+                 "agpr_count": "count or null", "sgpr_count": "count", "group_segment_fixed_size": "count",
+                 "occupancy": "count or null", "compiler": "string or null",
+                 "code_object_version": "count or null", "file": "string", "bundle_index": "count or null",
+                 "symbol": "string", "wavefront_size": "count", "max_flat_workgroup_size": "count",
+                 "workgroup_processor_mode": "boolean or null", "occupancy_limit": "string or null",
+                 "scratch_cause": "string or null", "occupancy_model": "string or null",
+                 "occupancy_next": "object or null", "image_offset": "count or null",
+                 "archive": "string or null"}
+
+
+def _type_ok(value, kind: str) -> bool:
+    if value is None and kind.endswith(" or null"):
+        return True
+    kind = kind.removesuffix(" or null")
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "object":
+        return isinstance(value, dict)
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 63
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_record_types(record: dict, index: int, path: str) -> None:
+    """One line naming the kernel and the field when a field has the wrong type."""
+    for name, kind in _RECORD_TYPES.items():
+        if name in record and not _type_ok(record[name], kind):
+            raise InputError(f"kernel {index}: {name} is {_shown(record[name])}, not a {kind}", file=path)
 
 
 # -- checking ------------------------------------------------------------------
@@ -355,6 +491,12 @@ class CheckResult:
                           f"no longer built")
         return text + (f"; {', '.join(extras)}" if extras else "")
 
+    def counts(self) -> dict[str, object]:
+        """``summary`` of the v2 document: counts only (the text is ``sentence``)."""
+        return {"kernels": self.kernels, "failed_kernels": self.failed_kernels,
+                "failures": len(self.failures), "by_metric": self.by_metric(),
+                "added": len(self.new_kernels), "removed": len(self.vanished)}
+
     def to_json(self) -> dict:
         return {
             "schema": CHECK_SCHEMA,
@@ -362,15 +504,13 @@ class CheckResult:
             "baseline": self.baseline_path,
             "gate": list(self.gate),
             "passed": self.passed,
-            "kernels": self.kernels,
-            "failed_kernels": self.failed_kernels,
-            "by_metric": self.by_metric(),
+            "summary": self.counts(),
+            "sentence": self.summary(),
             "failures": [{"target": f.target, "key": f.key, "name": f.name, "metric": f.metric,
                           "allowed": f.allowed, "actual": f.actual, "new_kernel": f.new_kernel,
                           "dynamic_stack": f.dynamic_stack} for f in self.failures],
-            "new_kernels": [{"target": t, "key": k, "name": n} for t, k, n in self.new_kernels],
-            "vanished": [{"target": t, "key": k, "name": n} for t, k, n in self.vanished],
-            "summary": self.summary(),
+            "added": [{"target": t, "key": k, "name": n} for t, k, n in self.new_kernels],
+            "removed": [{"target": t, "key": k, "name": n} for t, k, n in self.vanished],
         }
 
 
@@ -384,13 +524,17 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     dynamic stack, zero spills; other metrics unconstrained).
     """
     gate = tuple(m for m in METRICS if m in set(gate))
+    every_kernel = baseline.records_every_kernel
+    if not every_kernel:
+        refuse_partial_baseline(baseline, gate, baseline_path)
     entries = {(e.target, e.key): e for e in baseline.kernels}
     findings: list[Finding] = []
     new_kernels = []
     for ident in sorted(usage, key=lambda i: (i[0], usage[i].name, i[1])):
         kernel = usage[ident]
         entry = entries.get(ident)
-        if entry is None:
+        if entry is None and every_kernel:
+            # In a baseline of the non-zero kernels only, absence is the norm, not news.
             new_kernels.append((kernel.target, kernel.key, kernel.name))
         for name in gate:
             metric = METRICS[name]
@@ -413,6 +557,21 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
                        if ident not in usage and target_selected(e.target, wanted)),
                       key=lambda v: (v[0], v[2], v[1]))
     return CheckResult(baseline_path, gate, len(usage), findings, vanished, new_kernels)
+
+
+def refuse_partial_baseline(baseline: "Baseline", gate: tuple[str, ...], path: str) -> None:
+    """A baseline written without --record-all holds only the kernels its own
+    gate found non-zero: checking another metric against it would hold every
+    omitted kernel to zero (or to nothing).  UsageError (exit 2), one line
+    with the command that rewrites it."""
+    missing = [m for m in gate if m in ALL_KERNEL_GATES or m not in baseline.gate]
+    if not missing:
+        return
+    wanted = [m for m in METRICS if m in set(baseline.gate) | set(gate)]
+    sources = " ".join(f.path for f in baseline.provenance.files) or "BUILD"
+    raise UsageError(f"{path or 'baseline'}: records only the kernels its gate ({','.join(baseline.gate)}) finds "
+                     f"non-zero, so it cannot check {','.join(missing)}; rewrite it with: spillway baseline "
+                     f"write {sources} -o {path or 'BASELINE'} --gate {','.join(wanted)}")
 
 
 # -- published schema of `spillway check --json` -------------------------------
@@ -445,23 +604,33 @@ def json_schema() -> dict:
         name: str
 
 
+    class CheckCounts(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        kernels: int = Field(description="Distinct (target, key) kernels checked")
+        failed_kernels: int = Field(description="Kernels over their allowance in at least one metric")
+        failures: int = Field(description="(kernel, metric) pairs over their allowance")
+        by_metric: dict[str, int] = Field(description="Failing kernels per metric")
+        added: int = Field(description="Kernels not in the baseline")
+        removed: int = Field(description="Baseline kernels no longer built")
+
+
     class CheckDocument(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
-        schema_: Literal["spillway.check/1"] = Field(CHECK_SCHEMA, alias="schema")
+        schema_: Literal["spillway.check/2"] = Field(CHECK_SCHEMA, alias="schema")
         spillway_version: str
         baseline: str = Field(description="Path of the baseline file")
         gate: list[MetricName] = Field(description="Metrics checked")
         passed: bool
-        kernels: int = Field(description="Distinct (target, key) kernels checked")
-        failed_kernels: int
-        by_metric: dict[str, int] = Field(description="Failing kernels per metric")
+        summary: CheckCounts = Field(description="Counts")
+        sentence: str = Field(description="The verdict as one sentence")
         failures: list[CheckFailure]
-        new_kernels: list[KernelRef] = Field(description="Kernels not in the baseline")
-        vanished: list[KernelRef] = Field(description="Baseline kernels no longer built (a note, not a failure)")
-        summary: str
+        added: list[KernelRef] = Field(description="Kernels not in the baseline (held to zero scratch and "
+                                                   "spills)")
+        removed: list[KernelRef] = Field(description="Baseline kernels no longer built (a note, not a failure)")
 
     schema = CheckDocument.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/check-1.json"
+    schema["$id"] = "https://spillway.dev/schemas/check-2.json"
     return schema

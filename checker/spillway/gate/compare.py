@@ -12,18 +12,18 @@ and less occupancy); *same* when scratch, spills and occupancy are equal
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Callable, Final, Literal, Sequence
 
 from spillway import __version__
 from spillway.gate.check import Kernel, KernelUsage, Resources
 
-COMPARE_SCHEMA = "spillway.compare/1"
+COMPARE_SCHEMA: Final = "spillway.compare/2"
 Status = Literal["worse", "mixed", "better", "same"]
 STATUS_ORDER = {"worse": 0, "mixed": 1, "better": 2, "same": 3}
 CRITERIA = ("scratch", "spills", "occupancy")
 
 
-@dataclass
+@dataclass(slots=True)
 class KernelDiff:
     target: str
     key: str
@@ -126,14 +126,19 @@ class Comparison:
             "spillway_version": __version__,
             "new": self.new_sources,
             "old": self.old_sources,
-            "summary": self.count(),
+            "summary": {V2_COUNT_NAMES.get(name, name): value for name, value in self.count().items()},
             "sentence": self.sentence(),
             "kernels": [{"target": k.target, "key": k.key, "name": k.name, "status": k.status,
                          "worse": k.worse, "better": k.better, "old": k.old.as_dict(), "new": k.new.as_dict()}
                         for k in rows],
-            "only_new": [_usage_json(u) for u in self.only_new],
-            "only_old": [_usage_json(u) for u in self.only_old],
+            "added": [_usage_json(u) for u in self.only_new],
+            "removed": [_usage_json(u) for u in self.only_old],
         }
+
+
+# Document names (schema v2) of the counts: kernels on one side only are
+# "added" (only in NEW) and "removed" (only in OLD), as in check and baseline.
+V2_COUNT_NAMES = {"only_new": "added", "only_old": "removed", "only_new_using_scratch": "added_using_scratch"}
 
 
 def _usage_json(usage: KernelUsage) -> dict:
@@ -152,16 +157,23 @@ def are(n: int) -> str:
     return "is" if n == 1 else "are"
 
 
+def _worst_first(usage: KernelUsage):
+    """Kernels on one side only: the ones that use scratch or spill first."""
+    r = usage.resources
+    return (-r.scratch, -(r.vgpr_spills + r.sgpr_spills), not r.dynamic_stack,
+            r.occupancy if r.occupancy is not None else 99, usage.name, usage.target)
+
+
 def compare(new: dict[Kernel, KernelUsage], old: dict[Kernel, KernelUsage],
-            new_sources: list[str] = (), old_sources: list[str] = ()) -> Comparison:
+            new_sources: Sequence[str] = (), old_sources: Sequence[str] = ()) -> Comparison:
     diffs = []
     for ident in new.keys() & old.keys():
         a, b = old[ident], new[ident]
         worse, better = classify(a.resources, b.resources)
         diffs.append(KernelDiff(b.target, b.key, b.name, a.resources, b.resources, worse, better))
     diffs.sort(key=KernelDiff.sort_key)
-    only_new = sorted((new[i] for i in new.keys() - old.keys()), key=lambda u: (u.name, u.target))
-    only_old = sorted((old[i] for i in old.keys() - new.keys()), key=lambda u: (u.name, u.target))
+    only_new = sorted((new[i] for i in new.keys() - old.keys()), key=_worst_first)
+    only_old = sorted((old[i] for i in old.keys() - new.keys()), key=_worst_first)
     return Comparison(list(new_sources), list(old_sources), diffs, only_new, only_old)
 
 
@@ -206,59 +218,96 @@ def md_code(text: str) -> str:
     return f"{fence} {text} {fence}"
 
 
-def markdown(comparison: Comparison, everything: bool = False, limit: int = 0) -> str:
-    rows, hidden = selected(comparison, everything, limit)
+# A pull-request comment holds at most 65,536 characters (GitHub); the text
+# stays under this, whatever the number of kernels (JSON is always complete).
+MARKDOWN_BUDGET = 60_000
+# Sections longer than this go in <details>.
+OPEN_SECTION_ROWS = 20
+
+
+def markdown(comparison: Comparison, everything: bool = False, limit: int = 0, names: str = "short",
+             budget: int = MARKDOWN_BUDGET) -> str:
+    """The comparison for a pull request: the sentence, then the changed
+    kernels worst first, then the kernels on one side only (worst first),
+    long sections folded in <details>; rows stop at ``limit`` per section
+    (0: no limit) or when the text would pass ``budget`` characters, with a
+    count of what was left out."""
+    from spillway.resources.names import table_name
+
+    rows, hidden = selected(comparison, everything, 0)
     new = ", ".join(md_code(s) for s in comparison.new_sources) or "new"
     old = ", ".join(md_code(s) for s in comparison.old_sources) or "old"
     out = [f"**spillway compare**: {new} against {old}", "", comparison.sentence(), ""]
+    used = sum(len(line) + 1 for line in out)
+    sections: list[tuple[str, list[str], list, Callable]] = []    # (title, head, items, render)
+
+    def diff_line(diff: KernelDiff) -> str:
+        vgprs, spilled, scratch, occupancy = cells(diff)
+        return (f"| {diff.status} | {md_code(table_name(diff.name, names))} | {md_code(diff.target)} "
+                f"| {vgprs} | {spilled} | {scratch} | {occupancy} |")
+
+    def usage_line(usage: KernelUsage) -> str:
+        r = usage.resources
+        return (f"- {md_code(table_name(usage.name, names))} ({md_code(usage.target)}): {r.vgprs} VGPRs, "
+                f"{_spilled(r)} spilled VGPRs, {_scratch(r)} B/lane scratch, "
+                f"occupancy {'?' if r.occupancy is None else r.occupancy}")
+
     if rows:
-        out.append("| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy |")
-        out.append("|---|---|---|--:|--:|--:|--:|")
-        for diff in rows:
-            vgprs, spilled, scratch, occupancy = cells(diff)
-            out.append(f"| {diff.status} | {md_code(diff.name)} | {md_code(diff.target)} | {vgprs} | {spilled} "
-                       f"| {scratch} | {occupancy} |")
-        if hidden:
-            out.append("")
-            out.append(f"... and {hidden} more (--limit).")
-        out.append("")
-    for title, group in (("only in the new build", comparison.only_new), ("only in the old build",
-                                                                         comparison.only_old)):
-        if not group:
-            continue
-        out.append(f"<details><summary>{kernels(len(group))} {title}</summary>")
-        out.append("")
-        for usage in group:
-            r = usage.resources
-            out.append(f"- {md_code(usage.name)} ({md_code(usage.target)}): {r.vgprs} VGPRs, "
-                       f"{_spilled(r)} spilled VGPRs, {_scratch(r)} B/lane scratch, "
-                       f"occupancy {'?' if r.occupancy is None else r.occupancy}")
-        out.append("")
-        out.append("</details>")
-        out.append("")
+        what = "changed kernels" if not everything else "kernels on both sides"
+        sections.append((f"{kernels(len(rows))}: {what}, worst first",
+                         ["| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy |",
+                          "|---|---|---|--:|--:|--:|--:|"], rows, diff_line))
+    for title, group in (("only in the new build", comparison.only_new),
+                         ("only in the old build", comparison.only_old)):
+        if group:
+            sections.append((f"{kernels(len(group))} {title}, worst first", [], group, usage_line))
+    reserve = 400 * len(sections)            # closing tags and the "left out" line of each section
+    for number, (title, head, items, render) in enumerate(sections):
+        folded = len(items) > OPEN_SECTION_ROWS
+        part = [f"<details><summary>{title}</summary>", ""] if folded else [f"{title}:", ""]
+        part += head
+        used += sum(len(line) + 1 for line in part)
+        # Each section may use its share of what is left (a short one leaves the rest to the next).
+        share = used + (budget - reserve - used) // (len(sections) - number)
+        shown = 0
+        for item in items:                   # lines are made only for the rows that fit
+            if limit > 0 and shown >= limit:
+                break
+            line = render(item)
+            if used + len(line) + 1 > share:
+                break
+            part.append(line)
+            used += len(line) + 1
+            shown += 1
+        left = len(items) - shown
+        tail = []
+        if left:
+            why = "--limit" if limit > 0 and shown >= limit else "to fit a pull-request comment"
+            tail += ["", f"... and {left} more not shown ({why}; `--format json` lists every kernel)."]
+        tail.append("")
+        if folded:
+            tail += ["</details>", ""]
+        used += sum(len(line) + 1 for line in tail)
+        reserve -= 400
+        out += part + tail
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 # -- terminal ------------------------------------------------------------------------
 
-def table(comparison: Comparison, everything: bool = False, limit: int = 0):
-    from rich.markup import escape
-    from rich.table import Table
+def table(comparison: Comparison, everything: bool = False, limit: int = 0, console=None, names: str = "short"):
+    """(rich table fitting ``console``, rows shown, rows hidden by ``limit``)."""
+    from spillway.report.table import Column, console as make_console, grid
+    from spillway.resources.names import table_name
 
+    console = console or make_console()
     rows, hidden = selected(comparison, everything, limit)
-    grid = Table(show_lines=False)
-    grid.add_column("", no_wrap=True)
-    grid.add_column("kernel", overflow="fold", ratio=1)
-    grid.add_column("target")
-    grid.add_column("VGPRs", justify="right")
-    grid.add_column("spilled VGPRs", justify="right")
-    grid.add_column("scratch B/lane", justify="right")
-    grid.add_column("waves/SIMD", justify="right")
+    columns = [Column(""), Column("kernel", name=True), Column("target")]
+    columns += [Column(h, "right") for h in ("VGPRs", "spilled VGPRs", "scratch B/lane", "waves/SIMD")]
     style = {"worse": "red", "mixed": "yellow", "better": "green", "same": ""}
-    for diff in rows:
-        grid.add_row(f"[{style[diff.status]}]{diff.status}[/]" if style[diff.status] else diff.status,
-                     escape(diff.name), escape(diff.target), *cells(diff, " → "))
-    return grid, len(rows), hidden
+    cells_ = [[(diff.status, style[diff.status]), table_name(diff.name, names), diff.target, *cells(diff, " → ")]
+              for diff in rows]
+    return grid(console, columns, cells_, names=names), len(rows), hidden
 
 
 # -- published schema of `spillway compare --format json` ----------------------------
@@ -269,19 +318,7 @@ def json_schema() -> dict:
     importing pydantic."""
     from pydantic import BaseModel, ConfigDict, Field
 
-    class ResourcesModel(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-
-        scratch: int
-        dynamic_stack: bool
-        vgpr_spills: int
-        sgpr_spills: int
-        vgprs: int
-        agprs: Optional[int]
-        sgprs: int
-        lds: int
-        occupancy: Optional[int]
-
+    # The resource record is gate.check.Resources itself (one definition, as in baselines).
 
     class DiffModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -292,8 +329,8 @@ def json_schema() -> dict:
         status: Status
         worse: list[Literal["scratch", "spills", "occupancy"]]
         better: list[Literal["scratch", "spills", "occupancy"]]
-        old: ResourcesModel
-        new: ResourcesModel
+        old: Resources
+        new: Resources
 
 
     class OneSideModel(BaseModel):
@@ -302,7 +339,7 @@ def json_schema() -> dict:
         target: str
         key: str
         name: str
-        resources: ResourcesModel
+        resources: Resources
 
 
     class SummaryModel(BaseModel):
@@ -315,25 +352,25 @@ def json_schema() -> dict:
         mixed: int
         better: int
         same: int
-        only_new: int
-        only_old: int
-        only_new_using_scratch: int
+        added: int = Field(description="Kernels only in NEW")
+        removed: int = Field(description="Kernels only in OLD")
+        added_using_scratch: int = Field(description="Kernels only in NEW that use scratch or spill")
 
 
     class CompareDocument(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
-        schema_: Literal["spillway.compare/1"] = Field(COMPARE_SCHEMA, alias="schema")
+        schema_: Literal["spillway.compare/2"] = Field(COMPARE_SCHEMA, alias="schema")
         spillway_version: str
         new: list[str]
         old: list[str]
         summary: SummaryModel
         sentence: str
         kernels: list[DiffModel] = Field(description="Kernels on both sides, worst first")
-        only_new: list[OneSideModel]
-        only_old: list[OneSideModel]
+        added: list[OneSideModel] = Field(description="Kernels only in NEW")
+        removed: list[OneSideModel] = Field(description="Kernels only in OLD")
 
     schema = CompareDocument.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/compare-1.json"
+    schema["$id"] = "https://spillway.dev/schemas/compare-2.json"
     return schema

@@ -1,16 +1,27 @@
-"""JUnit XML for ``spillway check --junit FILE``: one test case per kernel and
-metric, so Jenkins, GitLab and CTest dashboards list failures per kernel.
-Baseline kernels that are no longer built appear as skipped cases."""
+"""JUnit XML for ``spillway check --junit FILE`` (and ``--format junit``):
+one test case per kernel and metric, so Jenkins, GitLab and CTest dashboards
+list failures per kernel.  Baseline kernels that are no longer built appear
+as skipped cases.
+
+The documents validate against the Jenkins xunit plugin's junit-10.xsd
+(the schema the tests check them with): ``<testsuites>`` carries name,
+tests, failures, errors and time only.  One suite per run, named after the
+cell (``spillway matrix``) or the baseline; a cell that could not be checked
+gets a file of its own too (one skipped or error case), so a collector sees
+every cell.  A comment after the XML declaration marks the file as
+spillway's, so a later run may replace it.
+"""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import Callable, Optional
 
 from spillway import atomic
 from spillway.errors import UsageError
-from spillway.gate.check import METRICS, CheckResult
+from spillway.gate.check import METRICS, CheckResult, Finding
 
-SUITE = "spillway.check"
+MARKER = b"<!-- spillway junit: written by spillway; safe to overwrite with spillway -->\n"
 
 
 def _clean(text: str) -> str:
@@ -18,36 +29,76 @@ def _clean(text: str) -> str:
     return "".join(c for c in text if c in "\t\n\r" or ord(c) >= 0x20)
 
 
-def document(result: CheckResult) -> bytes:
+def _serialize(root: ET.Element) -> bytes:
+    ET.indent(root)
+    body = ET.tostring(root, encoding="unicode")
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + MARKER + body.encode("utf-8") + b"\n"
+
+
+def suite_name_for(baseline_path: str) -> str:
+    """Default suite name: the baseline's file name without .json (a matrix
+    cell's baseline is checks/baselines/<cell>.json)."""
+    import os
+
+    name = os.path.basename(baseline_path)
+    return name[:-5] if name.endswith(".json") else name or "spillway"
+
+
+def document(result: CheckResult, suite: Optional[str] = None,
+             accept: Optional[Callable[[Finding], str]] = None) -> bytes:
+    """``accept(finding)``: the command that accepts a failure, appended to its message."""
+    suite = suite or suite_name_for(result.baseline_path)
     failures = result.failures
     skipped = len(result.vanished) * len(result.gate)
     tests = len(result.findings) + skipped
     root = ET.Element("testsuites", name="spillway", tests=str(tests), failures=str(len(failures)),
-                      errors="0", skipped=str(skipped))
-    suite = ET.SubElement(root, "testsuite", name=SUITE, tests=str(tests), failures=str(len(failures)),
-                          errors="0", skipped=str(skipped), time="0")
-    properties = ET.SubElement(suite, "properties")
+                      errors="0", time="0")
+    element = ET.SubElement(root, "testsuite", name=_clean(suite), tests=str(tests),
+                            failures=str(len(failures)), errors="0", skipped=str(skipped), time="0")
+    properties = ET.SubElement(element, "properties")
     ET.SubElement(properties, "property", name="baseline", value=_clean(result.baseline_path))
     ET.SubElement(properties, "property", name="gate", value=",".join(result.gate))
     for finding in result.findings:
-        case = ET.SubElement(suite, "testcase", classname=_clean(f"{SUITE}.{finding.target}"),
+        case = ET.SubElement(element, "testcase", classname=_clean(f"{suite}.{finding.target}"),
                              name=_clean(f"{finding.name} [{finding.metric}]"), time="0")
         if not finding.passed:
-            failure = ET.SubElement(case, "failure", type=finding.metric,
-                                    message=_clean(finding.message()))
+            message = finding.message()
+            if accept is not None:
+                message += f"; accept with: {accept(finding)}"
+            failure = ET.SubElement(case, "failure", type=finding.metric, message=_clean(message))
             failure.text = _clean(f"kernel: {finding.name}\nkey: {finding.key}\ntarget: {finding.target}\n"
-                                  f"{METRICS[finding.metric].description}\n{finding.message()}\n")
-    for target, key, name in result.vanished:
+                                  f"{METRICS[finding.metric].description}\n{message}\n")
+    for target, _key, name in result.vanished:
         for metric in result.gate:
-            case = ET.SubElement(suite, "testcase", classname=_clean(f"{SUITE}.{target}"),
+            case = ET.SubElement(element, "testcase", classname=_clean(f"{suite}.{target}"),
                                  name=_clean(f"{name} [{metric}]"), time="0")
             ET.SubElement(case, "skipped", message="in the baseline but no longer built")
-    ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    return _serialize(root)
 
 
-def write(path: str, result: CheckResult) -> None:
+def unchecked_document(suite: str, verdict: str, reason: str) -> bytes:
+    """A cell that was not checked: one skipped (toolchain missing) or error
+    (build failed, no baseline) case, so the cell still has its file."""
+    error = verdict != "skipped"
+    root = ET.Element("testsuites", name="spillway", tests="1", failures="0", errors="1" if error else "0",
+                      time="0")
+    element = ET.SubElement(root, "testsuite", name=_clean(suite), tests="1", failures="0",
+                            errors="1" if error else "0", skipped="0" if error else "1", time="0")
+    case = ET.SubElement(element, "testcase", classname=_clean(suite), name=_clean(f"{suite} [check]"), time="0")
+    if error:
+        ET.SubElement(case, "error", type="spillway", message=_clean(reason))
+    else:
+        ET.SubElement(case, "skipped", message=_clean(reason))
+    return _serialize(root)
+
+
+def write(path: str, result: CheckResult, suite: Optional[str] = None,
+          accept: Optional[Callable[[Finding], str]] = None) -> None:
+    write_bytes(path, document(result, suite, accept))
+
+
+def write_bytes(path: str, data: bytes) -> None:
     try:
-        atomic.write_bytes(path, document(result))
+        atomic.write_bytes(path, data)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None

@@ -3,16 +3,23 @@ occupancy, names and scratch causes."""
 
 from __future__ import annotations
 
+import mmap
 import multiprocessing as mp
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
+from collections.abc import Sequence
 from typing import Callable, Iterable
 
+import orjson
+
 from spillway import __version__
-from spillway.formats import codeobject
+from spillway.formats import codeobject, embedded
 from spillway.resources import occupancy
-from spillway.formats.containers import DeviceImage, ScanOptions, ScanResult, scan_buffer, scan_path
+from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION,
+                                         DecompressionBudget, PendingImages, ScanOptions,
+                                         ScanResult, expand, scan_buffer, scan_path)
+from spillway.paths import dumps as json_dumps
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
 from spillway.resources.names import demangle, stable_key
@@ -32,31 +39,36 @@ def scratch_cause(kernel: KernelMetadata) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _occupancy(target_id, vgprs, sgprs, lds, wave, max_wg, wgp):
-    return occupancy.compute(target_id, vgpr_count=vgprs, sgpr_count=sgprs,
+def _occupancy(target_id, vgprs, agprs, sgprs, lds, wave, max_wg, wgp, model):
+    return occupancy.compute(target_id, vgpr_count=vgprs, agpr_count=agprs, sgpr_count=sgprs,
                              group_segment_fixed_size=lds, wavefront_size=wave,
-                             max_flat_workgroup_size=max_wg, workgroup_processor_mode=wgp)
+                             max_flat_workgroup_size=max_wg, workgroup_processor_mode=wgp, model=model)
 
 
 FIELDS = ("file", "bundle_index", "target", "code_object_version", "compiler", "symbol", "name", "key",
           "vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count", "sgpr_spill_count",
           "private_segment_fixed_size", "uses_dynamic_stack", "group_segment_fixed_size",
           "wavefront_size", "max_flat_workgroup_size", "workgroup_processor_mode",
-          "occupancy", "occupancy_limit", "scratch_cause")
+          "occupancy", "occupancy_limit", "occupancy_model", "occupancy_next", "scratch_cause",
+          "image_offset", "archive")
 
 
 def kernel_values(kernel: KernelMetadata, code: codeobject.CodeObject, file: str,
-                  bundle_index: int | None) -> tuple:
-    """A report record's values in FIELDS order."""
-    occ = _occupancy(code.target_id, kernel.vgpr_count, kernel.sgpr_count,
+                  bundle_index: int | None, image_offset: int | None = None, archive: str | None = None,
+                  occupancy_model: str | None = None) -> tuple:
+    """A report record's values in FIELDS order.  ``occupancy_model``: llvm22, llvm23,
+    llvm24 or producer (the model of the LLVM named in the code object's .comment)."""
+    model = occupancy.resolve_model(occupancy_model or _MODEL, code.compiler)
+    occ = _occupancy(code.target_id, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
                      kernel.group_segment_fixed_size, kernel.wavefront_size,
-                     kernel.max_flat_workgroup_size, kernel.workgroup_processor_mode is not False)
+                     kernel.max_flat_workgroup_size, kernel.workgroup_processor_mode is not False, model)
     return (file, bundle_index, code.target_id, code.code_object_version, code.compiler,
             kernel.name, demangle(kernel.name), stable_key(kernel.name),
             kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count, kernel.vgpr_spill_count,
             kernel.sgpr_spill_count, kernel.private_segment_fixed_size, kernel.uses_dynamic_stack,
             kernel.group_segment_fixed_size, kernel.wavefront_size, kernel.max_flat_workgroup_size,
-            kernel.workgroup_processor_mode, occ.waves_per_simd, occ.limit, scratch_cause(kernel))
+            kernel.workgroup_processor_mode, occ.waves_per_simd, occ.limit, model, occ.next,
+            scratch_cause(kernel), image_offset, archive)
 
 
 def kernel_record(kernel: KernelMetadata, code: codeobject.CodeObject, file: str,
@@ -67,71 +79,223 @@ def kernel_record(kernel: KernelMetadata, code: codeobject.CodeObject, file: str
 
 
 # -- parsing many code objects on several cores ------------------------------
+#
+# A unit of work is one code object (a DeviceImage) or one compressed bundle
+# (PendingImages: inflated and parsed in the worker, one code object at a
+# time).  Forked workers share the file maps; each returns the kernels of its
+# units as compact tuples (FIELDS order), with the strings a unit repeats (the
+# same kernel for each target of a bundle) shared, so the parent keeps about
+# 300 bytes per kernel, not a dict of 24 keys.  Peak memory is the parent's
+# tuples plus, per worker, one inflated code object.
 
-_IMAGES: list[DeviceImage] = []
+_UNITS: list = []
 _TARGETS: list[str] = []
+_MODEL: str = occupancy.DEFAULT_MODEL      # ReadOptions.occupancy_model while parsing
 
 
-def _parse_slice(bounds: tuple[int, int]):
-    """Parse images[start:stop]; runs in a forked worker that shares the maps."""
-    out = []
-    for index in range(*bounds):
-        image = _IMAGES[index]
+def _images_of(unit, counts: ScanResult):
+    if isinstance(unit, PendingImages):
+        return expand(unit, counts)
+    return (unit,)
+
+
+def _parse_units(indexes: tuple[int, ...]):
+    """Parse _UNITS[i] for i in indexes; runs in a forked worker (or inline).
+    Returns ((code objects, kernel tuples, bitcode-only entries, SPIR-V
+    entries), error) where error is None or an InputError's fields."""
+    values: list[tuple] = []
+    counts = ScanResult()
+    code_objects = 0
+    shared: dict = {}
+    share = shared.setdefault
+    try:
+        for index in indexes:
+            for image in _images_of(_UNITS[index], counts):
+                try:
+                    code = codeobject.parse(image.payload)
+                except InputError as exc:
+                    exc.within(image.container, image.offset or 0, rebase=image.offset is not None)
+                    exc.file = image.file
+                    raise
+                code_objects += 1
+                if not _target_selected(code.target_id, _TARGETS):
+                    continue
+                for kernel in code.kernels:
+                    # One string per kernel name across the targets of a bundle (the demangled
+                    # name and the key are shared already: they come from caches).
+                    kernel = kernel._replace(name=share(kernel.name, kernel.name))
+                    values.append(kernel_values(kernel, code, image.file, image.bundle_index, image.image_offset,
+                                                image.archive, _MODEL))
+    except InputError as exc:
+        return None, (exc.message, exc.file, exc.container, exc.offset)
+    finally:
+        _drop_mapped_pages(indexes)
+    return (code_objects, values, counts.bitcode_only, counts.spirv_entries), None
+
+
+def _drop_mapped_pages(indexes: tuple[int, ...]) -> None:
+    """Forget the pages of the mapped files these units were read from
+    (MADV_DONTNEED: on a read-only file mapping the data stays in the page
+    cache and comes back on the next touch), so a worker's RSS does not grow
+    with the part of the library it has read."""
+    maps = {id(m): m for m in (getattr(_UNITS[i].payload, "obj", None) for i in indexes)
+            if isinstance(m, mmap.mmap)}
+    for mapped in maps.values():
         try:
-            code = codeobject.parse(image.payload)
-        except InputError as exc:
-            exc.within(image.container, image.offset or 0, rebase=image.offset is not None)
-            exc.file = image.file
-            return out, (exc.message, exc.file, exc.container, exc.offset)
-        if _target_selected(code.target_id, _TARGETS):
-            out.append([kernel_values(k, code, image.file, image.bundle_index) for k in code.kernels])
-        else:
-            out.append(None)
-    return out, None
+            mapped.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError, AttributeError):   # closed, or no madvise on this platform
+            pass
 
 
-def _parse_images(images: list[DeviceImage], targets: list[str], progress) -> tuple[int, list[tuple]]:
-    """Parse every image; returns (code objects, kernel value tuples) in order."""
-    global _IMAGES, _TARGETS
-    _IMAGES, _TARGETS = images, targets
-    total = sum(image.payload.nbytes for image in images)
+def _tasks(units: list) -> list[tuple[int, ...]]:
+    """Group small code objects into tasks of about 4 MB; a compressed bundle
+    is a task of its own."""
+    tasks: list[tuple[int, ...]] = []
+    current: list[int] = []
+    size = 0
+    for index, unit in enumerate(units):
+        if isinstance(unit, PendingImages):
+            if current:
+                tasks.append(tuple(current))
+                current, size = [], 0
+            tasks.append((index,))
+            continue
+        current.append(index)
+        size += unit.payload.nbytes
+        if size >= 4 << 20 or len(current) >= 64:
+            tasks.append(tuple(current))
+            current, size = [], 0
+    if current:
+        tasks.append(tuple(current))
+    return tasks
+
+
+def _unit_size(unit) -> int:
+    if isinstance(unit, PendingImages):
+        return unit.bundle.header.uncompressed_size
+    return unit.payload.nbytes
+
+
+def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL):
+    """Parse every unit; yield (code objects, kernel tuples, bitcode-only
+    entries, SPIR-V entries) per task, in order.  Raises the first InputError."""
+    global _UNITS, _TARGETS, _MODEL
+    _UNITS, _TARGETS, _MODEL = units, targets, model
+    total = sum(_unit_size(u) for u in units)
     if progress:
         progress(0, total)
+    tasks = _tasks(units)
     workers = min(os.cpu_count() or 1, 8)
+    parallel = (workers > 1 and len(tasks) >= 4 and total >= 32 << 20
+                and "fork" in mp.get_all_start_methods())
     try:
-        if workers > 1 and len(images) >= 32 and total >= 32 << 20 and "fork" in mp.get_all_start_methods():
-            step = max(1, len(images) // (workers * 8))
-            slices = [(start, min(start + step, len(images))) for start in range(0, len(images), step)]
+        if parallel:
             with mp.get_context("fork").Pool(workers) as pool:
-                results = []
-                for (start, stop), result in zip(slices, pool.imap(_parse_slice, slices)):
-                    results.append(result)
+                for task, (result, error) in zip(tasks, pool.imap(_parse_units, tasks)):
+                    if error:
+                        pool.terminate()
+                        message, file, container, offset = error
+                        raise InputError(message, file=file, container=container, offset=offset)
                     if progress:
-                        progress(sum(images[i].payload.nbytes for i in range(start, stop)), total)
+                        progress(sum(_unit_size(units[i]) for i in task), total)
+                    yield result
         else:
-            results = []
-            for index in range(len(images)):
-                results.append(_parse_slice((index, index + 1)))
+            for task in tasks:
+                result, error = _parse_units(task)
+                if error:
+                    message, file, container, offset = error
+                    raise InputError(message, file=file, container=container, offset=offset)
                 if progress:
-                    progress(images[index].payload.nbytes, total)
+                    progress(sum(_unit_size(units[i]) for i in task), total)
+                yield result
     finally:
-        _IMAGES, _TARGETS = [], []
-    values, code_objects = [], 0
-    for parsed, error in results:
-        code_objects += len(parsed)
-        for kernels in parsed:
-            if kernels:
-                values.extend(kernels)
-        if error:
-            message, file, container, offset = error
-            raise InputError(message, file=file, container=container, offset=offset)
+        _UNITS, _TARGETS, _MODEL = [], [], occupancy.DEFAULT_MODEL
+
+
+def _parse_images(images: list, targets: list[str], progress,
+                  model: str = occupancy.DEFAULT_MODEL) -> tuple[int, list[tuple]]:
+    """Parse every unit; returns (code objects, kernel value tuples) in order."""
+    code_objects, values = 0, []
+    for found, rows, _bitcode, _spirv in iter_units(images, targets, progress, model):
+        code_objects += found
+        values.extend(rows)
     return code_objects, values
+
+
+class KernelTable(Sequence):
+    """Kernel records kept compact: one tuple per kernel in FIELDS order (a
+    dict of 24 keys costs about 1.2 KB; a ROCm library has 250,000 kernels).
+    Indexing and iterating give dicts, made on demand; ``rows`` are the
+    tuples, and ``json_chunks`` writes them one kernel per line."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list[tuple] | None = None):
+        self.rows = rows if rows is not None else []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [dict(zip(FIELDS, row)) for row in self.rows[index]]
+        return dict(zip(FIELDS, self.rows[index]))
+
+    def __iter__(self):
+        for row in self.rows:
+            yield dict(zip(FIELDS, row))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, KernelTable):
+            return self.rows == other.rows
+        return isinstance(other, list) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def extend(self, other) -> None:
+        if isinstance(other, KernelTable):
+            self.rows.extend(other.rows)
+        else:
+            self.rows.extend(tuple(record[f] for f in FIELDS) for record in other)
+
+    def json_chunks(self, indent: bytes = b"    ", per_chunk: int = 2048):
+        """The records as JSON, one per line, joined by ``,\\n``, in chunks."""
+        rows = self.rows
+        for start in range(0, len(rows), per_chunk):
+            lines = [indent + json_dumps(dict(zip(FIELDS, row))) for row in rows[start:start + per_chunk]]
+            yield (b",\n" if start else b"") + b",\n".join(lines)
+
+
+def json_chunks(document: dict):
+    """A report document as JSON bytes, in chunks: the header pretty-printed
+    like ``orjson`` OPT_INDENT_2, then one kernel per line, so a 250,000-kernel
+    report is never one string in memory."""
+    kernels = document["kernels"]
+    if not isinstance(kernels, KernelTable):
+        yield json_dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+        return
+    head = json_dumps({k: v for k, v in document.items() if k != "kernels"}, option=orjson.OPT_INDENT_2)
+    yield head[:-2] + b',\n  "kernels": [' + (b"\n" if len(kernels) else b"")
+    yield from kernels.json_chunks()
+    yield (b"\n  ]\n}\n" if len(kernels) else b"]\n}\n")
 
 
 @dataclass
 class ReadOptions:
     max_decompressed: int = ScanOptions.max_decompressed
     targets: list[str] = field(default_factory=list)   # processor or full target IDs to keep
+    scan_embedded: bool = False   # read code objects embedded as data in host sections (--scan-embedded)
+    kpack_archives: list[str] = field(default_factory=list)   # .kpack files or folders for split binaries
+    occupancy_model: str = occupancy.DEFAULT_MODEL   # llvm22, llvm23, llvm24 or producer (--occupancy-model)
+    max_decompressed_total: int = DEFAULT_MAX_DECOMPRESSED_TOTAL   # per run (--max-decompressed-total)
+    max_inflation: float = DEFAULT_MAX_INFLATION   # per input: times its size (--max-inflation)
+
+    def budget(self) -> DecompressionBudget:
+        return DecompressionBudget(self.max_inflation, self.max_decompressed_total)
+
+    def scan_options(self, budget: DecompressionBudget | None = None) -> ScanOptions:
+        return ScanOptions(self.max_decompressed, scan_embedded=self.scan_embedded, budget=budget,
+                           kpack_archives=tuple(self.kpack_archives))
 
 
 def _target_selected(target_id: str, wanted: list[str]) -> bool:
@@ -141,41 +305,65 @@ def _target_selected(target_id: str, wanted: list[str]) -> bool:
     return any(w == target_id or w == processor for w in wanted)
 
 
-def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], None] | None = None
-              ) -> tuple[dict, list[dict]]:
-    """Read one user-named path.  Raises InputError for bad or empty input."""
-    return _finish(scan_path(path, ScanOptions(options.max_decompressed)), path, options, progress)
+def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], None] | None = None, *,
+              budget: DecompressionBudget | None = None, compact: bool = False
+              ) -> tuple[dict, list[dict] | KernelTable]:
+    """Read one user-named path.  Raises InputError for bad or empty input.
+    ``compact``: the records as a KernelTable (tuples) rather than dicts."""
+    budget = budget or options.budget()
+    return _finish(scan_path(path, options.scan_options(budget)), path, options, progress, compact)
 
 
 def read_buffer(data: bytes | memoryview, name: str, options: ReadOptions | None = None
-                ) -> tuple[dict, list[dict]]:
+                ) -> tuple[dict, list[dict] | KernelTable]:
     """Read an in-memory file (used by tests and fuzzing)."""
     options = options or ReadOptions()
-    return _finish(scan_buffer(memoryview(data), name, ScanOptions(options.max_decompressed)),
-                   name, options, None)
+    return _finish(scan_buffer(memoryview(data), name, options.scan_options(options.budget())),
+                   name, options, None, False)
 
 
-def _finish(scan: ScanResult, path: str, options: ReadOptions, progress) -> tuple[dict, list[dict]]:
+def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact: bool
+            ) -> tuple[dict, list[dict] | KernelTable]:
     if not scan.images:
         if scan.bitcode_only:
             raise BitcodeOnly(file=path, container=scan.bitcode_only[0].split(": ", 1)[-1])
+        if scan.embedded_not_read:
+            raise InputError(embedded.not_read_message(scan.embedded_not_read, scan.embedded_files),
+                             file=path, container=scan.kind)
         if scan.kind != "directory":
             raise NoDeviceCode("holds no AMDGPU device code", file=path, container=scan.kind)
-    code_objects, values = _parse_images(scan.images, options.targets, progress)
-    records = [dict(zip(FIELDS, v)) for v in values]
+    code_objects, values = 0, []
+    bitcode_only, spirv = list(scan.bitcode_only), scan.spirv_entries
+    for found, rows, bitcode, spirv_entries in iter_units(scan.images, options.targets, progress,
+                                                          options.occupancy_model):
+        code_objects += found
+        values.extend(rows)
+        bitcode_only.extend(bitcode)
+        spirv += spirv_entries
+    if not code_objects and scan.kind != "directory":
+        # Compressed bundles are opened only now: they may have held no code object.
+        if bitcode_only:
+            raise BitcodeOnly(file=path, container=bitcode_only[0].split(": ", 1)[-1])
+        raise NoDeviceCode("holds no AMDGPU device code", file=path, container=scan.kind)
+    records = KernelTable(values) if compact else [dict(zip(FIELDS, v)) for v in values]
     file_record = {"path": path, "kind": scan.kind, "bundles": scan.bundles, "code_objects": code_objects,
-                   "kernels": len(records), "bitcode_only": scan.bitcode_only,
-                   "skipped_without_device_code": len(scan.skipped), "spirv_entries": scan.spirv_entries}
+                   "kernels": len(records), "bitcode_only": bitcode_only,
+                   "skipped_without_device_code": len(scan.skipped), "spirv_entries": spirv}
     return file_record, records
 
 
 def read_report(paths: Iterable[str], options: ReadOptions | None = None,
-                progress: Callable[[int, int], None] | None = None) -> dict:
-    """The report document (see report.Report for its schema)."""
+                progress: Callable[[int, int], None] | None = None, *, compact: bool = False) -> dict:
+    """The report document (see report.Report for its schema).  ``compact``:
+    its kernels are a KernelTable (tuples, dicts on demand) -- what the
+    command line uses, as a ROCm library has hundreds of thousands."""
     options = options or ReadOptions()
-    files, kernels = [], []
+    budget = options.budget()          # decompressed totals count over the whole run
+    files = []
+    kernels: list[dict] | KernelTable = KernelTable() if compact else []
     for path in paths:
-        file_record, records = read_path(path, options, progress)
+        file_record, records = read_path(path, options, progress, budget=budget, compact=compact)
         files.append(file_record)
         kernels.extend(records)
-    return {"schema": SCHEMA, "spillway_version": __version__, "files": files, "kernels": kernels}
+    return {"schema": SCHEMA, "spillway_version": __version__, "occupancy_model": options.occupancy_model,
+            "files": files, "kernels": kernels}

@@ -1,4 +1,4 @@
-"""The report document: ``{"schema": "spillway.report/1", "files": [...],
+"""The report document: ``{"schema": "spillway.report/2", "files": [...],
 "kernels": [...]}``.  Field names of kernel records are the AMDGPU metadata
 keys (without the leading dot) so users can cross-check with
 ``llvm-readelf --notes``."""
@@ -13,6 +13,30 @@ from spillway.constants import REPORT_SCHEMA as SCHEMA
 
 ScratchCause = Literal["none", "spill", "private", "dynamic_stack"]
 OccupancyLimit = Literal["vgpr", "sgpr", "lds", "workgroup", "hardware", "unknown target"]
+OccupancyModelName = Literal["llvm22", "llvm23", "llvm24"]
+
+
+# How paths that are not UTF-8 are kept (spillway.paths).
+PATH_ENCODING = ("; a path byte that is not UTF-8 is written as the JSON escape \\udcXX (XX its hex value, "
+                 "80-ff: Python's surrogateescape, PEP 383), so the exact bytes come back; \"-\" is standard input")
+
+class OccupancyNeed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    resource: Literal["vgpr", "agpr", "sgpr", "lds", "workgroup"] = Field(
+        description="vgpr is vgpr_count (on gfx90a/gfx942/gfx950 the unified VGPR+AGPR total); lds is "
+                    "group_segment_fixed_size in bytes; workgroup is max_flat_workgroup_size")
+    at_most: int = Field(description="The largest value of the resource that reaches `waves`")
+
+
+class OccupancyNext(BaseModel):
+    """What the limiting resources must come down to for one more wave per SIMD."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    waves: int = Field(description="Waves per SIMD the kernel reaches with every need met")
+    needs: list[OccupancyNeed] = Field(description="Every resource that must come down (several when "
+                                                   "two limits hold the kernel at the same figure)")
 
 
 class KernelRecord(BaseModel):
@@ -22,7 +46,7 @@ class KernelRecord(BaseModel):
 
     # identity
     file: str = Field(description="File the kernel was read from; archive members as lib.a(x.o), "
-                                  "wheel entries as pkg.whl!path")
+                                  "wheel entries as pkg.whl!path" + PATH_ENCODING)
     bundle_index: Optional[int] = Field(description="Index of the offload bundle (one per translation "
                                                     "unit) in .hip_fatbin; null outside bundles")
     target: str = Field(description="Target ID with features, e.g. gfx90a:xnack-")
@@ -48,13 +72,23 @@ class KernelRecord(BaseModel):
     occupancy: Optional[int] = Field(description="Waves per SIMD the resources allow (LLVM's model); "
                                                  "null for an unknown target")
     occupancy_limit: OccupancyLimit
+    occupancy_model: OccupancyModelName = Field("llvm22", description="The LLVM occupancy model the figure "
+                                                                      "follows (version-1 documents: llvm22)")
+    occupancy_next: Optional[OccupancyNext] = Field(None, description="The next step: null at the hardware cap, "
+                                                                "for an unknown target, or when nothing in "
+                                                                "the binary would raise the figure")
     scratch_cause: ScratchCause
+    # where the code object sat, for containers without bundles (issue 13)
+    image_offset: Optional[int] = Field(None, description="Offset in the host file of a code object embedded "
+                                                          "as data (--scan-embedded); null otherwise")
+    archive: Optional[str] = Field(None, description="The .kpack archive the code object came from; null "
+                                                     "when it was inside the file itself")
 
 
 class FileRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str
+    path: str = Field(description="As named on the command line" + PATH_ENCODING)
     kind: str = Field(description="ELF, code object, offload bundle, ar archive, zip, directory")
     bundles: int
     code_objects: int
@@ -68,8 +102,11 @@ class FileRecord(BaseModel):
 class Report(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.report/1"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.report/2"] = Field(SCHEMA, alias="schema")
     spillway_version: str
+    occupancy_model: Literal["llvm22", "llvm23", "llvm24", "producer"] = Field(
+        "llvm22", description="The occupancy model asked for (producer: per code object, the model of the "
+                              "LLVM that built it; each kernel names the one applied); version-1 documents: llvm22")
     files: list[FileRecord]
     kernels: list[KernelRecord]
 
@@ -77,5 +114,5 @@ class Report(BaseModel):
 def json_schema() -> dict:
     schema = Report.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/report-1.json"
+    schema["$id"] = "https://spillway.dev/schemas/report-2.json"
     return schema

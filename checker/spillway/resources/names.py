@@ -83,61 +83,141 @@ def demangle(symbol: str) -> str:
     return symbol if text is None else text
 
 
-@lru_cache(maxsize=None)
+# A <source-name> that may be a versioned namespace: its decimal length
+# (not the tail of a longer number), then a library prefix.  The length
+# decides where the identifier ends, so each candidate is checked once, over
+# at most _MAX_NS_TOKEN characters: linear in the name's length.
+_NS_CANDIDATE = re.compile(r"(?<![0-9])([1-9][0-9]{0,2})(?=ROCPRIM_|HIPCUB_|ROCTHRUST_|THRUST_|CUB_)")
+_NS_TOKEN = re.compile(r"(ROCPRIM|HIPCUB|ROCTHRUST|THRUST|CUB)_[0-9A-Z_]*_NS")
+_MAX_NS_TOKEN = 255
+
+
+@lru_cache(maxsize=4096)
 def stable_key(symbol: str) -> str:
     """The mangled name with versioned inline namespaces renamed to fixed ones.
 
     Only whole ``<length><identifier>`` tokens are touched: the decimal prefix
-    right before the match must equal the identifier's length.
+    right before the identifier must equal its length.
     """
     if "_NS" not in symbol:
         return symbol
     out = []
     position = 0
-    for match in _VERSIONED_NS.finditer(symbol):
-        token = match.group(0)
-        start = match.start()
-        length = str(len(token))
-        if symbol[start - len(length):start] != length:
+    for match in _NS_CANDIDATE.finditer(symbol):
+        before = match.start()
+        if before < position:
             continue
-        # The length prefix must not be the tail of a longer number.
-        before = start - len(length)
-        if before > 0 and symbol[before - 1].isdigit():
+        length = int(match.group(1))
+        start = match.end()
+        if length > _MAX_NS_TOKEN or start + length > len(symbol):
             continue
-        fixed = f"{match.group(1)}_NS"
-        if token == fixed:
+        token = _NS_TOKEN.fullmatch(symbol, start, start + length)
+        if token is None:
+            continue
+        fixed = f"{token.group(1)}_NS"
+        if token.group(0) == fixed:
             continue
         out.append(symbol[position:before])
         out.append(f"{len(fixed)}{fixed}")
-        position = match.end()
+        position = start + length
     if not out:
         return symbol
     out.append(symbol[position:])
     return "".join(out)
 
 
+# Longer demangled names are not shortened (no real kernel name comes close;
+# a hostile one costs at most this many bracket visits).
+SHORT_NAME_LIMIT = 1 << 16
+_PARENS = re.compile(r"[()]")
+_BRACKETS_OR_SPACE = re.compile(r"[()<> ]")
+_DEPTH = {")": 1, ">": 1, "(": -1, "<": -1, " ": 0}
+
+
 def short_name(name: str) -> str:
     """``void ns::topk<32>(float const*, int)`` -> ``ns::topk<32>``: the
-    demangled name without return type and parameter list (best effort)."""
+    demangled name without return type and parameter list (best effort).
+    Only brackets and spaces are visited (found by the regex engine), and
+    names longer than SHORT_NAME_LIMIT are returned whole: the work is
+    bounded whatever a binary claims a kernel is called."""
+    if len(name) > SHORT_NAME_LIMIT:
+        return name
     text = name
     if text.endswith(")"):
         depth = 0
-        for index in range(len(text) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(text[index], 0)
+        for match in reversed(list(_PARENS.finditer(text))):
+            depth += 1 if match.group() == ")" else -1
             if depth == 0:
-                text = text[:index]
+                text = text[:match.start()]
                 break
     # The return type ends at the last space outside <...> and (...), so
     # "(anonymous namespace)::k" keeps its space.
+    if " " not in text:
+        return text
     depth = 0
-    for index in range(len(text) - 1, -1, -1):
-        char = text[index]
-        depth += {">": 1, ")": 1, "<": -1, "(": -1}.get(char, 0)
+    for match in reversed(list(_BRACKETS_OR_SPACE.finditer(text))):
+        char = match.group()
+        depth += _DEPTH[char]
         if char == " " and depth == 0:
-            return text[index + 1:]
+            return text[match.start() + 1:]
     return text
 
 
 def display_key(name: str) -> str:
     """Demangled text with versioned namespaces removed, for display and matching."""
     return re.sub(r"\b(ROCPRIM|HIPCUB|ROCTHRUST|THRUST|CUB)_[0-9A-Z_]*_NS::", "", name)
+
+
+# Template arguments nested deeper than this are shown as "…" in tables.
+TEMPLATE_DEPTH = 1
+
+
+def elide_templates(name: str, depth: int = TEMPLATE_DEPTH) -> str:
+    """``f<a<b<c>>, d>`` -> ``f<a<…>, d>`` at depth 1: template argument
+    lists nested more than ``depth`` levels become ``<…>``.  Names with an
+    ``operator`` (whose ``<`` is not a bracket) are returned as they are."""
+    if "<" not in name or "operator" in name:
+        return name
+    out = []
+    level = 0
+    for char in name:
+        if char == "<":
+            level += 1
+            if level == depth + 1:
+                out.append("<…")
+            if level > depth:
+                continue
+        elif char == ">":
+            level -= 1
+            if level == depth:
+                out.append(">")
+                continue
+            if level > depth:
+                continue
+        elif level > depth:
+            continue
+        out.append(char)
+    return "".join(out) if level == 0 else name
+
+
+def table_name(name: str, names: str = "short") -> str:
+    """The one name every table shows for a demangled kernel name: with
+    ``names="short"`` no return type, no parameters, no versioned inline
+    namespaces and template arguments elided past TEMPLATE_DEPTH (one line
+    per kernel); ``"full"`` is the demangled name itself."""
+    if names == "full":
+        return name
+    return elide_templates(short_name(display_key(name)))
+
+
+def name_matches(pattern: str, name: str) -> bool:
+    """A filter on a demangled name: a glob when it has ``*``, ``?`` or
+    ``[``, else a case-insensitive substring; tried on the full name and on
+    the short one (``rms*`` matches ``void rmsnorm<256>(float*)``)."""
+    import fnmatch
+
+    wanted = pattern.lower()
+    candidates = (name.lower(), short_name(display_key(name)).lower())
+    if any(c in pattern for c in "*?["):
+        return any(fnmatch.fnmatchcase(text, wanted) for text in candidates)
+    return any(wanted in text for text in candidates)

@@ -1,16 +1,45 @@
 """Occupancy (waves per SIMD) from a kernel's resources, as LLVM computes the
-``Occupancy [waves/SIMD]`` figure of ``-Rpass-analysis=kernel-resource-usage``.
+``Occupancy [waves/SIMD]`` figure of ``-Rpass-analysis=kernel-resource-usage``,
+and the next step: what the limiting resource must come down to for one more
+wave.
 
-LLVM 22's model (amdgpu-binaries.md section 4).  ``amdgpu_waves_per_eu``
-attributes leave no trace in a code object, so for kernels that use them the
-figure here is what the resources allow and can be higher than the remark.
+Three models, one per LLVM version whose remarks they reproduce:
+
+``llvm22``
+    amdgpu-binaries.md section 4: an SGPR step table before GFX10, LDS counted
+    to the byte.
+``llvm23``
+    LLVM 23.1 (llvm-project#201342: SGPRs cost ``align(n, 16) + 16`` (the trap
+    handler's reserve) of 800 per SIMD before GFX10, 512 in granules of 8 on
+    GFX6/7; #205637: a work-group's LDS is rounded up to the allocation granule).
+``llvm24``
+    Debian's LLVM 24 snapshot of October 2026: LLVM 23's rules; RDNA 2 and later
+    allocate LDS in 1 KiB blocks (#219495, #224852); GFX6 counts 64 KiB of LDS
+    per CU; gfx1310 gets parameters of its own.
+
+Before GFX10, LLVM 23 and 24 also charge an LDS- or work-group-limited kernel
+the SGPRs ``getMinNumSGPRs`` gives for that limit, which the reworked SGPR
+inverse can turn into one wave fewer (see ``_Kernel.wg_lds``).  Each model was
+fitted to its compiler's remarks (scripts/occupancy-sweep.py); hand-written,
+as no library reproduces LLVM's arithmetic.
+
+Per-processor parameters are in :mod:`spillway.resources.targets`.
+``amdgpu_waves_per_eu`` attributes leave no trace in a code object, so for
+kernels that use them the figure here is what the resources allow and can be
+higher than the remark.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
 
-from spillway.resources.targets import OccupancyModel, occupancy_model, processor_of
+from .targets import MODEL_NAMES, SGPR_TRAP_RESERVE, OccupancyModel, occupancy_model, processor_of
+
+DEFAULT_MODEL = "llvm23"            # the newest released LLVM's
+MODEL_CHOICES = (*MODEL_NAMES, "producer")
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -21,6 +50,36 @@ def _align(n: int, granule: int) -> int:
     return _ceil_div(n, granule) * granule
 
 
+# -- choosing a model ------------------------------------------------------------
+
+_CLANG_MAJOR = re.compile(r"clang version (\d+)\.")
+
+
+def model_for_compiler(compiler: str | None, default: str = DEFAULT_MODEL) -> str:
+    """The model of the LLVM that produced a code object, from its ``.comment``
+    ("Debian clang version 23.1.4", "AMD clang version 22.0.0git (...)"): LLVM 22 and
+    older get ``llvm22``, 23 ``llvm23``, 24 and newer ``llvm24``; no clang named:
+    ``default``."""
+    majors = [int(m) for m in _CLANG_MAJOR.findall(compiler or "")]
+    if not majors:
+        return default
+    major = max(majors)
+    if major <= 22:
+        return "llvm22"
+    return "llvm23" if major == 23 else "llvm24"
+
+
+def resolve_model(choice: str, compiler: str | None) -> str:
+    """A concrete model name for ``choice`` (a model name or ``producer``)."""
+    if choice == "producer":
+        return model_for_compiler(compiler)
+    if choice not in MODEL_NAMES:
+        raise ValueError(f"unknown occupancy model {choice!r} (choose from {', '.join(MODEL_CHOICES)})")
+    return choice
+
+
+# -- the pieces of the formula ---------------------------------------------------
+
 def waves_by_vgprs(vgprs: int, model: OccupancyModel, wave_size: int) -> int:
     granule = model.vgpr_granule[wave_size]
     total = model.vgpr_total[wave_size]
@@ -29,16 +88,38 @@ def waves_by_vgprs(vgprs: int, model: OccupancyModel, wave_size: int) -> int:
     return min(max(total // _align(vgprs, granule), 1), model.max_waves_per_simd)
 
 
-def waves_by_sgprs(sgprs: int, model: OccupancyModel) -> int:
-    for limit, waves in model.sgpr_table:
-        if sgprs <= limit:
-            return waves
-    return model.max_waves_per_simd
+def waves_by_sgprs(sgprs: int, model: OccupancyModel, llvm: str = "llvm22") -> int:
+    """SGPR limit (only before GFX10).  LLVM 22: a step table; LLVM 23+: the
+    inverse of the per-wave SGPR budget, ``total // (align(n, granule) + 16)``."""
+    if llvm == "llvm22":
+        for limit, waves in model.sgpr_table:
+            if sgprs <= limit:
+                return waves
+        return model.max_waves_per_simd
+    if not model.sgpr_total or sgprs <= 0:
+        return model.max_waves_per_simd
+    per_wave = _align(sgprs, model.sgpr_granule) + SGPR_TRAP_RESERVE
+    return min(max(model.sgpr_total // per_wave, 1), model.max_waves_per_simd)
 
 
+def min_sgprs_for_waves(waves: int, model: OccupancyModel) -> int:
+    """LLVM's ``getMinNumSGPRs``: the fewest SGPRs a kernel limited to ``waves`` is
+    charged for (one more than the budget of ``waves + 1``), capped at the addressable
+    count; 0 at the cap."""
+    if waves >= model.max_waves_per_simd or not model.sgpr_total:
+        return 0
+    budget = model.sgpr_total // (waves + 1) - SGPR_TRAP_RESERVE
+    return min(budget // model.sgpr_granule * model.sgpr_granule + 1, model.sgpr_addressable)
+
+
+@lru_cache(maxsize=1 << 16)
 def waves_by_workgroup_and_lds(lds_bytes: int, max_workgroup_size: int, wave_size: int,
-                               max_waves: int, simds: int, lds_per_cu: int, barrier_limit: int) -> int:
-    """LLVM's ``getOccupancyWithWorkGroupSizes`` for the range (1, max size)."""
+                               max_waves: int, simds: int, lds_per_cu: int, barrier_limit: int,
+                               lds_granule: int = 1) -> int:
+    """LLVM's ``getOccupancyWithWorkGroupSizes`` for the range (1, max size);
+    LLVM 23+ round the work-group's LDS up to ``lds_granule`` first."""
+    if lds_bytes > 0 and lds_granule > 1:
+        lds_bytes = _align(lds_bytes, lds_granule)
     wgs_by_lds = lds_per_cu // max(lds_bytes, 1)
     if wgs_by_lds == 0:
         return 1
@@ -64,38 +145,219 @@ def waves_by_workgroup_and_lds(lds_bytes: int, max_workgroup_size: int, wave_siz
     return min(max(_ceil_div(max_waves_total, simds), 1), max_waves)
 
 
+# -- one kernel --------------------------------------------------------------------
+
 @dataclass(frozen=True)
 class Occupancy:
-    waves_per_simd: int | None
-    limit: str            # vgpr, sgpr, lds, workgroup, hardware, unknown target
+    waves_per_simd: Optional[int]
+    limit: str                      # vgpr, sgpr, lds, workgroup, hardware, unknown target
+    model: str = DEFAULT_MODEL      # llvm22, llvm23, llvm24
+    next: Optional[dict] = None     # {"waves": N, "needs": [{"resource": ..., "at_most": ...}]}
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    """The figures a model reads, and the per-mode parameters it needs."""
+
+    model: OccupancyModel
+    llvm: str
+    wave: int
+    lds_pool: int
+    simds: int
+    barrier: int
+    lds_granule: int
+
+    def vgpr(self, vgprs: int) -> int:
+        return waves_by_vgprs(vgprs, self.model, self.wave)
+
+    def sgpr(self, sgprs: int) -> int:
+        if self.model.gfx_major >= 10:
+            return self.model.max_waves_per_simd
+        return waves_by_sgprs(sgprs, self.model, self.llvm)
+
+    def wg_lds(self, lds: int, max_wg: int) -> int:
+        """The work-group/LDS limit.  LLVM 23+ before GFX10: the SGPR count the kernel is
+        charged for is at least ``getMinNumSGPRs`` of that limit, and the reworked SGPR
+        inverse turns that minimum into fewer waves (LDS allowing 9 waves on gfx900 prints 8)."""
+        waves = waves_by_workgroup_and_lds(lds, max(max_wg, 1), self.wave, self.model.max_waves_per_simd,
+                                           self.simds, self.lds_pool, self.barrier, self.lds_granule)
+        if self.llvm != "llvm22" and self.model.gfx_major < 10 and waves < self.model.max_waves_per_simd:
+            waves = min(waves, waves_by_sgprs(min_sgprs_for_waves(waves, self.model), self.model, self.llvm))
+        return waves
+
+
+def _register_total(model: OccupancyModel, vgprs: int, agprs: int | None) -> int:
+    # gfx90a class: .vgpr_count already holds align(arch, 4) + AGPRs; gfx908: separate files.
+    if model.agprs == "separate" and agprs:
+        return max(vgprs, agprs)
+    return vgprs
 
 
 def compute(target_id: str, *, vgpr_count: int, sgpr_count: int, group_segment_fixed_size: int,
-            wavefront_size: int, max_flat_workgroup_size: int,
-            workgroup_processor_mode: bool = True) -> Occupancy:
-    """Occupancy and what bounds it.  Ties name the resource, not the cap."""
-    model = occupancy_model(processor_of(target_id))
-    if model is None or wavefront_size not in model.vgpr_granule:
-        return Occupancy(None, "unknown target")
-    cap = model.max_waves_per_simd
-    if model.lds_per_cu_cumode is not None and not workgroup_processor_mode:
-        lds, simds, barrier = model.lds_per_cu_cumode, model.simds_per_cu_cumode, model.barrier_limit_cumode
+            wavefront_size: int, max_flat_workgroup_size: int, workgroup_processor_mode: bool = True,
+            agpr_count: int | None = None, model: str = DEFAULT_MODEL) -> Occupancy:
+    """Occupancy, what bounds it (ties name the resource, not the cap), and the
+    next step, under one LLVM model (``llvm22``, ``llvm23``, ``llvm24``)."""
+    if model not in MODEL_NAMES:
+        raise ValueError(f"unknown occupancy model {model!r}")
+    params = occupancy_model(processor_of(target_id), model)
+    if params is None or model not in params.models or wavefront_size not in params.vgpr_granule:
+        return Occupancy(None, "unknown target", model)
+    cu_mode = params.lds_per_cu_cumode is not None and not workgroup_processor_mode
+    if cu_mode:
+        pool, simds, barrier = params.lds_per_cu_cumode, params.simds_per_cu_cumode, params.barrier_limit_cumode
     else:
-        lds, simds, barrier = model.lds_per_cu, model.simds_per_cu, model.barrier_limit
-    by_wg_lds = waves_by_workgroup_and_lds(group_segment_fixed_size, max(max_flat_workgroup_size, 1),
-                                           wavefront_size, cap, simds, lds, barrier)
-    candidates = [("vgpr", waves_by_vgprs(vgpr_count, model, wavefront_size))]
-    if model.sgpr_table:
-        candidates.append(("sgpr", waves_by_sgprs(sgpr_count, model)))
+        pool, simds, barrier = params.lds_per_cu, params.simds_per_cu, params.barrier_limit
+    # cu_mode implies the CU-mode figures are set (lds_per_cu_cumode is not None).
+    k = _Kernel(params, model, wavefront_size, pool, simds, barrier,  # type: ignore[arg-type]
+                params.lds_granule_for(model, cu_mode))
+    agprs = agpr_count or 0
+    lds, max_wg = group_segment_fixed_size, max(max_flat_workgroup_size, 1)
+    waves, limit = _evaluate(k, vgpr_count, agprs, sgpr_count, lds, max_wg)
+    return Occupancy(waves, limit, model, _next_step(k, waves, vgpr_count, agprs, sgpr_count, lds, max_wg))
+
+
+def _evaluate(k: _Kernel, vgprs: int, agprs: int, sgprs: int, lds: int, max_wg: int) -> tuple[int, str]:
+    cap = k.model.max_waves_per_simd
+    candidates = [("vgpr", k.vgpr(_register_total(k.model, vgprs, agprs)))]
+    if k.model.gfx_major < 10:
+        candidates.append(("sgpr", k.sgpr(sgprs)))
+    by_wg_lds = k.wg_lds(lds, max_wg)
     if by_wg_lds < cap:
         # Tell LDS from the work-group size: without LDS, is the figure still this low?
-        no_lds = waves_by_workgroup_and_lds(0, max(max_flat_workgroup_size, 1), wavefront_size,
-                                            cap, simds, lds, barrier)
-        candidates.append(("lds" if no_lds > by_wg_lds else "workgroup", by_wg_lds))
+        candidates.append(("lds" if k.wg_lds(0, max_wg) > by_wg_lds else "workgroup", by_wg_lds))
     best = min(waves for _, waves in candidates)
     if best >= cap:
-        return Occupancy(cap, "hardware")
-    for name, waves in candidates:
-        if waves == best:
-            return Occupancy(best, name)
-    raise AssertionError("unreachable")
+        return cap, "hardware"
+    return best, next(name for name, waves in candidates if waves == best)
+
+
+def _largest_below(current: int, ok) -> int | None:
+    """The largest value below ``current`` (down to 0) for which ``ok`` holds.
+
+    ``ok`` holds for small values and fails from some point on (waves fall
+    as registers grow), so this is a binary search: a count from a hostile
+    binary (vgpr_count 2**63) costs 63 steps, not 2**63."""
+    if current <= 0 or not ok(0):
+        return None
+    low, high = 0, current - 1           # ok(low) holds
+    while low < high:
+        middle = (low + high + 1) // 2
+        if ok(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _largest_lds(lds: int, ok) -> int | None:
+    """Largest LDS size below ``lds`` with ``ok`` (occupancy falls as LDS grows)."""
+    if not ok(0):
+        return None
+    low, high = 0, lds - 1               # ok(low) holds
+    while low < high:
+        middle = (low + high + 1) // 2
+        if ok(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _next_step(k: _Kernel, waves: int, vgprs: int, agprs: int, sgprs: int, lds: int,
+               max_wg: int) -> Optional[dict]:
+    """What every limit holding the kernel at ``waves`` must come down to for at
+    least one more wave; None at the cap or when nothing in the binary raises it."""
+    if waves >= k.model.max_waves_per_simd:
+        return None
+    goal = waves + 1
+    needs: list[tuple[str, int]] = []
+    new = {"vgprs": vgprs, "agprs": agprs, "sgprs": sgprs, "lds": lds, "max_wg": max_wg}
+    if k.vgpr(_register_total(k.model, vgprs, agprs)) < goal:
+        if k.model.agprs == "separate" and agprs:
+            for resource, key, value in (("vgpr", "vgprs", vgprs), ("agpr", "agprs", agprs)):
+                if k.vgpr(value) < goal:
+                    at_most = _largest_below(value, lambda n: k.vgpr(n) >= goal)
+                    if at_most is None:
+                        return None
+                    needs.append((resource, at_most))
+                    new[key] = at_most
+        else:
+            # On gfx90a-class parts this is .vgpr_count, the unified VGPR+AGPR total.
+            at_most = _largest_below(vgprs, lambda n: k.vgpr(n) >= goal)
+            if at_most is None:
+                return None
+            needs.append(("vgpr", at_most))
+            new["vgprs"] = at_most
+    if k.model.gfx_major < 10 and k.sgpr(sgprs) < goal:
+        at_most = _largest_below(sgprs, lambda n: k.sgpr(n) >= goal)
+        if at_most is None:
+            return None
+        needs.append(("sgpr", at_most))
+        new["sgprs"] = at_most
+    if k.wg_lds(lds, max_wg) < goal:
+        if k.wg_lds(0, max_wg) >= goal:
+            # ok(0) holds here, so _largest_lds finds a size.
+            needs.append(("lds", _largest_lds(lds, lambda n: k.wg_lds(n, max_wg) >= goal)))  # type: ignore[arg-type]
+            new["lds"] = needs[-1][1]
+        else:
+            # (a bound of 0 reads as 1, so the search starts from a size that holds)
+            smaller = _largest_below(max_wg, lambda w: k.wg_lds(lds, max(w, 1)) >= goal)
+            if smaller is not None:
+                needs.append(("workgroup", smaller))
+                new["max_wg"] = smaller
+            else:
+                smaller = _largest_below(max_wg, lambda w: k.wg_lds(0, max(w, 1)) >= goal)
+                if smaller is None:
+                    return None
+                needs.append(("workgroup", smaller))
+                needs.append(("lds", _largest_lds(lds, lambda n: k.wg_lds(n, smaller) >= goal)))  # type: ignore[arg-type]
+                new["max_wg"], new["lds"] = smaller, needs[-1][1]
+    if not needs:
+        return None
+    reached, _ = _evaluate(k, new["vgprs"], new["agprs"], new["sgprs"], new["lds"], new["max_wg"])
+    if reached < goal:                       # cannot happen with the limits above; never claim it
+        return None
+    return {"waves": reached, "needs": [{"resource": r, "at_most": v} for r, v in needs]}
+
+
+_RECORD_INPUTS = ("target", "vgpr_count", "sgpr_count", "group_segment_fixed_size", "wavefront_size",
+                  "max_flat_workgroup_size")
+
+
+def apply_model(record: dict, choice: str) -> dict:
+    """A report record with its occupancy fields recomputed under ``choice`` (a model
+    name or ``producer``), so a report written under one model compares with a build
+    read under another.  A record that names no model (nothing to tell it was another's)
+    or lacks the figures the model needs is returned as is."""
+    if not isinstance(record.get("occupancy_model"), str):
+        return record
+    if not all(isinstance(record.get(f), int) and not isinstance(record.get(f), bool)
+               for f in _RECORD_INPUTS[1:]) or not isinstance(record.get("target"), str):
+        return record
+    compiler = record.get("compiler") if isinstance(record.get("compiler"), str) else None
+    model = resolve_model(choice, compiler)
+    if record["occupancy_model"] == model:
+        return record   # already under that model: keep the figures as written
+    agprs = record.get("agpr_count")
+    occ = compute(record["target"], vgpr_count=record["vgpr_count"], sgpr_count=record["sgpr_count"],
+                  group_segment_fixed_size=record["group_segment_fixed_size"],
+                  wavefront_size=record["wavefront_size"],
+                  max_flat_workgroup_size=record["max_flat_workgroup_size"],
+                  workgroup_processor_mode=record.get("workgroup_processor_mode") is not False,
+                  agpr_count=agprs if isinstance(agprs, int) else None, model=model)
+    return dict(record, occupancy=occ.waves_per_simd, occupancy_limit=occ.limit, occupancy_model=model,
+                occupancy_next=occ.next)
+
+
+_NEED_UNITS = {"vgpr": "VGPRs", "agpr": "AGPRs", "sgpr": "SGPRs", "lds": "B of LDS",
+               "workgroup": "threads per work-group"}
+
+
+def next_step_text(step: Optional[dict]) -> str:
+    """``occupancy_next`` in words: "96 or fewer VGPRs for 7" ("" when there is none)."""
+    if not step:
+        return ""
+    needs = " and ".join(f"{n['at_most']} or fewer {_NEED_UNITS.get(n['resource'], n['resource'])}"
+                         for n in step["needs"])
+    return f"{needs} for {step['waves']}"

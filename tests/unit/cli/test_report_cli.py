@@ -12,7 +12,7 @@ import pytest
 
 from spillway.cli import main
 from spillway.report.record import Report, json_schema
-from spillway.schemas import SCHEMAS, schema_for
+from spillway.schemas import SCHEMAS, published_name, schema_for
 from support.formats_fixtures import FORMATS, SECOND
 
 REPO = Path(__file__).resolve().parents[3]
@@ -42,8 +42,8 @@ def test_all_filter_target_and_sort(capsys, library):
     assert status == 0
     rows = [line for line in out.splitlines() if "gfx" in line]
     assert len(rows) == 4 and all("gfx1151" in row for row in rows)
-    names = [row.split("│")[1].strip() for row in rows if row.startswith("│")]
-    assert names == sorted(names)
+    names = [row.split()[0] for row in rows]
+    assert names == sorted(names) and len(names) == 4
     status, out, _ = cli(capsys, "report", "--all", str(library), "reduce_kernel")
     assert "reduce_kernel" in out and "axpy" not in out
     assert "matching 'reduce_kernel'" in out
@@ -53,10 +53,10 @@ def test_all_filter_target_and_sort(capsys, library):
 
 def test_json_document_is_versioned_and_valid(capsys, library, tmp_path):
     output = tmp_path / "report.json"
-    status, _, _ = cli(capsys, "report", "--json", str(output), str(library))
+    status, _, _ = cli(capsys, "report", "--json", "-o", str(output), str(library))
     assert status == 0
     document = json.loads(output.read_text())
-    assert document["schema"] == "spillway.report/1"
+    assert document["schema"] == "spillway.report/2"
     jsonschema.validate(document, json_schema())
     Report.model_validate(document)
     assert len(document["kernels"]) == 8  # JSON keeps every kernel
@@ -66,12 +66,13 @@ def test_json_document_is_versioned_and_valid(capsys, library, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_published_schemas_match_the_models(name):
-    committed = json.loads((REPO / "docs" / "schemas" / f"{name}-1.json").read_text())
-    assert committed == schema_for(name), f"regenerate with: spillway schema {name} > docs/schemas/{name}-1.json"
+    file = published_name(name)
+    committed = json.loads((REPO / "docs" / "schemas" / file).read_text())
+    assert committed == schema_for(name), f"regenerate with: spillway schema {name} --force -o docs/schemas/{file}"
 
 
 def test_schema_rejects_a_wrong_document(library):
-    document = {"schema": "spillway.report/1", "spillway_version": "0", "files": [],
+    document = {"schema": "spillway.report/2", "spillway_version": "0", "files": [],
                 "kernels": [{"file": "x", "vgpr_count": "many"}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, json_schema())
@@ -94,7 +95,7 @@ def test_report_does_not_load_the_validation_or_matrix_modules(library, tmp_path
     """`spillway report` pays no import of pydantic or the matrix (half a
     second on these machines, on every CI run); only its JSON is written."""
     probe = ("import sys; from spillway.cli import main; "
-             f"status = main(['report', '--all', '--json', {str(tmp_path / 'r.json')!r}, {str(library)!r}]); "
+             f"status = main(['report', '--all', '--json', '-o', {str(tmp_path / 'r.json')!r}, {str(library)!r}]); "
              "heavy = sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic' or m == 'spillway.matrix'); "
              "print(heavy); sys.exit(status)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

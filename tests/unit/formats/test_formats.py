@@ -21,6 +21,7 @@ from spillway.formats import bundles
 from spillway.resources.names import demangle
 from spillway.report.reader import ReadOptions, read_path
 from support import oracles
+from support.oracle_expectations import assert_same_kernels
 from support.formats_fixtures import FORMATS, SECOND, ccob  # noqa: F401
 from support.toolchains import KNOWN_TARGETS, require
 
@@ -42,24 +43,29 @@ def assert_matches_oracle(path: Path, records: list[dict], tmp_path: Path, *, ho
     else:
         entries = [(None, "", path)]
     assert entries, f"llvm-objdump found no device entries in {path}"
-    expected = {}
     entries = [e for e in entries if e[2].read_bytes()[:4] == b"\x7fELF"]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:   # one llvm-readelf per entry
         documents = list(pool.map(oracles.expected_records, [e[2] for e in entries]))
+    expected = []
     for (index, entry_id, code_object), document in zip(entries, documents):
-        for symbol, record in document.items():
+        for record in document:
             target = record.get("target") or entry_id.split("--", 1)[-1]
-            expected[(index, target, symbol)] = record
-    seen = {}
-    for record in records:
-        seen[(record["bundle_index"] if host else None, record["target"], record["symbol"])] = record
-    assert set(seen) == set(expected)
-    for key, want in expected.items():
-        got = seen[key]
-        for field, value in want.items():
-            if field == "workgroup_processor_mode" and value is None:
-                continue  # V4 has no key; spillway reads the descriptor instead
-            assert got[field] == value, f"{key} {field}: spillway {got[field]!r}, llvm-readelf {value!r}"
+            expected.append({**record, "bundle_index": index, "target": target})
+    fields = [f for f in expected[0] if f != "bundle_index"] if expected else []
+    # V4 has no .workgroup_processor_mode key; spillway reads the descriptor
+    # instead, so that field is compared only where the metadata has it.
+    no_wgp = {(e["bundle_index"], e["target"]) for e in expected if e.get("workgroup_processor_mode") is None}
+
+    def row(record: dict, index) -> tuple:
+        where = (index, record["target"])
+        return (index, *(None if f == "workgroup_processor_mode" and where in no_wgp else record[f]
+                         for f in fields))
+
+    # Equal multisets: the same kernel records, each as many times, every field equal.
+    assert_same_kernels([row(r, r["bundle_index"] if host else None) for r in records],
+                        [row(e, e["bundle_index"]) for e in expected], what="spillway",
+                        oracle="llvm-readelf", fields=["bundle_index", *fields])
+    for got in records:
         assert got["name"] == demangle(got["symbol"])
 
 

@@ -41,7 +41,7 @@ def epoch(monkeypatch):
 
 
 def test_synthetic_records_are_valid_reports():
-    Report.model_validate({"schema": "spillway.report/1", "spillway_version": "0", "files": [],
+    Report.model_validate({"schema": "spillway.report/2", "spillway_version": "0", "files": [],
                            "kernels": [record(TOPK, scratch=272)]})
 
 
@@ -53,7 +53,7 @@ def test_format_sorted_one_kernel_per_line_schema_valid(tmp_path, capsys, epoch)
     ])
     out = tmp_path / "base.json"
     run = run_cli(capsys, "baseline", "write", report, "-o", out, "--note", "clang-15 release",
-                  "--gate", "spills,scratch")
+                  "--gate", "spills,scratch", "--record-all")
     assert run.status == 0, run.err
     assert "wrote" in run.out and "3 kernels" in run.out
     document = load_json(out)
@@ -212,7 +212,7 @@ def test_update_drops_vanished_kernels_but_keeps_targets_not_read(tmp_path, caps
     report = tmp_path / "r.json"
     out = tmp_path / "base.json"
     write_report(report, [record(TOPK), record(SILU), record(TOPK, target="gfx90a")])
-    assert run_cli(capsys, "baseline", "write", report, "-o", out, "--note", "n").status == 0
+    assert run_cli(capsys, "baseline", "write", report, "-o", out, "--note", "n", "--record-all").status == 0
     write_report(report, [record(TOPK), record(TOPK, target="gfx90a")])
     run = run_cli(capsys, "baseline", "write", report, "-o", out, "--target", "gfx1100")
     assert run.status == 0, run.err
@@ -280,8 +280,8 @@ def test_errors_are_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, fragment", [
     (b"{not json", "not valid JSON"),
-    (b'{"schema": "spillway.baseline/2", "kernels": []}', "newer than"),
-    (b'{"schema": "spillway.report/1", "kernels": []}', "not a spillway baseline"),
+    (b'{"schema": "spillway.baseline/3", "kernels": []}', "newer than"),
+    (b'{"schema": "spillway.report/2", "kernels": []}', "not a spillway baseline"),
     (b'{"schema": "spillway.baseline/1", "note": "n", "gate": ["scratch"]}', "invalid baseline"),
 ])
 def test_bad_baselines_exit_2(tmp_path, capsys, content, fragment):
@@ -294,7 +294,7 @@ def test_bad_baselines_exit_2(tmp_path, capsys, content, fragment):
 def test_invalid_entry_and_duplicates(tmp_path, capsys, epoch):
     report = write_report(tmp_path / "r.json", [record(TOPK)])
     good = tmp_path / "good.json"
-    assert run_cli(capsys, "baseline", "write", report, "-o", good, "--note", "n").status == 0
+    assert run_cli(capsys, "baseline", "write", report, "-o", good, "--note", "n", "--record-all").status == 0
     document = load_json(good)
     document["kernels"][0]["allow"]["scratch"] = -1
     bad = tmp_path / "bad.json"
@@ -305,7 +305,7 @@ def test_invalid_entry_and_duplicates(tmp_path, capsys, epoch):
     bad.write_bytes(orjson.dumps(document))
     assert_one_line_error(run_cli(capsys, "check", report, "--baseline", bad), "listed twice")
     assert_one_line_error(run_cli(capsys, "check", report, "--baseline", tmp_path / "missing.json"),
-                          "cannot read baseline")
+                          "missing.json: no such file; write it with: spillway baseline write")
 
 
 def test_write_is_atomic(tmp_path, capsys, monkeypatch, epoch):

@@ -11,7 +11,7 @@ import pytest
 
 from support.gate_fixtures import (TARGET, assert_one_line_error, builds, load_json, oracle, record,  # noqa: F401
                            run_cli, write_report)
-from spillway.resources.names import demangle
+from spillway.resources.names import demangle, table_name
 from spillway.schemas import schema_for
 
 TOPK = "_Z4topkILi32EEvPKfiPfPi"
@@ -38,7 +38,11 @@ def baselines(builds, tmp_path_factory):
 
 
 def failing_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if line.startswith("over baseline: ")]
+    """Failure lines without the command that accepts them (checked once, below)."""
+    lines = [line for line in output.splitlines() if line.startswith("over baseline: ")]
+    for line in lines:
+        assert "; accept with: spillway baseline write " in line and line.endswith(" --reason TEXT"), line
+    return [line.split("; accept with: ")[0] for line in lines]
 
 
 def test_baseline_passes_on_its_own_build(builds, baselines, capsys):
@@ -68,12 +72,12 @@ def test_new_baseline_fails_on_old_build_naming_exactly_the_kernels_that_grew(bu
     lines = failing_lines(run.out)
     assert len(lines) == len(grew)
     for name in grew:
-        (line,) = [l for l in lines if l.startswith(f"over baseline: {demangle(name)} [{TARGET}]")]
+        (line,) = [l for l in lines if l.startswith(f"over baseline: {table_name(demangle(name))} [{TARGET}]:")]
         assert f"scratch {old[name].scratch} B/lane, allowed at most {new[name].scratch} B/lane" in line
     # Kernels that disappeared are a note, not a failure.
     assert "note: 2 kernels in the baseline are no longer built (not a failure):" in run.out
     for name in vanished:
-        assert f"  {demangle(name)} [{TARGET}]" in run.out.splitlines()
+        assert f"  {table_name(demangle(name))} [{TARGET}]" in run.out.splitlines()
     last = run.out.strip().splitlines()[-1]
     assert last.startswith(f"FAIL: {len(grew)} of {len(old)} kernels over their baseline (scratch: {len(grew)}")
     assert last.endswith("2 baseline kernels no longer built")
@@ -94,12 +98,12 @@ def test_metric_override_and_json(builds, baselines, capsys, tmp_path):
     assert expected["occupancy"] and expected["vgprs"]
     out = tmp_path / "check.json"
     run = run_cli(capsys, "check", builds.new, "--baseline", baselines["old"], "--gate",
-                  "scratch,spills,occupancy,vgprs", "--json", out)
+                  "scratch,spills,occupancy,vgprs", "--json", "-o", out)
     assert run.status == 1
     document = load_json(out)
     jsonschema.validate(document, schema_for("check"))
     assert document["passed"] is False
-    assert document["kernels"] == len(new)
+    assert document["summary"]["kernels"] == len(new)
     by_metric = {}
     for failure in document["failures"]:
         by_metric.setdefault(failure["metric"], set()).add(failure["key"])
@@ -110,13 +114,15 @@ def test_metric_override_and_json(builds, baselines, capsys, tmp_path):
     assert by_metric.get("spills", set()) == expected["spills"]
     assert by_metric["occupancy"] == expected["occupancy"]
     assert by_metric["vgprs"] == expected["vgprs"]
-    assert {k["key"] for k in document["new_kernels"]} == {EXTRA_SCRATCH, EXTRA_CLEAN}
-    assert document["vanished"] == []
-    assert document["summary"] == run.out.strip().splitlines()[-1]
+    assert {k["key"] for k in document["added"]} == {EXTRA_SCRATCH, EXTRA_CLEAN}
+    assert document["removed"] == []
+    assert document["summary"]["added"] == 2 and document["summary"]["removed"] == 0
+    assert document["summary"]["by_metric"] == {m: len(k) for m, k in by_metric.items()}
+    assert document["sentence"] == run.out.strip().splitlines()[-1]
     # --json alone on stdout: only the document.
     run = run_cli(capsys, "check", builds.new, "--baseline", baselines["old"], "--json")
     assert run.status == 1
-    assert orjson.loads(run.out)["schema"] == "spillway.check/1"
+    assert orjson.loads(run.out)["schema"] == "spillway.check/2"
 
 
 def test_junit_one_case_per_kernel_and_metric(builds, baselines, capsys, tmp_path):
@@ -141,14 +147,19 @@ def test_junit_one_case_per_kernel_and_metric(builds, baselines, capsys, tmp_pat
     skipped = {c.get("name") for c in cases if c.find("skipped") is not None}
     assert skipped == {f"{demangle(n)} [{m}]" for n in vanished for m in ("scratch", "spills")}
     topk = next(c for c in cases if c.get("name") == f"{demangle(TOPK)} [scratch]")
-    assert topk.get("classname") == f"spillway.check.{TARGET}"
-    assert topk.find("failure").get("message") == "scratch 272 B/lane, allowed at most 0 B/lane"
+    assert suite.get("name") == "new"                         # the baseline's name (a cell's, in the matrix)
+    assert topk.get("classname") == f"new.{TARGET}"
+    message = topk.find("failure").get("message")
+    assert message.startswith("scratch 272 B/lane, allowed at most 0 B/lane; accept with: spillway baseline "
+                              f"write {builds.old} -o {baselines['new']} --allow ")
+    assert message.endswith(f"--allow {TOPK} --reason TEXT")
 
 
 def test_new_kernels_and_dynamic_stack(tmp_path, capsys):
     base = write_report(tmp_path / "base.json", [record(TOPK, scratch=272)])
     baseline = tmp_path / "b.json"
-    assert run_cli(capsys, "baseline", "write", base, "-o", baseline, "--note", "n").status == 0
+    # Every kernel recorded: --gate spills below checks a metric the baseline does not gate.
+    assert run_cli(capsys, "baseline", "write", base, "-o", baseline, "--note", "n", "--record-all").status == 0
     build = write_report(tmp_path / "build.json", [
         record(TOPK, scratch=272),                               # within
         record(SILU, vgprs=200, occupancy=6),                    # new, clean: passes
@@ -158,11 +169,11 @@ def test_new_kernels_and_dynamic_stack(tmp_path, capsys):
     run = run_cli(capsys, "check", build, "--baseline", baseline)
     assert run.status == 1
     assert failing_lines(run.out) == [
-        "over baseline: dyns(int*) [gfx1100]: scratch 0 B/lane + dynamic stack, allowed at most 0 B/lane "
+        "over baseline: dyns [gfx1100]: scratch 0 B/lane + dynamic stack, allowed at most 0 B/lane "
         "(kernel not in the baseline)"]
     run = run_cli(capsys, "check", build, "--baseline", baseline, "--gate", "spills")
     assert failing_lines(run.out) == [
-        "over baseline: new(int*) [gfx1100]: spills 5 spilled registers, allowed at most 0 spilled registers "
+        "over baseline: new [gfx1100]: spills 5 spilled registers, allowed at most 0 spilled registers "
         "(kernel not in the baseline)"]
     assert run.out.strip().splitlines()[-1] == \
         "FAIL: 1 of 4 kernels over their baseline (spills: 1); 3 not in the baseline"

@@ -50,8 +50,8 @@ def test_counts_match_llvm_readelf(builds, capsys, tmp_path, direction):
         if key in ("worse", "better", "mixed", "same"):
             assert {k["key"] for k in document["kernels"] if k["status"] == key} == names, key
     assert summary["compared"] == len(set(new) & set(old))
-    assert {k["key"] for k in document["only_new"]} == set(new) - set(old)
-    assert {k["key"] for k in document["only_old"]} == set(old) - set(new)
+    assert {k["key"] for k in document["added"]} == set(new) - set(old)
+    assert {k["key"] for k in document["removed"]} == set(old) - set(new)
     for kernel in document["kernels"]:
         figures = new[kernel["key"]]
         assert kernel["new"]["scratch"] == figures.scratch
@@ -63,10 +63,10 @@ def test_counts_match_llvm_readelf(builds, capsys, tmp_path, direction):
         # their data in VGPRs (topk<32>: 272 B of scratch for 136 VGPRs).
         assert summary["spills_or_scratch_worse"] == 0
         assert "_Z4topkILi32EEvPKfiPfPi" in expected["mixed"]
-        assert summary["only_new"] == 2 and summary["only_new_using_scratch"] == 1
+        assert summary["added"] == 2 and summary["added_using_scratch"] == 1
     else:
         assert summary["spills_or_scratch_worse"] >= 4
-        assert summary["only_old"] == 2
+        assert summary["removed"] == 2
     # The sentence, on every format.
     c = summary
     plural = lambda n, one, many: one if n == 1 else many  # noqa: E731
@@ -92,20 +92,23 @@ def test_markdown_table(builds, capsys):
     old, new = oracle(builds.old, builds.work), oracle(builds.new, builds.work)
     changed = oracle_classes(new, old)
     assert len(rows) == len(changed["worse"] | changed["better"] | changed["mixed"])
-    topk = next(r for r in rows if "`void topk<32>(float const*, int, float*, int*)`" in r)
+    topk = next(r for r in rows if "`topk<32>`" in r)           # short names, as in every table
     cells = [c.strip() for c in topk.strip("|").split(" | ")]
-    assert cells == ["mixed", "`void topk<32>(float const*, int, float*, int*)`", f"`{TARGET}`",
+    assert cells == ["mixed", "`topk<32>`", f"`{TARGET}`",
                      f"{old['_Z4topkILi32EEvPKfiPfPi'].vgprs} -> {new['_Z4topkILi32EEvPKfiPfPi'].vgprs}",
                      "0", "272 -> 0", f"16 -> {new['_Z4topkILi32EEvPKfiPfPi'].occupancy}"]
     assert all(r.count(" | ") == 6 for r in rows)
-    assert "<details><summary>2 kernels only in the new build</summary>" in lines
-    assert "- `extra_private_table(int const*, int*)` (`gfx1100`): " in run.out
+    assert "2 kernels only in the new build, worst first:" in lines      # short sections stay open
+    assert "- `extra_private_table` (`gfx1100`): " in run.out
+    full = run_cli(capsys, "compare", builds.new, "--against", builds.old, "--format", "markdown", "--names", "full")
+    assert "`void topk<32>(float const*, int, float*, int*)`" in full.out
     # --all adds the unchanged kernels; --limit cuts the table.
     everything = run_cli(capsys, "compare", builds.new, "--against", builds.old, "--format", "markdown", "--all")
     assert len([l for l in everything.out.splitlines() if l.startswith("| ") and "`" in l]) == len(set(old) & set(new))
     limited = run_cli(capsys, "compare", builds.new, "--against", builds.old, "--format", "markdown", "--limit", "2")
     assert len([l for l in limited.out.splitlines() if l.startswith("| ") and "`" in l]) == 2
-    assert f"... and {len(rows) - 2} more (--limit)." in limited.out.splitlines()
+    assert (f"... and {len(rows) - 2} more not shown (--limit; `--format json` lists every kernel)."
+            in limited.out.splitlines())
 
 
 def test_markdown_escapes_pipes_and_backticks():
@@ -113,7 +116,7 @@ def test_markdown_escapes_pipes_and_backticks():
     old[("gfx1100", "_Z1fv")].name = "void f<a | b>(int)"
     new = aggregate([record("_Z1fv", scratch=16)])
     new[("gfx1100", "_Z1fv")].name = "void f<a | b>(`x`)"
-    text = markdown(compare(new, old, ["new|.so"], ["old.so"]))
+    text = markdown(compare(new, old, ["new|.so"], ["old.so"]), names="full")
     row = next(l for l in text.splitlines() if l.startswith("| worse"))
     assert "`` void f<a \\| b>(`x`) ``" in row
     assert row.replace("\\|", "").count("|") == 8
@@ -123,9 +126,11 @@ def test_markdown_escapes_pipes_and_backticks():
 def test_sides_from_report_json_and_baseline(builds, capsys, tmp_path):
     reference = run_cli(capsys, "compare", builds.new, "--against", builds.old, "--format", "json")
     report = tmp_path / "old-report.json"
-    assert run_cli(capsys, "report", builds.old, "--all", "--json", report).status == 0
+    assert run_cli(capsys, "report", builds.old, "--all", "--json", "-o", report).status == 0
     baseline = tmp_path / "old-baseline.json"
-    assert run_cli(capsys, "baseline", "write", builds.old, "-o", baseline, "--note", "clang-15").status == 0
+    # --record-all: every kernel's recorded values, so this side is the whole build.
+    assert run_cli(capsys, "baseline", "write", builds.old, "-o", baseline, "--note", "clang-15",
+                   "--record-all").status == 0
     expected = orjson.loads(reference.out)
     for side in (report, baseline):
         run = run_cli(capsys, "compare", builds.new, "--against", side, "--format", "json")

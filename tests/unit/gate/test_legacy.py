@@ -59,7 +59,7 @@ def test_end_to_end(builds, capsys, tmp_path):
 
     run = run_cli(capsys, builds.old, "--baseline", baseline, entry=legacy_main)
     assert run.status == 1
-    assert "void topk<32>(float const*, int, float*, int*) [gfx1100]: scratch 272 B/lane" in run.out
+    assert "over baseline: topk<32> [gfx1100]: scratch 272 B/lane" in run.out     # short names
     assert run.out.strip().splitlines()[-1].startswith("FAIL: ")
 
     run = run_cli(capsys, builds.new, "--compare", builds.old, entry=legacy_main)
@@ -75,7 +75,7 @@ def test_end_to_end(builds, capsys, tmp_path):
     assert f"{len(expected)} kernels using scratch" in run.out
 
     run = run_cli(capsys, builds.old, "--baseline", tmp_path / "missing.json", entry=legacy_main)
-    assert run.status == 2 and "cannot read baseline" in run.err
+    assert run.status == 2 and "missing.json: no such file; write it with: spillway baseline write" in run.err
 
 
 def test_old_style_baseline_file_gets_a_hint(builds, capsys, tmp_path):

@@ -1,0 +1,25 @@
+# Run by the <NAME>_baseline target of SpillwayKernelResources.cmake
+# (cmake -P): `spillway baseline write BINARY -o BASELINE`, with --note NOTE
+# only when the baseline is new (an update keeps the note it has).  Arguments
+# after `--` (--gate, --target) are passed on.
+string(REPLACE "|" ";" SPILLWAY_COMMAND "${SPILLWAY_COMMAND}")
+set(extra "")
+set(seen_separator FALSE)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(index RANGE 1 ${last})
+  if(seen_separator)
+    list(APPEND extra "${CMAKE_ARGV${index}}")
+  elseif("${CMAKE_ARGV${index}}" STREQUAL "--")
+    set(seen_separator TRUE)
+  endif()
+endforeach()
+set(command ${SPILLWAY_COMMAND} baseline write "${BINARY}" -o "${BASELINE}" ${extra})
+if(NOT EXISTS "${BASELINE}")
+  list(APPEND command --note "${NOTE}")
+  get_filename_component(folder "${BASELINE}" DIRECTORY)
+  file(MAKE_DIRECTORY "${folder}")
+endif()
+execute_process(COMMAND ${command} RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "spillway baseline write exited ${status}")
+endif()

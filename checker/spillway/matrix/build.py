@@ -1,0 +1,312 @@
+"""Building cells: every source of ``[engine]`` compiled by the shared recipe
+(``matrix/compile.sh``) into ``<build>/<cell>/obj/``, linked into
+``<build>/<cell>/<library>``, ``jobs`` recipe processes at once.  Builds are
+incremental: every object has a stamp, a hash of everything that goes into it
+(recipe, source, headers, compiler identity, cell flags); an object whose
+stamp matches is not rebuilt.  Cells of a root system build inside it: the
+recipe gets ``SPW_ROOT`` and enters the root itself."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Literal, Optional
+
+import orjson
+
+from spillway import atomic
+from spillway.constants import MATRIX_DEFAULT_JOBS
+from spillway.errors import UsageError
+from spillway.matrix.cells import Cell, Matrix
+from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED
+from spillway.matrix.toolchains import Availability, probe
+
+Status = Literal["built", "up to date", "failed", "skipped"]
+
+
+@dataclass
+class Step:
+    """One run of the recipe: compile a source, or link the library."""
+
+    cell: Cell
+    kind: Literal["compile", "link"]
+    source: Optional[Path]
+    output: Path
+    stamp: str = ""
+    seconds: float = 0.0
+    ran: bool = False
+    error: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.source.name if self.source else self.output.name
+
+
+@dataclass
+class CellBuild:
+    cell: Cell
+    status: Status
+    reason: str = ""
+    library: Optional[Path] = None
+    compiled: int = 0
+    objects: int = 0
+    seconds: float = 0.0
+    log: Optional[Path] = None
+    version: str = ""
+
+
+def _digest(*parts) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else repr(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _tree_digest(folders: list[Path]) -> str:
+    h = hashlib.sha256()
+    for folder in folders:
+        if folder.is_file():
+            files = [folder]
+        else:
+            files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        for path in files:
+            h.update(str(path.relative_to(folder.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def recipe_environment(matrix: Matrix, cell: Cell, compiler: str | None = None,
+                       root: Path | None = None) -> dict[str, str]:
+    """The SPW_* variables matrix/compile.sh takes for this cell.  SPW_HIP only
+    when the cell uses a real HIP, SPW_CLANG and SPW_ROOT only for cells that
+    build in a root (so the other cells' stamps stay what they were)."""
+    env = {
+        "SPW_CXX": compiler or cell.cxx,
+        "SPW_TARGETS": " ".join(cell.targets),
+        "SPW_COV": cell.code_object_version,
+        "SPW_COMPRESS": "1" if cell.compress else "0",
+        "SPW_FLAGS": " ".join(cell.flags),
+        "SPW_INCLUDE": ":".join(str(matrix.resolve(h)) for h in matrix.engine.headers),
+    }
+    if cell.hip != "mini":
+        env["SPW_HIP"] = cell.hip
+    if cell.in_root:
+        env["SPW_CLANG"] = cell.clang
+        location = root or cell.system_info.location()
+        env["SPW_ROOT"] = str(location)
+    return env
+
+
+# Not part of what an object is built from: where the headers or the root are on this machine.
+_PLACES = ("SPW_INCLUDE", "SPW_ROOT")
+
+
+def cell_dir(build_dir: Path, cell: Cell) -> Path:
+    return build_dir / cell.name
+
+
+def library_path(matrix: Matrix, build_dir: Path, cell: Cell) -> Path:
+    return cell_dir(build_dir, cell) / matrix.engine.library
+
+
+def _object_name(source: str) -> str:
+    return Path(source).name + ".o"
+
+
+ProgressHook = Callable[[Cell, str, Step | None], None]   # (cell, event, step)
+
+
+class Builder:
+    """Builds cells with a pool of `jobs` recipe processes."""
+
+    def __init__(self, matrix: Matrix, build_dir: Path, jobs: int = MATRIX_DEFAULT_JOBS,
+                 progress: ProgressHook | None = None):
+        self.matrix = matrix
+        self.build_dir = build_dir
+        self.jobs = max(1, jobs)
+        self.progress = progress or (lambda cell, event, step: None)
+
+    # Everything that decides what a cell's objects contain, except the source.
+    def _cell_identity(self, cell: Cell, availability: Availability) -> str:
+        recipe = self.matrix.resolve(self.matrix.engine.recipe)
+        headers = [self.matrix.resolve(h) for h in self.matrix.engine.headers]
+        compiler = availability.compiler_file or Path(availability.compiler or cell.cxx)
+        try:
+            stat = compiler.resolve().stat()
+            compiler_id = (str(availability.compiler if availability.root else compiler.resolve()),
+                           stat.st_size, int(stat.st_mtime))
+        except OSError:
+            compiler_id = (str(compiler), 0, 0)
+        env = recipe_environment(self.matrix, cell)
+        for place in _PLACES:
+            env.pop(place, None)
+        return _digest(recipe.read_bytes() if recipe.is_file() else b"", _tree_digest(headers), compiler_id,
+                       availability.version, sorted(env.items()))
+
+    def plan(self, cell: Cell, availability: Availability) -> tuple[list[Step], Step]:
+        root = cell_dir(self.build_dir, cell)
+        identity = self._cell_identity(cell, availability)
+        steps = []
+        for source in self.matrix.engine.sources:
+            path = self.matrix.resolve(source)
+            if not path.is_file():
+                raise UsageError(f"{self.matrix.path}: engine source {source} does not exist under {self.matrix.root}")
+            stamp = _digest(identity, source, path.read_bytes())
+            steps.append(Step(cell, "compile", path, root / "obj" / _object_name(source), stamp))
+        link_stamp = _digest(identity, self.matrix.engine.library, [s.stamp for s in steps])
+        return steps, Step(cell, "link", None, root / self.matrix.engine.library, link_stamp)
+
+    @staticmethod
+    def _fresh(step: Step) -> bool:
+        stamp = step.output.with_name(step.output.name + ".stamp")
+        try:
+            return step.output.is_file() and stamp.read_text().strip() == step.stamp
+        except OSError:
+            return False
+
+    def _run(self, step: Step, env: dict[str, str]) -> Step:
+        recipe = self.matrix.resolve(self.matrix.engine.recipe)
+        step.output.parent.mkdir(parents=True, exist_ok=True)
+        stamp = step.output.with_name(step.output.name + ".stamp")
+        stamp.unlink(missing_ok=True)
+        if step.kind == "compile":
+            command = ["bash", str(recipe), "compile", str(step.source), str(step.output)]
+        else:
+            objects = [str(self.build_dir / step.cell.name / "obj" / _object_name(s))
+                       for s in self.matrix.engine.sources]
+            command = ["bash", str(recipe), "link", str(step.output), *objects]
+        log = step.output.with_name(step.output.name + ".log")
+        start = time.monotonic()
+        try:
+            result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=self.matrix.root)
+            output, status = result.stdout + result.stderr, result.returncode
+        except OSError as exc:
+            output, status = str(exc), 127
+        step.seconds = time.monotonic() - start
+        step.ran = True
+        where = f"(in {env['SPW_ROOT']}) " if env.get("SPW_ROOT") else ""
+        log.write_text(where + " ".join(command) + "\n" + output)
+        if status != 0:
+            step.error = _first_error(output) or f"exit status {status}"
+            step.output.unlink(missing_ok=True)
+        else:
+            stamp.write_text(step.stamp + "\n")
+        return step
+
+    def build(self, cells: list[Cell]) -> list[CellBuild]:
+        results: dict[str, CellBuild] = {}
+        work: dict[str, tuple[list[Step], Step, dict[str, str]]] = {}
+        for cell in cells:
+            availability = probe(cell)
+            if not availability.available:
+                results[cell.name] = CellBuild(cell, "skipped", availability.reason)
+                self.progress(cell, "skipped", None)
+                continue
+            compiles, link = self.plan(cell, availability)
+            env = dict(os.environ, **recipe_environment(self.matrix, cell, availability.compiler,
+                                                        availability.root))
+            work[cell.name] = (compiles, link, env)
+            results[cell.name] = CellBuild(cell, "up to date", library=link.output, objects=len(compiles),
+                                           version=availability.version)
+            self.progress(cell, "planned", link)
+
+        started = {name: time.monotonic() for name in work}
+        pending: dict[Future, Step] = {}
+        remaining = {name: 0 for name in work}
+        failed: set[str] = set()
+        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="spillway-build") as pool:
+            def submit(step: Step, env: dict[str, str]) -> None:
+                self.progress(step.cell, "start", step)
+                pending[pool.submit(self._run, step, env)] = step
+
+            def finish_compiles(name: str) -> None:
+                compiles, link, env = work[name]
+                if name in failed:
+                    self._done(results[name], started[name], compiles, link)
+                elif self._fresh(link) and not any(s.ran for s in compiles):
+                    self.progress(link.cell, "fresh", link)
+                    self._done(results[name], started[name], compiles, link)
+                else:
+                    submit(link, env)
+
+            for name, (compiles, link, env) in work.items():
+                for step in compiles:
+                    if self._fresh(step):
+                        self.progress(step.cell, "fresh", step)
+                    else:
+                        remaining[name] += 1
+                        submit(step, env)
+                if remaining[name] == 0:
+                    finish_compiles(name)
+            while pending:
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for future in done:
+                    step = pending.pop(future)
+                    future.result()
+                    name = step.cell.name
+                    self.progress(step.cell, "failed" if step.error else "done", step)
+                    if step.kind == "compile":
+                        if step.error:
+                            failed.add(name)
+                        remaining[name] -= 1
+                        if remaining[name] == 0:
+                            finish_compiles(name)
+                    else:
+                        compiles, link, _ = work[name]
+                        self._done(results[name], started[name], compiles, link)
+        return [results[cell.name] for cell in cells]
+
+    def _done(self, result: CellBuild, started: float, compiles: list[Step], link: Step) -> None:
+        result.compiled = sum(1 for s in compiles if s.ran)
+        result.seconds = time.monotonic() - started
+        broken = [s for s in [*compiles, link] if s.error]
+        if broken:
+            first = broken[0]
+            result.status = "failed"
+            result.library = None
+            result.log = first.output.with_name(first.output.name + ".log")
+            result.reason = f"{first.kind} {first.label}: {first.error}"
+        elif result.compiled or link.ran:
+            result.status = "built"
+        self._write_provenance(result, compiles, link)
+        self.progress(result.cell, "finished", None)
+
+    def _write_provenance(self, result: CellBuild, compiles: list[Step], link: Step) -> None:
+        """build/<cell>/build.json: what was built, with which compiler and flags."""
+        cell = result.cell
+        folder = cell_dir(self.build_dir, cell)
+        folder.mkdir(parents=True, exist_ok=True)
+        document = {
+            "cell": cell.name, "toolchain": cell.toolchain(), "compiler": result.version,
+            "status": result.status, "reason": result.reason,
+            "recipe": self.matrix.engine.recipe,
+            "system": cell.system,
+            "environment": {k: v for k, v in recipe_environment(self.matrix, cell).items() if k not in _PLACES},
+            "sources": self.matrix.engine.sources, "library": self.matrix.engine.library,
+            "stamp": link.stamp,
+        }
+        atomic.write_bytes(str(folder / "build.json"), orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def _first_error(output: str) -> str:
+    for line in output.splitlines():
+        if "error" in line.lower():
+            return line.strip()[:300]
+    lines = [text for text in output.splitlines() if text.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+
+def build_exit_status(builds: list[CellBuild], required: set[str]) -> int:
+    if any(b.status == "failed" for b in builds):
+        return EXIT_FAILED
+    if any(b.status == "skipped" and b.cell.name in required for b in builds):
+        return EXIT_SKIPPED
+    if not any(b.status in ("built", "up to date") for b in builds):
+        return EXIT_SKIPPED
+    return EXIT_OK

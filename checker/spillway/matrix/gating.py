@@ -1,0 +1,150 @@
+"""Gating built cells against their baselines, and writing baselines, with the
+library's own functions (spillway.gate.check.check, spillway.gate.baseline.build):
+the same code `spillway check` and `spillway baseline write` run, called
+directly, so a cell is held to exactly what a user running those commands
+would be held to."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Optional
+
+import orjson
+
+from spillway import atomic
+from spillway.errors import SpillwayError
+from spillway.matrix.build import CellBuild, cell_dir, library_path
+from spillway.matrix.cells import Cell, Matrix
+from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED
+
+Verdict = Literal["pass", "fail", "error", "skipped"]
+
+
+@dataclass
+class CellCheck:
+    cell: Cell
+    verdict: Verdict
+    reason: str = ""                 # skipped / error: why; pass / fail: the check's sentence
+    failures: list[dict] = field(default_factory=list)   # the check document's "failures"
+    required: bool = False
+    report: Optional[Path] = None    # the check's JSON document (build/<cell>/check.json)
+
+
+def _read(library: Path, occupancy_model: str | None = None):
+    from spillway.gate.check import read_sources
+    from spillway.report.reader import ReadOptions
+    from spillway.resources.occupancy import DEFAULT_MODEL
+    return read_sources([str(library)], ReadOptions(occupancy_model=occupancy_model or DEFAULT_MODEL))
+
+
+def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional[str] = None,
+               junit: Optional[Path] = None, occupancy_model: Optional[str] = None) -> CellCheck:
+    """Gate one built cell; writes build/<cell>/check.json (and ``junit``)."""
+    from spillway.gate import junit as junit_xml
+    from spillway.gate.baseline import load_baseline
+    from spillway.gate.check import check, parse_metrics
+
+    cell = build.cell
+    if build.status == "skipped":
+        return CellCheck(cell, "skipped", build.reason)
+    if build.status == "failed":
+        return CellCheck(cell, "error", f"build failed: {build.reason}")
+    baseline_path = matrix.resolve(cell.baseline)
+    if not baseline_path.is_file():
+        return CellCheck(cell, "error", f"no baseline {cell.baseline}: write it with "
+                                        f"`spillway matrix baseline {cell.name}` where this toolchain runs")
+    library = library_path(matrix, build_dir, cell)
+    result_path = cell_dir(build_dir, cell) / "check.json"
+    result_path.unlink(missing_ok=True)
+    try:
+        metrics = parse_metrics(gate) if gate else None
+        baseline = load_baseline(str(baseline_path))
+        # The baseline's occupancy model unless told otherwise (version 1: llvm22).
+        inputs = _read(library, occupancy_model or baseline.occupancy_model or "llvm22")
+        result = check(inputs.usage, baseline, metrics or baseline.gate, baseline_path=str(baseline_path))
+        if junit:
+            junit_xml.write(str(junit), result, cell.name)
+        document = result.to_json()
+        atomic.write_bytes(str(result_path), orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    except SpillwayError as exc:
+        return CellCheck(cell, "error", str(exc))
+    return CellCheck(cell, "pass" if result.passed else "fail", result.summary(), document["failures"],
+                     report=result_path)
+
+
+def exit_status(checks: list[CellCheck]) -> int:
+    if any(c.verdict in ("fail", "error") for c in checks):
+        return EXIT_FAILED
+    if any(c.verdict == "skipped" and c.required for c in checks):
+        return EXIT_SKIPPED
+    if not any(c.verdict == "pass" for c in checks):
+        return EXIT_SKIPPED
+    return EXIT_OK
+
+
+def required_cells(cells: list[Cell], explicit: bool, named: Optional[bool] = None) -> set[str]:
+    """Cells whose absence fails a run.  Named cells are always required.
+    With --local (``explicit`` without ``named``) or no names: the local cells
+    of this machine; cells of a system root only when named (a machine where
+    the root cannot be made lists them as skipped without failing)."""
+    if named is None:
+        named = explicit
+    if named:
+        return {c.name for c in cells}
+    return {c.name for c in cells if c.local and not c.in_root}
+
+
+# -- baselines --------------------------------------------------------------------------
+
+def baseline_note(matrix: Matrix, build_dir: Path, build: CellBuild) -> str:
+    cell = build.cell
+    try:
+        shown = library_path(matrix, build_dir, cell).relative_to(matrix.root)
+    except ValueError:
+        shown = library_path(matrix, build_dir, cell)
+    flags = " ".join(cell.flags) or "no extra flags"
+    where = f" in the {cell.system} root" if cell.in_root else ""
+    headers = ", real HIP headers" if cell.hip == "rocm" else ""
+    return (f"cell {cell.name}: written by spillway matrix baseline from {shown} built by "
+            f"{matrix.engine.recipe}{where} with {build.version} (targets {', '.join(cell.targets)}, "
+            f"code object v{cell.code_object_version or 'default'}"
+            f"{', compressed' if cell.compress else ''}{headers}, {flags})")
+
+
+def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: bool = False) -> tuple[int, str]:
+    """Write or update one built cell's baseline (what `spillway baseline
+    write` does); returns (status, text): 1 when an allowance would have gone
+    up (kept, as the command keeps it)."""
+    from spillway.gate.baseline import build as build_baseline, load_baseline, write_baseline as write_file
+
+    cell = build.cell
+    baseline_path = matrix.resolve(cell.baseline)
+    baseline_path.parent.mkdir(parents=True, exist_ok=True)
+    if fresh:
+        baseline_path.unlink(missing_ok=True)
+    # Relative to where we run (the repository root for the main job), so the
+    # committed baseline's provenance does not carry this machine's paths.
+    library = os.path.relpath(library_path(matrix, build_dir, cell))
+    shown = os.path.relpath(baseline_path)
+    try:
+        previous = load_baseline(str(baseline_path)) if baseline_path.is_file() else None
+        # An update keeps the model the baseline was written with (version 1: llvm22).
+        inputs = _read(Path(library), (previous.occupancy_model or "llvm22") if previous else None)
+        inputs.sources = [library]
+        result = build_baseline(inputs, note=baseline_note(matrix, build_dir, build), gate=tuple(cell.gate),
+                                previous=previous)
+        write_file(str(baseline_path), result.baseline)
+    except SpillwayError as exc:
+        return EXIT_FAILED, f"error: {exc}"
+    lines = [f"kept {c.metric} of {c.name} [{c.target}] at {c.old} (now {c.new}): raise it with "
+             f"spillway baseline write --allow" for c in result.refused]
+    count = len(result.baseline.kernels)
+    summary = (f"{'updated' if result.updated else 'wrote'} {shown}: {count} kernel{'s' if count != 1 else ''}, "
+               f"gate {','.join(result.baseline.gate)}")
+    if result.updated:
+        summary += (f" ({len(result.tightened)} allowances tightened, {len(result.added)} kernels added, "
+                    f"{len(result.removed)} removed)")
+    lines.append(summary)
+    return (EXIT_FAILED if result.refused else EXIT_OK), "\n".join(lines)

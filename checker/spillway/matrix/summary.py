@@ -1,0 +1,178 @@
+"""Comparing built cells: every cell's kernels read with spillway's reader and
+lined up by target group and stable key, side by side (table, Markdown,
+JSON), or two cells through spillway's own comparison."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from spillway.errors import UsageError
+from spillway.matrix.build import library_path
+from spillway.matrix.cells import Cell, Matrix
+
+
+def target_group(target_id: str) -> str:
+    """Rows of the cross-cell view: gfx11 parts are one row (gfx1100 in LLVM
+    15/16 cells, gfx1151 elsewhere: same register file, same numbers bar
+    SGPRs), other targets are their processor."""
+    processor = target_id.split(":", 1)[0]
+    match = re.match(r"^gfx(1[0-9])[0-9a-f]{2}$", processor)
+    return f"gfx{match.group(1)}" if match else processor
+
+
+def read_cell(matrix: Matrix, build_dir: Path, cell: Cell):
+    """{(target group, stable key): KernelUsage} of a built cell, or None."""
+    from spillway.gate.check import aggregate
+    from spillway.report.reader import ReadOptions, read_report
+
+    library = library_path(matrix, build_dir, cell)
+    if not library.is_file():
+        return None
+    document = read_report([str(library)], ReadOptions())
+    records = []
+    for record in document["kernels"]:
+        records.append(dict(record, target=target_group(record["target"]), name=short_name(record["name"])))
+    return aggregate(records), sorted({r["target"] for r in document["kernels"]})
+
+
+def short_name(demangled: str) -> str:
+    """``void ns::f<1, 2>(int*, float)`` -> ``ns::f<1, 2>`` with versioned
+    inline namespaces dropped."""
+    from spillway.resources.names import display_key, short_name as without_signature
+    return without_signature(display_key(demangled))
+
+
+@dataclass
+class Summary:
+    cells: list[Cell]
+    targets: dict[str, list[str]]                  # cell -> processors built
+    rows: list[tuple[str, str, str]]               # (group, key, name)
+    usage: dict[str, dict]                         # cell -> {(group, key): KernelUsage}
+
+    def value(self, cell: str, row: tuple[str, str, str]):
+        usage = self.usage[cell].get((row[0], row[1]))
+        return usage.resources if usage else None
+
+    def differs(self, row) -> bool:
+        """Do the cells that built this kernel for this target disagree?"""
+        seen = {self._figures(self.value(c.name, row)) for c in self.cells} - {None}
+        return len(seen) > 1
+
+    @staticmethod
+    def _figures(r) -> Optional[tuple]:
+        return None if r is None else (r.vgprs, r.spills, r.scratch, r.occupancy)
+
+
+def summarize(matrix: Matrix, build_dir: Path, cells: list[Cell]) -> Summary:
+    usage: dict[str, dict] = {}
+    targets: dict[str, list[str]] = {}
+    rows: dict[tuple[str, str], str] = {}
+    built = []
+    for cell in cells:
+        read = read_cell(matrix, build_dir, cell)
+        if read is None:
+            continue
+        built.append(cell)
+        usage[cell.name], targets[cell.name] = read
+        for (group, key), kernel in usage[cell.name].items():
+            rows.setdefault((group, key), kernel.name)
+    order = sorted(rows, key=lambda gk: (rows[gk], _group_order(gk[0]), gk[1]))
+    return Summary(built, targets, [(g, k, rows[(g, k)]) for g, k in order], usage)
+
+
+def _group_order(group: str) -> tuple:
+    return (0 if group.startswith("gfx1") else 1, group)
+
+
+def figures(r, markdown: bool = False) -> str:
+    """VGPRs / spilled registers / scratch B per lane / waves per SIMD."""
+    if r is None:
+        return "-"
+    occupancy = "?" if r.occupancy is None else str(r.occupancy)
+    scratch = f"{r.scratch}+dyn" if r.dynamic_stack else str(r.scratch)
+    text = f"{r.vgprs} / {r.spills} / {scratch} / {occupancy}"
+    if markdown and (r.spills or r.scratch or r.dynamic_stack):
+        return f"**{text}**"
+    return text
+
+
+def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
+    from spillway.resources.names import table_name   # the name every table shows
+    from spillway.gate.compare import md_code
+    cells = summary.cells
+    out = ["**spillway matrix**: per kernel, in each cell: VGPRs / spilled registers / scratch bytes per lane / "
+           "waves per SIMD (bold: spills or scratch).", ""]
+    groups = ", ".join(f"{md_code(c.name)}: {' '.join(summary.targets[c.name])}" for c in cells)
+    out.append(f"Targets built: {groups}. Rows `gfx11` hold each cell's gfx11 target.")
+    out.append("")
+    out.append("| kernel | target | " + " | ".join(md_code(c.name) for c in cells) + " |")
+    out.append("|---|---|" + "--:|" * len(cells))
+    shown = 0
+    for row in summary.rows:
+        if differing_only and not summary.differs(row):
+            continue
+        shown += 1
+        values = " | ".join(figures(summary.value(c.name, row), True) for c in cells)
+        out.append(f"| {md_code(table_name(row[2]))} | {row[0]} | {values} |")
+    out.append("")
+    out.append(f"{shown} of {len(summary.rows)} kernel rows"
+               + (" (only rows where the cells differ)" if differing_only else "") + ".")
+    return "\n".join(out) + "\n"
+
+
+def summary_table(summary: Summary, differing_only: bool = False, console=None, names: str = "short"):
+    """The side-by-side table, fitting ``console`` (report.table.grid; names
+    through names.table_name like every other table)."""
+    from spillway.report.table import Column, console as make_console, grid
+    from spillway.resources.names import table_name
+
+    console = console or make_console()
+    columns = [Column("kernel", name=True), Column("target")]
+    columns += [Column(cell.name, "right") for cell in summary.cells]
+    rows = []
+    for row in summary.rows:
+        if differing_only and not summary.differs(row):
+            continue
+        values = []
+        for cell in summary.cells:
+            r = summary.value(cell.name, row)
+            values.append((figures(r), "red" if r is not None and (r.spills or r.scratch) else ""))
+        rows.append([table_name(row[2], names), row[0], *values])
+    return grid(console, columns, rows, names=names,
+                title="per kernel: VGPRs / spilled registers / scratch B/lane / waves per SIMD")
+
+
+def summary_json(summary: Summary) -> dict:
+    from spillway import __version__
+    from spillway.matrix.documents import MATRIX_SUMMARY_SCHEMA
+    return {
+        "schema": MATRIX_SUMMARY_SCHEMA,
+        "spillway_version": __version__,
+        "cells": [{"name": c.name, "toolchain": c.toolchain(), "targets": summary.targets[c.name]}
+                  for c in summary.cells],
+        "kernels": [{"name": row[2], "key": row[1], "target": row[0],
+                     "cells": {c.name: (None if summary.value(c.name, row) is None
+                                        else summary.value(c.name, row).as_dict()) for c in summary.cells}}
+                    for row in summary.rows],
+    }
+
+
+def compare_cells(matrix: Matrix, build_dir: Path, old: Cell, new: Cell):
+    """spillway's own comparison (compare.compare) of two cells, kernels
+    matched by stable key and target group."""
+    from spillway.gate.compare import compare
+    sides = []
+    for cell in (old, new):
+        read = read_cell(matrix, build_dir, cell)
+        if read is None:
+            raise UsageError(f"cell {cell.name} is not built (run spillway matrix build {cell.name})")
+        sides.append(read[0])
+    return compare(sides[1], sides[0], [new.name], [old.name])
+
+
+def sys_isatty() -> bool:
+    return sys.stdout.isatty()
