@@ -12,7 +12,8 @@ from support.toolchains import Builder
 # Nix-built package with only the build's inputs: the fault tests (signals, full
 # disks, immutable folders, the fuzz smoke), the oracle tests on Debian's ROCm
 # packages and the sid-root cells need the host machine and run in .ci/run only.
-collect_ignore_glob = ["faults/*", "oracle/*", "unit/matrix/test_root_cells.py"] if os.environ.get("NIX_BUILD_TOP") else []
+collect_ignore_glob = (["faults/*", "oracle/*", "unit/matrix/test_root_cells.py"]
+                       if os.environ.get("NIX_BUILD_TOP") else [])
 
 THIRD_PARTY = {
     "librocrand": "/usr/lib/x86_64-linux-gnu/librocrand.so.1",
