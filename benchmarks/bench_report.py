@@ -59,7 +59,7 @@ def bundler_pipeline(library: Path, work: Path) -> float:
     --list and --unbundle per target, then llvm-readelf --notes reads every
     code object.  Only cutting the section into bundles uses spillway (the
     bundle boundaries, which the original script found the same way)."""
-    from spillway.formats.bundles import walk
+    from spillway.formats.bundles import walk_lazy
     started = time.perf_counter()
     fatbin = work / "fatbin.bin"
     subprocess.run(["llvm-objcopy-22", f"--dump-section=.hip_fatbin={fatbin}", str(library), str(work / "discard")],
@@ -67,7 +67,7 @@ def bundler_pipeline(library: Path, work: Path) -> float:
     (work / "discard").unlink()
     data = fatbin.read_bytes()
     objects = []
-    for bundle in walk(memoryview(data)):
+    for bundle in walk_lazy(memoryview(data)):
         path = work / f"bundle{bundle.index}.bin"
         path.write_bytes(data[bundle.offset:bundle.offset + bundle.size])
         listed = subprocess.run([BUNDLER, "--list", "--type=o", f"--input={path}"],

@@ -271,38 +271,6 @@ def _skip_zeros(data: memoryview, position: int) -> int:
     return size
 
 
-def walk(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-         container: str = ".hip_fatbin") -> list[Bundle]:
-    """Walk a stream of bundles separated by zero padding."""
-    bundles: list[Bundle] = []
-    position = _skip_zeros(data, 0)
-    size = len(data)
-    while position < size:
-        head = bytes(data[position:position + 24])
-        if head == UNCOMPRESSED_MAGIC:
-            try:
-                entries, length = parse_uncompressed(data[position:])
-            except InputError as exc:
-                raise exc.within(container, position) from None
-            bundles.append(Bundle(len(bundles), position, length, None, None,
-                                  [_shift(e, position) for e in entries]))
-        elif head.startswith(COMPRESSED_MAGIC):
-            try:
-                header, inflated, length = decompress(data[position:], max_decompressed=max_decompressed)
-            except InputError as exc:
-                raise exc.within(container, position) from None
-            try:
-                entries, _ = parse_uncompressed(memoryview(inflated), container="inflated bundle")
-            except InputError as exc:
-                raise exc.within(f"{container} > CCOB bundle", position, rebase=False) from None
-            bundles.append(Bundle(len(bundles), position, length, header.method, header.version, entries))
-        else:
-            raise InputError(f"expected an offload bundle, found bytes {head[:8].hex()}",
-                             container=container, offset=position)
-        position = _skip_zeros(data, position + length)
-    return bundles
-
-
 def _shift(entry: BundleEntry, by: int) -> BundleEntry:
     return BundleEntry(entry.entry_id, entry.kind, entry.triple, entry.target_id, entry.payload,
                        entry.offset + by)
@@ -369,9 +337,9 @@ def _measure_v1(data: memoryview, header: CompressedHeader, max_decompressed: in
 
 def walk_lazy(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
               container: str = ".hip_fatbin") -> list[Bundle | PendingBundle]:
-    """Walk a stream of bundles like ``walk``, but leave compressed bundles
-    compressed (``PendingBundle``): only their headers are read and checked
-    (a declared size above ``max_decompressed`` is refused here)."""
+    """Walk a stream of bundles separated by zero padding, leaving compressed
+    bundles compressed (``PendingBundle``): only their headers are read and
+    checked (a declared size above ``max_decompressed`` is refused here)."""
     found: list[Bundle | PendingBundle] = []
     position = _skip_zeros(data, 0)
     size = len(data)

@@ -3,6 +3,7 @@ occupancy, names and scratch causes."""
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import multiprocessing as mp
 import os
@@ -189,19 +190,15 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
     parallel = (workers > 1 and len(tasks) >= 4 and total >= 32 << 20
                 and "fork" in mp.get_all_start_methods())
     try:
-        if parallel:
-            with mp.get_context("fork").Pool(workers) as pool:
-                for task, (result, error) in zip(tasks, pool.imap(_parse_units, tasks)):
-                    if error:
-                        pool.terminate()
-                        message, file, container, offset = error
-                        raise InputError(message, file=file, container=container, offset=offset)
-                    if progress:
-                        progress(sum(_unit_size(units[i]) for i in task), total)
-                    yield result
-        else:
-            for task in tasks:
-                result, error = _parse_units(task)
+        with contextlib.ExitStack() as stack:
+            results: Iterable[tuple]
+            if parallel:
+                # Leaving the pool (an error, or the caller stopping) terminates its workers.
+                pool = stack.enter_context(mp.get_context("fork").Pool(workers))
+                results = pool.imap(_parse_units, tasks)
+            else:
+                results = map(_parse_units, tasks)
+            for task, (result, error) in zip(tasks, results):
                 if error:
                     message, file, container, offset = error
                     raise InputError(message, file=file, container=container, offset=offset)

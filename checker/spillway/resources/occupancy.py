@@ -250,20 +250,6 @@ def _largest_below(current: int, ok) -> int | None:
     return low
 
 
-def _largest_lds(lds: int, ok) -> int | None:
-    """Largest LDS size below ``lds`` with ``ok`` (occupancy falls as LDS grows)."""
-    if not ok(0):
-        return None
-    low, high = 0, lds - 1               # ok(low) holds
-    while low < high:
-        middle = (low + high + 1) // 2
-        if ok(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def _next_step(k: _Kernel, waves: int, vgprs: int, agprs: int, sgprs: int, lds: int,
                max_wg: int) -> Optional[dict]:
     """What every limit holding the kernel at ``waves`` must come down to for at
@@ -297,8 +283,8 @@ def _next_step(k: _Kernel, waves: int, vgprs: int, agprs: int, sgprs: int, lds: 
         new["sgprs"] = at_most
     if k.wg_lds(lds, max_wg) < goal:
         if k.wg_lds(0, max_wg) >= goal:
-            # ok(0) holds here, so _largest_lds finds a size.
-            needs.append(("lds", _largest_lds(lds, lambda n: k.wg_lds(n, max_wg) >= goal)))  # type: ignore[arg-type]
+            # ok(0) holds and LDS is above 0 here, so the search finds a size.
+            needs.append(("lds", _largest_below(lds, lambda n: k.wg_lds(n, max_wg) >= goal)))  # type: ignore[arg-type]
             new["lds"] = needs[-1][1]
         else:
             # (a bound of 0 reads as 1, so the search starts from a size that holds)
@@ -311,7 +297,7 @@ def _next_step(k: _Kernel, waves: int, vgprs: int, agprs: int, sgprs: int, lds: 
                 if smaller is None:
                     return None
                 needs.append(("workgroup", smaller))
-                needs.append(("lds", _largest_lds(lds, lambda n: k.wg_lds(n, smaller) >= goal)))  # type: ignore[arg-type]
+                needs.append(("lds", _largest_below(lds, lambda n: k.wg_lds(n, smaller) >= goal)))  # type: ignore[arg-type]
                 new["max_wg"], new["lds"] = smaller, needs[-1][1]
     if not needs:
         return None

@@ -18,7 +18,6 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -28,35 +27,19 @@ from spillway.errors import InputError
 from spillway.formats import embedded
 from spillway.report.reader import ReadOptions, read_path
 from support import oracles
+from support.formats_fixtures import expected_by_symbol, one_line_error
+from support.formats_fixtures import run_cli as _run_cli
 
 from conftest import DATA
 
 FIXTURE = DATA / "containers" / "embedded"
 HOST = FIXTURE / "host.so"
-SPILLWAY = [sys.executable, "-m", "spillway"]
 MOJOLEARN = "mojolearn_amd-0.8.62-py3-none-manylinux_2_35_x86_64.whl"
-MOJOLEARN_IMAGES = 4502   # 1288 + 928 + 674 + 1184 + 300 + 128 in its six libraries
-
-
-def expected_by_symbol(code_object: Path) -> dict[str, dict]:
-    """llvm-readelf's records of one code object by mangled name (unique in these fixtures)."""
-    records = oracles.expected_records(code_object)
-    by_symbol = {r["symbol"]: r for r in records}
-    assert len(by_symbol) == len(records)
-    return by_symbol
-
-
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*SPILLWAY, *args], capture_output=True, text=True, timeout=600)
+    return _run_cli(*args, timeout=600)   # the 180 MB wheel, on a loaded machine
 
 
-def one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
+MOJOLEARN_IMAGES = 4502   # 1288 + 928 + 674 + 1184 + 300 + 128 in its six libraries
 
 
 def symbol_offsets(host: Path, pattern: str) -> dict[str, tuple[int, int]]:

@@ -108,7 +108,7 @@ def _fatbin_offsets(binary: Path) -> list[int]:
     with open(binary, "rb") as handle:
         section = ELFFile(handle).get_section_by_name(".hip_fatbin")
         data = memoryview(section.data())
-    return [b.offset for b in bundles.walk(data)]
+    return [b.offset for b in bundles.walk_lazy(data)]
 
 
 def test_bundles_in_linked_output_are_4096_aligned(builder):

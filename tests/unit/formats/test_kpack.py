@@ -17,8 +17,6 @@ import os
 import random
 import shutil
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import msgpack
@@ -30,6 +28,7 @@ from spillway.formats import kpack
 from spillway.formats.codeobject import ElfImage
 from spillway.report.reader import ReadOptions, read_path
 from support import oracles
+from support.formats_fixtures import one_line_error, run_cli
 
 from conftest import DATA
 
@@ -38,20 +37,6 @@ INSTALLED = FIXTURES / "installed"
 STAGE = INSTALLED / "stage"
 LIBS = ("libspw.so", "libspwz.so")
 ARCHS = ("gfx1100", "gfx90a")
-SPILLWAY = [sys.executable, "-m", "spillway"]
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*SPILLWAY, *args], capture_output=True, text=True, timeout=120)
-
-
-def one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
 
 
 def records(path: Path | str, **options) -> list[dict]:

@@ -15,8 +15,6 @@ from __future__ import annotations
 import random
 import re
 import struct
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -25,37 +23,16 @@ import zstandard
 
 from spillway.errors import BitcodeOnly, InputError
 from spillway.formats import offload_binary
-from spillway.formats.containers import ScanOptions, scan_path
+from spillway.formats.containers import scan_path
 from spillway.report.reader import ReadOptions, read_buffer, read_path
 from support import oracles
+from support.formats_fixtures import expected_by_symbol, one_line_error, run_cli
 
 from conftest import DATA
 
 FIXTURES = DATA / "containers" / "offload_binary"
-SPILLWAY = [sys.executable, "-m", "spillway"]
 OBJDUMP_KINDS = {"object": "elf", "bitcode": "llvm ir", "none": "<none>"}
 PRODUCERS = {1: "openmp", 2: "cuda", 4: "hip", 8: "sycl"}
-
-
-def expected_by_symbol(code_object: Path) -> dict[str, dict]:
-    """llvm-readelf's records of one code object by mangled name (unique in these fixtures)."""
-    records = oracles.expected_records(code_object)
-    by_symbol = {r["symbol"]: r for r in records}
-    assert len(by_symbol) == len(records)
-    return by_symbol
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*SPILLWAY, *args], capture_output=True, text=True, timeout=120)
-
-
-def one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
 
 
 def objdump_listing() -> dict[str, list[dict]]:
