@@ -4,10 +4,13 @@
 CPU and memory per command.
 
     python3 benchmarks/bench_scale.py LIB [--old OLD_LIB] [--runs N] [--json FILE]
-        [--only report,baseline,check,compare]
+        [--only report,baseline,check,compare,report_json]
 
 LIB is a file or a folder (rocBLAS: the whole package folder).  With --old,
 `compare LIB --against OLD_LIB` is timed too (markdown and terminal).
+`report_json` (with `report`) times `check` and `compare` given the report JSON
+that `report --all --json` wrote (streamed record by record: gate.report_input),
+as written and pretty-printed by `jq .` (the general reader), when jq is installed.
 
 Each command is a fresh process.  Per run it records:
 - wall seconds (perf_counter);
@@ -110,7 +113,8 @@ def main() -> int:
     parser.add_argument("library")
     parser.add_argument("--old", help="older build of the same library, for compare")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="report,baseline,check,compare")
+    parser.add_argument("--only", default="report,baseline,check,compare",
+                        help="comma-separated steps: report, baseline, check, compare, report_json")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
     wanted = set(args.only.split(","))
@@ -140,6 +144,8 @@ def main() -> int:
             runs = [run(spillway("check", library, "--baseline", str(baseline))) for _ in range(args.runs)]
             results["check"] = best(runs)
             print(f"check (same build): {_line(results['check'])}, exit {results['check']['status']}")
+        if "report_json" in wanted and (work_dir / "report.json").exists():
+            results["report_json"] = _report_json_inputs(work_dir, baseline, args.runs)
         if "compare" in wanted and args.old:
             old = str(Path(args.old).resolve())
             runs = [run(spillway("compare", library, "--against", old)) for _ in range(args.runs)]
@@ -159,6 +165,34 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0
+
+
+def _report_json_inputs(work_dir: Path, baseline: Path, runs: int) -> dict:
+    """check and compare given report JSON: spillway's own layout (one kernel per
+    line) and, with jq, a pretty-printed copy."""
+    import shutil
+
+    results: dict = {}
+    report = work_dir / "report.json"
+    if not baseline.exists():
+        run(spillway("baseline", "write", str(report), "-o", str(baseline), "--note", "benchmark"))
+    layouts = {"own layout": report}
+    if shutil.which("jq"):
+        pretty = work_dir / "pretty.json"
+        with open(report, "rb") as source, open(pretty, "wb") as handle:
+            subprocess.run(["jq", "."], stdin=source, stdout=handle, check=True)
+        layouts["jq . (general reader)"] = pretty
+    for layout, path in layouts.items():
+        figures = {"json_bytes": path.stat().st_size}
+        figures["check"] = best([run(spillway("check", str(path), "--baseline", str(baseline)))
+                                 for _ in range(runs)])
+        # The terminal table (--format json builds the whole compare document: gate.compare's cost).
+        figures["compare"] = best([run(spillway("compare", str(path), "--against", str(path)))
+                                   for _ in range(runs)])
+        for command in ("check", "compare"):
+            print(f"{command} on report JSON, {layout} ({_mb(figures['json_bytes'])}): {_line(figures[command])}")
+        results[layout] = figures
+    return results
 
 
 def _mb(size) -> str:

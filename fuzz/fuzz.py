@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Coverage-guided fuzzing of one parser family with Atheris (libFuzzer).
 
     python3 fuzz/fuzz.py FAMILY [libFuzzer options] [CORPUS_DIR...]
@@ -12,6 +13,7 @@ libFuzzer writes the input to the artifact directory.
 
 from __future__ import annotations
 
+import os
 import random
 import resource
 import sys
@@ -39,7 +41,12 @@ def main(argv: list[str]) -> int:
         return replay(argv[2], argv[3:])
 
     import atheris
+    # libFuzzer's -merge (and -fork) re-run argv[0] with libFuzzer's flags
+    # only: this script, executable, finds its family in the environment.
+    if argv[1].startswith("-") and os.environ.get("SPILLWAY_FUZZ_FAMILY"):
+        argv = [argv[0], os.environ["SPILLWAY_FUZZ_FAMILY"], *argv[1:]]
     family_name = argv[1]
+    os.environ["SPILLWAY_FUZZ_FAMILY"] = family_name
     with atheris.instrument_imports(include=["spillway"]):
         import spillway.cli  # noqa: F401  (imports every subcommand module)
         import spillway.formats.bundles, spillway.formats.codeobject, spillway.formats.containers  # noqa
@@ -69,7 +76,7 @@ def main(argv: list[str]) -> int:
             out = atheris.Mutate(data, max_size)
         return out[:max_size]
 
-    atheris.Setup([argv[0], *argv[2:]], test_one, custom_mutator=mutate)
+    atheris.Setup([str(Path(__file__).resolve()), *argv[2:]], test_one, custom_mutator=mutate)
     atheris.Fuzz()
     return 0
 

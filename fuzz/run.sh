@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every parser family (Atheris + libFuzzer).
 #
-#   fuzz/run.sh --minutes N [--family F[,F...]] [--jobs 1]   long run: N minutes shared by
+#   fuzz/run.sh --minutes N [--family F[,F...]] [--merge]    long run: N minutes shared by
 #                                                            the families, resuming fuzz/corpus/
+#                                                            (--merge: minimize each corpus first)
 #   fuzz/run.sh --smoke [--runs R]                           CI smoke: R inputs per family
 #                                                            (default 1500, at most 2 minutes each),
 #                                                            fixed seed, fresh corpus
 #
-# Runs at nice 19.  Per family: the corpus in fuzz/corpus/<family>/ (seeded from
+# Runs at nice 19, one libFuzzer process at a time, in-process (no fork or worker
+# processes).  Per family: the corpus in fuzz/corpus/<family>/ (seeded from
 # fuzz/seeds/ when empty; not committed), libFuzzer's log in fuzz/logs/<family>.log
 # (logs/smoke-<family>.log for --smoke), crashes in fuzz/artifacts/<family>/, and one
-# line appended to fuzz/logs/totals.tsv (date, family, seconds, inputs run, coverage
-# edges, features, corpus size, crashes).
+# line appended to fuzz/logs/totals.tsv (logs/smoke-totals.tsv for --smoke): date,
+# family, seconds, inputs run, coverage edges, features, corpus size, crashes.
+# python3 fuzz/totals.py turns totals.tsv into fuzz/TOTALS.md (committed).
+#
+# Input length: the families that run the whole read pipeline on a container
+# (every code object inside it parsed, named and given occupancy) are capped at
+# 64 KiB (-max_len), which holds four copies of the largest seed bundle; the
+# others at 256 KiB.  --merge minimizes a corpus (libFuzzer -merge=1: the
+# smallest inputs that keep every feature) before the family runs.
 # Exit 1 when any family crashed.
 set -uo pipefail
 cd "$(dirname "$0")"
 FAMILIES=(metadata codeobject bundle ccob offload host_elf ar zip kpack kpack_meta embedded report_json baseline_json names any)
 minutes=""
 smoke=0
+merge=0
 runs=1500
 only=""
 while [ $# -gt 0 ]; do
@@ -26,6 +36,7 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=1; shift ;;
     --runs) runs="$2"; shift 2 ;;
     --family) only="$2"; shift 2 ;;
+    --merge) merge=1; shift ;;
     *) echo "usage: fuzz/run.sh --minutes N [--family F,...] | --smoke [--runs R]" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +46,16 @@ if [ -z "$minutes" ] && [ "$smoke" = 0 ]; then
 fi
 python3 -c "import atheris" 2>/dev/null || { echo "fuzz/run.sh: atheris is not installed (pip install atheris)" >&2; exit 2; }
 
+max_len_of() {
+  case "$1" in
+    bundle|ccob|offload|host_elf|ar|zip|kpack|any) echo 65536 ;;
+    *) echo 262144 ;;
+  esac
+}
+
 mkdir -p logs artifacts
+totals=logs/totals.tsv
+[ "$smoke" = 1 ] && totals=logs/smoke-totals.tsv
 status=0
 for family in "${FAMILIES[@]}"; do
   if [ "$smoke" = 1 ]; then
@@ -52,6 +72,20 @@ for family in "${FAMILIES[@]}"; do
   log="logs/$family.log"
   [ "$smoke" = 1 ] && log="logs/smoke-$family.log"
   : >"$log"
+  max_len=$(max_len_of "$family")
+  if [ "$merge" = 1 ] && [ "$smoke" = 0 ]; then
+    merged="corpus/.merge-$family"
+    rm -rf "$merged"; mkdir -p "$merged"
+    if nice -n 19 python3 fuzz.py "$family" -merge=1 -max_len="$max_len" -timeout=20 -rss_limit_mb=2048 \
+        "$merged" "$corpus" >"$log.merge" 2>&1 && [ -n "$(ls -A "$merged")" ]; then
+      echo "merge: $(ls "$corpus" | wc -l) inputs ($(du -sk "$corpus" | cut -f1) KiB) -> $(ls "$merged" | wc -l) ($(du -sk "$merged" | cut -f1) KiB)" >>"$log"
+      rm -rf "$corpus" && mv "$merged" "$corpus"
+    else
+      echo "merge failed (corpus kept): $(tail -3 "$log.merge")" >>"$log"
+      rm -rf "$merged"
+    fi
+    rm -f "$log.merge"
+  fi
   before=$(ls "artifacts/$family" | wc -l)
   started=$(date +%s)
   executed=0
@@ -66,7 +100,7 @@ for family in "${FAMILIES[@]}"; do
       [ "$left" -lt 5 ] && break
       limit=(-max_total_time="$left")
     fi
-    nice -n 19 python3 fuzz.py "$family" "$corpus" "${limit[@]}" -max_len=262144 -timeout=20 \
+    nice -n 19 python3 fuzz.py "$family" "$corpus" "${limit[@]}" -max_len="$max_len" -timeout=20 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="artifacts/$family/" >"$log.part" 2>&1
     code=$?
     cat "$log.part" >>"$log"
@@ -86,7 +120,7 @@ for family in "${FAMILIES[@]}"; do
   crashes=$(( $(ls "artifacts/$family" | wc -l) - before ))
   [ "$smoke" = 1 ] && rm -rf "$corpus"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$family" "$elapsed" "${executed:-?}" \
-      "${cov:-?}" "${ft:-?}" "$size" "$crashes" | tee -a logs/totals.tsv
+      "${cov:-?}" "${ft:-?}" "$size" "$crashes" | tee -a "$totals"
   if [ "$code" != 0 ] || [ "$crashes" != 0 ]; then
     status=1
     echo "fuzz/run.sh: $family: exit $code, $crashes new crash inputs in fuzz/artifacts/$family/ (log $log)" >&2

@@ -258,7 +258,7 @@ def _baseline_seed() -> bytes:
     from spillway.gate.check import Inputs, aggregate
     records = orjson.loads(_report_seed())["kernels"]
     source = _write_scratch(_seed_bundle(code_objects()), ".hipfb")
-    inputs = Inputs(records=records, sources=[source], usage=aggregate(records))
+    inputs = Inputs(sources=[source], usage=aggregate(records))
     return render(build(inputs, note="fuzz seed", gate=("scratch", "spills", "lds")).baseline)
 
 

@@ -23,6 +23,7 @@ python3Packages.buildPythonApplication {
     zstandard
     cxxfilt
     orjson
+    ijson
   ];
 
   # The test suite runs in its own check (flake.nix, checks.tests), with the

@@ -1,3 +1,3 @@
-from spillway.cli import main
+from spillway.launch import main
 
 raise SystemExit(main())

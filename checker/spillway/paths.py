@@ -22,6 +22,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from typing import Iterable, Iterator
 
 import orjson
 
@@ -89,6 +90,31 @@ def dumps(document, option: int = 0) -> bytes:
     # Lone surrogates only occur inside JSON strings; backslashreplace writes
     # each as the JSON escape \udcXX.
     return text.encode("utf-8", "backslashreplace")
+
+
+def document_chunks(head: dict, lists: dict[str, Iterable], per_chunk: int = 2048) -> Iterator[bytes]:
+    """A JSON object written in pieces: ``head``'s members pretty-printed as
+    orjson's OPT_INDENT_2 prints them, then each of ``lists`` (name -> records,
+    read lazily) with one record per line, so a document of hundreds of
+    thousands of records is never built whole, as objects or as text."""
+    text = dumps(head, option=orjson.OPT_INDENT_2)
+    pending = text[:-2] if head else b"{"           # the head without its closing "\n}"
+    separator = b",\n" if head else b"\n"
+    for name, records in lists.items():
+        pending += separator + b"  " + dumps(name) + b": ["
+        separator = b",\n"
+        batch: list[bytes] = []
+        opened = False
+        for record in records:
+            batch.append(b"    " + dumps(record))
+            if len(batch) >= per_chunk:
+                yield pending + (b",\n" if opened else b"\n") + b",\n".join(batch)
+                pending, batch, opened = b"", [], True
+        if batch:
+            pending += (b",\n" if opened else b"\n") + b",\n".join(batch)
+            opened = True
+        pending += b"\n  ]" if opened else b"]"
+    yield pending + b"\n}\n"
 
 
 def loads(data: bytes | str):

@@ -122,11 +122,19 @@ def small_filesystem(tmp_path):
         subprocess.run(["umount", str(mount)], check=False)
 
 
-def test_full_disk_for_output_file_tmpfs(many, small_filesystem):
+@pytest.fixture(scope="module")
+def larger(tmp_path_factory):
+    """Kernels enough that their baseline (about 130 bytes a kernel) is over the 64 KiB tmpfs."""
+    path = tmp_path_factory.mktemp("larger") / "larger.co"
+    path.write_bytes(code_object_with_kernels([{"name": f"_Z6kernelILi{i}EEvPf"} for i in range(1200)]))
+    return path
+
+
+def test_full_disk_for_output_file_tmpfs(larger, small_filesystem):
     baseline = small_filesystem / "b.json"
     assert run("baseline", "write", CODE_OBJECT, "-o", baseline, "--note", "n").returncode == 0
     old = baseline.read_bytes()
-    result = run("baseline", "write", many, "-o", baseline, "--allow", "*", "--reason", "r")
+    result = run("baseline", "write", larger, "-o", baseline, "--allow", "*", "--reason", "r")
     one_line_error(result, "b.json", "No space left on device")
     assert baseline.read_bytes() == old
     assert [p.name for p in small_filesystem.iterdir()] == ["b.json"]

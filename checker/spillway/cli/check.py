@@ -119,7 +119,7 @@ def run(args) -> int:
         options.occupancy_model = baseline.occupancy_model or "llvm22"
     inputs = read_sources(args.paths, options, read_inputs)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,
-                   baseline_path=args.baseline)
+                   baseline_path=args.baseline, occupancy_model=options.occupancy_model)
     if args.occupancy_model is None and "occupancy" in result.gate:
         # After the read, so that an input error stays one line.
         print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "

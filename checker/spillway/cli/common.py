@@ -4,6 +4,7 @@ files, size arguments."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -16,8 +17,8 @@ from rich.console import Console
 from spillway import atomic
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
 from spillway.formats.containers import DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, MIN_INPUT_ALLOWANCE
-from spillway.errors import UsageError
-from spillway.report.reader import KernelTable, ReadOptions, json_chunks, read_report
+from spillway.errors import InputError, UsageError
+from spillway.report.reader import KernelTable, ReadOptions, RowsSink, json_chunks, read_report, report_json
 from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
 
 # Show a progress bar only for reads this large, and only on a terminal.
@@ -68,6 +69,10 @@ def add_read_options(parser: argparse.ArgumentParser) -> None:
                              f"Occupancy remark they reproduce), or producer (per code object, the model of the "
                              f"LLVM named in its .comment); default {DEFAULT_MODEL}, and for check the model "
                              f"the baseline was written with")
+    parser.add_argument("--verify-hashes", action="store_true",
+                        help="check the MD5 hash each compressed (CCOB) bundle stores against its inflated "
+                             "bytes; off by default, as in LLVM's own tools (the decompressed size is "
+                             "always checked)")
     parser.add_argument("--scan-embedded", action="store_true",
                         help="also read AMDGPU code objects embedded as data in host sections (.rodata or "
                              "a section of their own, as hipModuleLoadData programs keep them); reads "
@@ -83,7 +88,8 @@ def read_options(args) -> ReadOptions:
     return ReadOptions(max_decompressed=args.max_decompressed, targets=targets,
                        max_decompressed_total=args.max_decompressed_total, max_inflation=args.max_inflation,
                        scan_embedded=args.scan_embedded, kpack_archives=args.kpack,
-                       occupancy_model=getattr(args, "occupancy_model", None) or DEFAULT_MODEL)
+                       occupancy_model=getattr(args, "occupancy_model", None) or DEFAULT_MODEL,
+                       verify_hashes=getattr(args, "verify_hashes", False))
 
 
 def stderr_console() -> Console:
@@ -97,8 +103,9 @@ def stdout_console() -> Console:
     return Console(width=200, color_system=None, soft_wrap=True)
 
 
-def read_inputs(paths: list[str], options: ReadOptions) -> dict:
-    """Read paths into a report document, with a progress bar on long reads."""
+@contextlib.contextmanager
+def reading_progress(paths: list[str]):
+    """A progress callback for long reads on a terminal (a bar on stderr), else None."""
     total = 0
     for path in paths:
         try:
@@ -107,23 +114,42 @@ def read_inputs(paths: list[str], options: ReadOptions) -> dict:
         except OSError:
             pass
     if not (sys.stderr.isatty() and total >= PROGRESS_THRESHOLD_BYTES):
-        document = read_report(paths, options, compact=True)
-    else:
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-        with Progress(TextColumn("reading code objects"), BarColumn(), DownloadColumn(),
-                      TimeRemainingColumn(), console=stderr_console(), transient=True) as progress:
-            task = progress.add_task("read", total=None)
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    with Progress(TextColumn("reading code objects"), BarColumn(), DownloadColumn(),
+                  TimeRemainingColumn(), console=stderr_console(), transient=True) as progress:
+        task = progress.add_task("read", total=None)
 
-            def advance(done: int, total_bytes: int) -> None:
-                progress.update(task, total=total_bytes, advance=done)
+        def advance(done: int, total_bytes: int) -> None:
+            progress.update(task, total=total_bytes, advance=done)
 
-            document = read_report(paths, options, progress=advance, compact=True)
-    if not document["kernels"]:
-        from spillway.errors import InputError
-        described = ", ".join(paths)
-        raise InputError(f"no kernels found in {described}"
-                         + (" for the selected targets" if options.targets else ""))
+        yield advance
+
+
+def _no_kernels(paths: list[str], options: ReadOptions) -> InputError:
+    return InputError(f"no kernels found in {', '.join(paths)}"
+                      + (" for the selected targets" if options.targets else ""))
+
+
+def read_inputs(paths: list[str], options: ReadOptions, rows_sink: RowsSink | None = None) -> dict:
+    """Read paths into a report document, with a progress bar on long reads
+    (``rows_sink``: see report.reader.read_report)."""
+    with reading_progress(paths) as advance:
+        document = read_report(paths, options, progress=advance, compact=True, rows_sink=rows_sink)
+    if not any(f["kernels"] for f in document["files"]):
+        raise _no_kernels(paths, options)
     return document
+
+
+def report_json_chunks(paths: list[str], options: ReadOptions):
+    """The report of ``paths`` as JSON pieces, written while it is read (see
+    report.reader.report_json), with a progress bar on long reads."""
+    def refuse() -> None:
+        raise _no_kernels(paths, options)
+
+    with reading_progress(paths) as advance:
+        yield from report_json(paths, options, advance, on_empty=refuse)
 
 
 def dump_json(document) -> bytes:

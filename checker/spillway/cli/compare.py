@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
+from spillway.cli.common import add_read_options, read_inputs, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  markdown_marker, text_marker, write)
 from spillway.resources.names import table_name
@@ -48,11 +48,11 @@ def run(args) -> int:
     outputs.claim(args.output, "-o")
     new = read_sources(args.new, options, read_inputs, allow_baseline=True, side="NEW")
     old = read_sources(args.against, options, read_inputs, allow_baseline=True, side="OLD")
-    comparison = compare(new.usage, old.usage, args.new, args.against)
+    comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model)
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
     to_file = args.output not in (None, "-")
     if fmt == "json":
-        write(args.output, dump_json(comparison.to_json()))
+        write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
         text = markdown(comparison, args.all, args.limit, args.names)
         write(args.output, (markdown_marker("compare") + text).encode())
@@ -88,7 +88,7 @@ def _tsv_rows(comparison, everything: bool):
 
 
 def _github(comparison, args) -> None:
-    from spillway.gate.compare import markdown, uses_scratch
+    from spillway.gate.compare import diff_next_step, markdown, uses_scratch
     from spillway.gate.github import Annotation, annotation_lines, append_step_summary
 
     file = args.new[0]
@@ -98,8 +98,10 @@ def _github(comparison, args) -> None:
             title = f"spillway compare: {table_name(diff.name, args.names)} [{diff.target}] {diff.status}"
             for metric in diff.worse:
                 old, new = getattr(diff.old, metric), getattr(diff.new, metric)
+                step = diff_next_step(diff) if metric == "occupancy" else ""
                 notes.append(Annotation(file, f"{title} ({metric})", f"{metric}: {old} -> {new} against "
-                                                                        f"{', '.join(args.against)}"))
+                                                                        f"{', '.join(args.against)}"
+                                        + (f" ({step})" if step else "")))
     for usage in comparison.only_new:
         if uses_scratch(usage.resources):
             r = usage.resources
@@ -117,15 +119,26 @@ def _github(comparison, args) -> None:
 
 
 def _print_table(comparison, args, file=None) -> None:
-    from spillway.gate.compare import table
+    from spillway.gate.compare import NEXT_STEP, diff_next_step, next_step, selected, table
     from spillway.report.table import console as make_console, limited
 
     console = make_console(file)
     grid, shown, hidden = table(comparison, args.all, args.limit, console=console, names=args.names)
+    listing = bool(shown) or bool(comparison.only_new) or bool(comparison.only_old)
+    if listing:
+        # The verdict and the counts lead; they close the listing too, for the end of a long scroll.
+        console.print(comparison.sentence(), markup=False, soft_wrap=True)
     if shown:
         console.print(grid)
     if hidden:
         console.print(f"... and {hidden} more (--limit 0 shows all).", markup=False)
+    if shown and all(column.header != NEXT_STEP for column in grid.columns):
+        # The next-step column did not fit: the steps of the kernels whose occupancy changed, one a line.
+        for diff in selected(comparison, args.all, args.limit)[0]:
+            step = diff_next_step(diff)
+            if step and diff.old.occupancy != diff.new.occupancy:
+                console.print(f"next step: {table_name(diff.name, args.names)} [{diff.target}]: {step}",
+                              markup=False, soft_wrap=True)
     for title, group in (("added (only in the new build)", comparison.only_new),
                          ("removed (only in the old build)", comparison.only_old)):
         if group:
@@ -133,9 +146,10 @@ def _print_table(comparison, args, file=None) -> None:
             listed, more = limited(group, args.limit)
             for usage in listed:
                 r = usage.resources
+                step = next_step(r, usage.occupancy_next)
                 console.print(f"  {table_name(usage.name, args.names)} [{usage.target}]: {r.vgprs} VGPRs, "
-                              f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch",
-                              markup=False, soft_wrap=True)
+                              f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
+                              + (f"; {step}" if step else ""), markup=False, soft_wrap=True)
             if more:
                 console.print(f"  ... and {more} more (--limit 0 shows all)", markup=False)
     console.print(comparison.sentence(), markup=False, soft_wrap=True)

@@ -457,7 +457,7 @@ def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cel
     comparison = mx.compare_cells(matrix, build_dir, old, new)
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
     if fmt == "json":
-        write(args.output, dump_json(comparison.to_json()))
+        write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
         write(args.output, (markdown_marker("compare") + markdown(comparison, args.all, 0, args.names)).encode())
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
+from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, report_json_chunks
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  looks_like_path, text_marker, write)
 from spillway.errors import UsageError
@@ -104,6 +104,10 @@ def run(args) -> int:
     paths, pattern = split_filter(args.paths)
     outputs = Outputs(paths, force=args.force)
     outputs.claim(args.output, "-o")
+    if fmt == "json" and not pattern:
+        # Written while it is read: a ROCm library's report is half a gigabyte.
+        write(args.output, report_json_chunks(paths, read_options(args)))
+        return 0
     document = read_inputs(paths, read_options(args))
     if pattern:
         matching = select(document["kernels"], pattern, True)

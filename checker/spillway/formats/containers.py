@@ -58,6 +58,7 @@ class PendingImages:
     container: str            # the bundle stream it is in (".hip_fatbin", "bundle file")
     bundle: bundles.PendingBundle
     max_decompressed: int
+    verify_hash: bool = False
 
     @property
     def payload(self) -> memoryview:     # the compressed bytes (progress counts them)
@@ -147,6 +148,7 @@ class ScanOptions:
     scan_embedded: bool = False   # look for code objects embedded as data in host sections
     kpack_archives: tuple[str, ...] = ()   # .kpack files or folders for split host binaries (--kpack)
     budget: DecompressionBudget | None = None   # totals per input and per run; None: per-member cap only
+    verify_hashes: bool = False   # check each compressed bundle's MD5 (--verify-hashes; LLVM does not)
 
 
 def _is_bitcode(payload: memoryview) -> bool:
@@ -173,7 +175,8 @@ def _scan_bundle_stream(data: memoryview, name: str, base: int | None, container
         if isinstance(bundle, bundles.PendingBundle):
             if options.budget is not None:
                 options.budget.charge(bundle.header.uncompressed_size, name, f"{container} bundle {bundle.index}")
-            result.images.append(PendingImages(name, container, bundle, options.max_decompressed))
+            result.images.append(PendingImages(name, container, bundle, options.max_decompressed,
+                                                options.verify_hashes))
             continue
         _add_entries(result, bundle.entries, bundle.index, name, container,
                      None if base is None else base)
@@ -218,7 +221,7 @@ def expand(pending: PendingImages, result: ScanResult):
         return triple.startswith("amdgcn")
 
     try:
-        for entry in bundles.iter_compressed_entries(bundle, wanted):
+        for entry in bundles.iter_compressed_entries(bundle, wanted, verify_hash=pending.verify_hash):
             found = ScanResult()
             _add_entries(found, (entry,), bundle.index, pending.file, pending.container, None)
             result.bitcode_only.extend(found.bitcode_only)

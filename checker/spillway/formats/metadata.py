@@ -5,9 +5,8 @@ describes every kernel (code object V3 and later).  Key names are LLVM's
 from __future__ import annotations
 
 import struct
-from functools import partial
-from operator import is_not
-from typing import Any, NamedTuple
+from operator import itemgetter
+from typing import Any, NamedTuple, NoReturn
 
 import msgpack
 
@@ -95,7 +94,7 @@ def decode(desc: bytes | memoryview) -> dict:
 
 # What decode_resources keeps of a kernel's map: what kernels_from reads.
 _KERNEL_KEYS = frozenset((b".name", b".symbol", b".uses_dynamic_stack", b".workgroup_processor_mode") + _COUNTS)
-_TOP_KEYS = (b"amdhsa.kernels", b"amdhsa.target")
+_TOP_KEYS = frozenset((b"amdhsa.kernels", b"amdhsa.target"))
 
 
 def _wrong_type(exc: ValueError) -> bool:
@@ -122,11 +121,11 @@ def decode_resources(desc: bytes | memoryview) -> dict:
                 unpacker.unpack()           # a whole object of another type: say so, as decode does
                 raise InputError("metadata is not a msgpack map") from None
             raise
+        unpack, skip = unpacker.unpack, unpacker.skip
         for _ in range(count):
-            key = unpacker.unpack()
-            if key.__class__ is not bytes or key not in _TOP_KEYS:
-                hash(key)                   # an unhashable key is malformed, as for decode
-                unpacker.skip()
+            key = unpack()
+            if key not in _TOP_KEYS:        # (hashed: an unhashable key is malformed, as for decode)
+                skip()
                 continue
             if key != b"amdhsa.kernels":
                 document[key] = unpacker.unpack()
@@ -149,12 +148,12 @@ def decode_resources(desc: bytes | memoryview) -> dict:
                     continue
                 kernel = {}
                 for _ in range(fields):
-                    name = unpacker.unpack()
-                    if name.__class__ is bytes and name in _KERNEL_KEYS:
-                        kernel[name] = unpacker.unpack()
+                    name = unpack()
+                    # (``in`` hashes the key: an unhashable one is malformed, as for decode)
+                    if name in _KERNEL_KEYS:
+                        kernel[name] = unpack()
                     else:
-                        hash(name)
-                        unpacker.skip()
+                        skip()
                 kernels.append(kernel)
             document[key] = tuple(kernels)
         if unpacker.tell() != len(desc):
@@ -172,8 +171,14 @@ def target_of(document: dict) -> str | None:
 
 
 _INT_OR_NONE = frozenset((int, type(None)))
-_IS_NOT_NONE = partial(is_not, None)
 _REQUIRED_INDEXES = tuple(i for i, key in enumerate(_COUNTS) if key in _REQUIRED)
+_required_of = itemgetter(*_REQUIRED_INDEXES)
+
+
+def _not_a_count(name: str, counts: tuple) -> NoReturn:
+    bad, value = next((k, v) for k, v in zip(_COUNTS, counts)
+                      if v is not None and (v.__class__ is not int or v < 0))
+    raise InputError(f"kernel {name}: metadata {bad.decode()} is {value!r}, not a count")
 
 
 def kernels_from(document: dict) -> list[KernelMetadata]:
@@ -196,21 +201,27 @@ def kernels_from(document: dict) -> list[KernelMetadata]:
         symbol = symbol.decode("utf-8", "replace") if symbol.__class__ is bytes else \
             _text(symbol, f"amdhsa.kernels[{index}].symbol")
         counts: tuple[Any, ...] = tuple(map(get, _COUNTS))   # checked below: ints (or None where optional)
-        if not _INT_OR_NONE.issuperset(map(type, counts)) or min(filter(_IS_NOT_NONE, counts), default=0) < 0:
-            bad = next(k for k, v in zip(_COUNTS, counts) if v is not None and (v.__class__ is not int or v < 0))
-            raise InputError(f"kernel {name}: metadata {bad.decode()} is {get(bad)!r}, not a count")
-        for required in _REQUIRED_INDEXES:
-            if counts[required] is None:
-                raise InputError(f"kernel {name}: metadata lacks {_COUNTS[required].decode()}")
+        if not _INT_OR_NONE.issuperset(map(type, counts)):
+            _not_a_count(name, counts)
+        if None in _required_of(counts):
+            missing = next(i for i in _REQUIRED_INDEXES if counts[i] is None)
+            raise InputError(f"kernel {name}: metadata lacks {_COUNTS[missing].decode()}")
         vgpr, agpr, sgpr, vspill, sspill, private, group, wave, max_wg = counts
+        # (the bitwise or of integers is negative when one of them is)
+        if vgpr | sgpr | private | group | max_wg | (agpr or 0) | (vspill or 0) | (sspill or 0) < 0:
+            _not_a_count(name, counts)
         if wave != 32 and wave != 64:
             raise InputError(f"kernel {name}: wavefront size {wave} is neither 32 nor 64")
         dynamic = get(b".uses_dynamic_stack")
         wgp = get(b".workgroup_processor_mode")
-        if dynamic.__class__ is not bool:
+        if dynamic is None:
+            dynamic = False
+        elif dynamic.__class__ is not bool:
             dynamic = bool(_flag(kernel, b".uses_dynamic_stack", name))
         if wgp is not None and wgp.__class__ is not bool:
-            wgp = _flag(kernel, b".workgroup_processor_mode", name)
+            # LLVM writes the mode as an integer 0 or 1
+            wgp = (wgp == 1) if wgp.__class__ is int and (wgp == 0 or wgp == 1) else \
+                _flag(kernel, b".workgroup_processor_mode", name)
         append(KernelMetadata(name, symbol, vgpr, agpr, sgpr, vspill or 0, sspill or 0, private,
                               dynamic, group, wave, max_wg, wgp))
     return out

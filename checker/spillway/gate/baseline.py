@@ -1,27 +1,51 @@
 """Baseline files: per-compiler allowances for every kernel, committed by the
 user and read by ``spillway check``.
 
-Format (``spillway.baseline/2``; version 1 files are still read; ``spillway schema baseline`` prints the JSON
+Format (``spillway.baseline/3``; versions 1 and 2 are still read, and written
+as version 3 when updated; ``spillway schema baseline`` prints the JSON
 schema)::
 
     {
-      "schema": "spillway.baseline/2",
+      "schema": "spillway.baseline/3",
       "note": "clang-22, release build",
       "gate": ["scratch"],
       "provenance": {...compilers, code object versions, targets, files + SHA-256,
                      spillway version, creation time...},
+      "occupancy_model": "llvm23",
+      "record_all": false,
+      "kernels_written_from": {"gfx1100": 17129, "gfx90a": 17129},
       "kernels": [
-        {"target":"gfx1100","key":"_Z4topkILi32EEvPKfiPfPi","name":"void topk<32>(...)",
-         "allow":{"scratch":272},"recorded":{...}},
+        {"key":"_Z4topkILi32EEvPKfiPfPi","targets":[{"target":"gfx1100","scratch":272,"vgprs":61,"sgprs":24,
+         "occupancy":16},{"target":"gfx90a","scratch":280,"vgprs":64,"agprs":0,"sgprs":30,"occupancy":8}]},
         ...
       ]
     }
 
-One kernel per line, sorted by (target, key), so a diff shows one line per
-kernel that changed.  ``allow`` holds the allowances of the gated metrics
-(occupancy is a floor, the others ceilings; see gate.py); ``recorded`` the
-worst values seen when the baseline was written, which ``check --gate`` uses
-for metrics the baseline does not gate and ``compare`` uses as one side.
+One line per kernel key, sorted by key, its targets sorted within the line:
+a toolchain update's diff shows one line per kernel that changed.  Each
+target holds the figures recorded when the baseline was written (the worst
+seen), fields at their default left out (zero scratch, spills and LDS, no
+dynamic stack, null AGPRs and occupancy).  The allowance of each gated
+metric is the recorded figure (a dynamic stack is allowed when one was
+recorded), unless the target has an ``allow`` object: then that holds the
+allowances (an update that kept an allowance lower than the new figure, see
+``build``), with ``reason`` saying why one was raised.  Occupancy is a floor,
+the other metrics ceilings (gate.check.METRICS); ``check --gate`` holds
+metrics the baseline does not gate to the recorded figures, and ``compare``
+uses the recorded figures as one side.
+
+The demangled name is not stored: it is the key demangled
+(resources.names.demangle), with versioned inline namespaces in their
+normalized spelling (``rocprim::ROCPRIM_NS::``).  On librocsparse 7.2.4 the
+names were 3.4 MB of the 5.9 MB version-2 file and would still be 0.8 MB
+once per key, more than the rest of the version-3 file; the tables' short
+name (resources.names.table_name) is lossy (16 of its 712 keys share one
+with another key) and takes 0.2 ms per key to make.
+
+Version 1 and 2 files hold one line per (target, key) with the demangled
+name, ``allow`` and the full ``recorded`` figures; they are read into the
+same entries (``Baseline.kernels``), so check, compare and updates do not
+know which version a file was.
 
 The same input gives the same bytes: ``provenance.created`` is taken from
 SOURCE_DATE_EPOCH when set, otherwise kept from the existing file when
@@ -30,16 +54,17 @@ nothing else changed, otherwise the current time (UTC, seconds).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import hashlib
 import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Final, Literal, Optional, Sequence
+from typing import Any, Final, Literal, Optional, Sequence, get_type_hints
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from spillway import __version__, atomic
 from spillway.paths import dumps as json_dumps, loads as json_loads, readable
@@ -47,12 +72,14 @@ from spillway.report.record import PATH_ENCODING
 from spillway.errors import InputError, UsageError
 from spillway.gate.check import (ALL_KERNEL_GATES, METRICS, Inputs, Kernel, KernelUsage, MetricName, Resources,
                                  target_selected)
-from spillway.resources.names import display_key, short_name
+from spillway.resources.names import demangle, display_key, short_name
 
-SCHEMA: Final = "spillway.baseline/2"
-SCHEMA_V1: Final = "spillway.baseline/1"   # committed by users: read, never written
+SCHEMA: Final = "spillway.baseline/3"
+SCHEMA_V2: Final = "spillway.baseline/2"   # committed by users: read, never written
+SCHEMA_V1: Final = "spillway.baseline/1"
 BASELINE_PREFIX = "spillway.baseline/"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+READ_SCHEMAS: Final = (SCHEMA, SCHEMA_V2, SCHEMA_V1)
 
 
 class Allowance(BaseModel):
@@ -76,6 +103,9 @@ class Allowance(BaseModel):
 Recorded = Resources
 
 class Entry(BaseModel):
+    """One kernel on one target: what every version is read into (and the
+    line of a version 1 or 2 file)."""
+
     model_config = ConfigDict(extra="forbid")
 
     target: str = Field(description="Target ID, e.g. gfx90a:xnack-")
@@ -107,10 +137,12 @@ class Provenance(BaseModel):
     files: list[SourceFile]
 
 
-class Baseline(BaseModel):
+class _Header(BaseModel):
+    """What every version holds before its kernels."""
+
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["spillway.baseline/1", "spillway.baseline/2"] = Field(SCHEMA, alias="schema")
+    schema_: str = Field(alias="schema")
     note: str
     gate: list[MetricName] = Field(min_length=1, description="Metrics this baseline gates (check --gate "
                                                              "overrides)")
@@ -124,6 +156,14 @@ class Baseline(BaseModel):
     kernels_written_from: Optional[dict[str, int]] = Field(
         None, description="Per target, the number of distinct kernels (target, key) the baseline was written "
                           "from, recorded or not")
+
+
+class Baseline(_Header):
+    """A baseline of any version as spillway works with it: one entry per
+    (target, key).  Also the model of version 1 and 2 files."""
+
+    schema_: Literal["spillway.baseline/1", "spillway.baseline/2", "spillway.baseline/3"] = Field(
+        SCHEMA, alias="schema")
     kernels: list[Entry] = Field(description="Sorted by (target, key), unique")
 
     @property
@@ -131,10 +171,146 @@ class Baseline(BaseModel):
         return self.record_all is not False
 
 
+# -- version 3: one line per key ------------------------------------------------
+
+# Resources fields a version-3 target leaves out at these values; the others
+# (vgprs, sgprs) are always written.
+FIGURE_DEFAULTS: Final[dict[str, object]] = {"scratch": 0, "dynamic_stack": False, "vgpr_spills": 0,
+                                             "sgpr_spills": 0, "agprs": None, "lds": 0, "occupancy": None}
+FIGURES: Final = tuple(f.name for f in dataclasses.fields(Resources))
+_REQUIRED = object()
+_FIGURE_FIELDS: Final = tuple((name, FIGURE_DEFAULTS.get(name, _REQUIRED)) for name in FIGURES)
+
+
+def _target_figures_model() -> Any:
+    """The version-3 target object: the Resources fields with their annotations
+    (types, bounds, descriptions: one definition of the record), defaults
+    where FIGURE_DEFAULTS has one, then ``allow`` and ``reason``."""
+    hints = get_type_hints(Resources, include_extras=True)
+    fields: dict[str, Any] = {"target": (str, Field(description="Target ID, e.g. gfx90a:xnack-"))}
+    for name, default in _FIGURE_FIELDS:
+        fields[name] = (hints[name], ... if default is _REQUIRED else default)
+    fields["allow"] = (Optional[Allowance], Field(
+        None, description="The allowances, when they are not the recorded figures of the gated metrics"))
+    fields["reason"] = (Optional[str], Field(
+        None, description="Why an allowance was raised (baseline write --allow PATTERN --reason TEXT)"))
+    return create_model("TargetFigures", __config__=ConfigDict(extra="forbid"),
+                        __doc__="One target of a kernel: the recorded figures (worst seen), at their defaults "
+                                "when absent", **fields)
+
+
+TargetFigures = _target_figures_model()
+
+
+class KernelLine(BaseModel):
+    """One kernel key and its targets: one line of a version-3 file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(description="Stable mangled key (versioned inline namespaces normalized); the demangled "
+                                 "name is derived from it")
+    targets: list[TargetFigures] = Field(  # type: ignore[valid-type]  # a model made by create_model
+        min_length=1, description="Sorted by target ID, unique")
+
+
+class BaselineDocument(_Header):
+    """A version-3 baseline file (``spillway schema baseline`` publishes its schema)."""
+
+    schema_: Literal["spillway.baseline/3"] = Field(SCHEMA, alias="schema")
+    record_all: bool = Field(description="true: every kernel read is recorded; false: only kernels whose gated "
+                                         "metrics are non-zero (kernels absent are held to zero)")
+    kernels_written_from: dict[str, int] = Field(
+        description="Per target, the number of distinct kernels (target, key) the baseline was written from, "
+                    "recorded or not")
+    kernels: list[KernelLine] = Field(description="One line per kernel key, sorted by key, unique")
+
+
+def implied_allowance(gate: Sequence[str], recorded: Resources) -> dict[str, Any]:
+    """The allowances a version-3 target without ``allow`` has: each gated
+    metric at its recorded figure, and a dynamic stack when scratch is gated
+    and one was recorded (as ``Allowance.model_dump(exclude_none=True)``)."""
+    out: dict[str, Any] = {}
+    for name in gate:
+        value = METRICS[name].value(recorded)
+        if value is not None:
+            out[name] = value
+    if "scratch" in gate and recorded.dynamic_stack:
+        out["dynamic_stack"] = True
+    return out
+
+
+def _allowance_dict(allow: Allowance) -> dict[str, object]:
+    """The allowance without absent fields; ``dynamic_stack: false`` means the
+    same as absent."""
+    out = allow.model_dump(exclude_none=True)
+    if out.get("dynamic_stack") is False:
+        del out["dynamic_stack"]
+    return out
+
+
+def _expanded(document: dict, path: str) -> Baseline:
+    """A version-3 document (parsed JSON) as entries, one per (target, key).
+
+    Validated line by line (KernelLine) and expanded as it goes, so only one
+    line's models exist at a time; the entries share their Resources and
+    Allowance objects (a record-all baseline of librocsparse has 239,806
+    entries but far fewer distinct figures), then are validated as a whole by
+    pydantic-core, which keeps those instances.  InputError names what is
+    wrong, as ``kernels.N.targets.M.field``."""
+    lines = document.get("kernels")
+    head = dict(document)
+    if isinstance(lines, list):
+        head["kernels"] = []            # validated below, line by line
+    header = _validated_model(BaselineDocument, head, path)
+    gate = list(header.gate)
+    figures: dict[tuple, Resources] = {}
+    allowances: dict[tuple, Allowance] = {}
+    entries: list[dict[str, Any]] = []
+    for index, raw in enumerate(lines or ()):
+        try:
+            line = KernelLine.model_validate(raw)
+        except ValidationError as exc:
+            raise _invalid(exc, path, f"kernels.{index}.") from None
+        name = demangle(line.key)
+        target: Any                     # a TargetFigures (made by create_model)
+        for target in line.targets:
+            values = tuple(getattr(target, figure) for figure in FIGURES)
+            recorded = figures.get(values)
+            if recorded is None:
+                recorded = figures[values] = Resources(*values)
+            allow = target.allow
+            if allow is None:
+                implied = implied_allowance(gate, recorded)
+                ident = tuple(implied.items())
+                allow = allowances.get(ident)
+                if allow is None:
+                    allow = allowances[ident] = Allowance(**implied)
+            entries.append({"target": target.target, "key": line.key, "name": name, "recorded": recorded,
+                            "allow": allow, "reason": target.reason})
+    entries.sort(key=lambda e: (e["target"], e["key"]))
+    fields = {name: getattr(header, name) for name in _Header.model_fields}
+    fields["schema"] = fields.pop("schema_")
+    return _validated_model(Baseline, {**fields, "kernels": entries}, path)
+
+
+def _validated_model(model, document: dict, path: str):
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        raise _invalid(exc, path) from None
+
+
+def _invalid(exc: ValidationError, path: str, prefix: str = "") -> InputError:
+    first = exc.errors()[0]
+    where = prefix + ".".join(str(p) for p in first["loc"]) or "document"
+    more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+    return InputError(f"invalid baseline: {where}: {first['msg']}{more}", file=path)
+
+
 def json_schema() -> dict:
-    schema = Baseline.model_json_schema(by_alias=True)
+    schema = BaselineDocument.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/baseline-2.json"
+    schema["$id"] = "https://spillway.dev/schemas/baseline-3.json"
     return schema
 
 
@@ -146,12 +322,14 @@ def parse_baseline(document, path: str) -> Baseline:
     if not (isinstance(schema, str) and schema.startswith(BASELINE_PREFIX)):
         raise InputError(f"not a spillway baseline (schema {schema!r}, expected {SCHEMA}); write one with "
                          f"'spillway baseline write'", file=path)
-    if schema not in (SCHEMA, SCHEMA_V1):
+    if schema not in READ_SCHEMAS:
         version = schema[len(BASELINE_PREFIX):]
         newer = version.isdigit() and int(version) > SCHEMA_VERSION
         raise InputError(f"baseline schema {schema} is {'newer than' if newer else 'not'} what this "
-                         f"spillway {__version__} reads ({SCHEMA})" + ("; upgrade spillway" if newer else ""),
-                         file=path)
+                         f"spillway {__version__} reads ({', '.join(READ_SCHEMAS)})"
+                         + ("; upgrade spillway" if newer else ""), file=path)
+    if schema == SCHEMA:
+        return _validated(path, lambda: _expanded(document, path))
     return _validated(path, lambda: Baseline.model_validate(document))
 
 
@@ -159,10 +337,7 @@ def _validated(path: str, validate) -> Baseline:
     try:
         baseline = validate()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "document"
-        more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
-        raise InputError(f"invalid baseline: {where}: {first['msg']}{more}", file=path) from None
+        raise _invalid(exc, path) from None
     seen: set[Kernel] = set()
     for entry in baseline.kernels:
         ident = (entry.target, entry.key)
@@ -179,8 +354,9 @@ def load_baseline(path: str) -> Baseline:
     except OSError as exc:
         raise InputError(f"cannot read baseline: {exc.strerror}", file=path) from None
     if _SCHEMA_FIELD.search(data[:512]):
-        # The common case, validated straight from the bytes by pydantic-core:
-        # about a third faster than a dict first on 80,000 kernels.
+        # Versions 1 and 2, validated straight from the bytes by pydantic-core:
+        # about a third faster than a dict first on 80,000 kernels.  (Version 3
+        # is validated line by line from the parsed document.)
         try:
             return _validated(path, lambda: Baseline.model_validate_json(data))
         except InputError:
@@ -192,7 +368,7 @@ def load_baseline(path: str) -> Baseline:
     return parse_baseline(document, path)
 
 
-# What render() writes first; other spellings take the general path.
+# What version 1 and 2 files start with; other spellings take the general path.
 _SCHEMA_FIELD = re.compile(rb'\A\{\s*"schema":\s*"spillway\.baseline/[12]"')
 
 
@@ -204,20 +380,44 @@ def baseline_usage(baseline: Baseline) -> dict[Kernel, KernelUsage]:
 # -- writing -------------------------------------------------------------------
 
 def render(baseline: Baseline) -> bytes:
-    """Deterministic bytes: a pretty header, then one kernel per line."""
+    """Deterministic version-3 bytes: a pretty header, then one kernel key per
+    line.  The entries' names are not written (they are the keys demangled)."""
     head = baseline.model_dump(by_alias=True, exclude={"kernels"})
-    head["schema"] = SCHEMA   # an updated version-1 baseline is written as version 2
+    head["schema"] = SCHEMA   # an updated version 1 or 2 baseline is written as version 3
+    if head["record_all"] is None:   # version 1: every kernel read was recorded
+        head["record_all"] = True
+        written_from: dict[str, int] = {}
+        for entry in baseline.kernels:
+            written_from[entry.target] = written_from.get(entry.target, 0) + 1
+        head["kernels_written_from"] = dict(sorted(written_from.items()))
     text = json_dumps(head, option=orjson.OPT_INDENT_2)
     assert text.endswith(b"\n}")
-    lines = [json_dumps(_entry_dict(e)) for e in sorted(baseline.kernels, key=lambda e: (e.target, e.key))]
+    gate = list(baseline.gate)
+    lines: list[bytes] = []
+    entries = sorted(baseline.kernels, key=lambda e: (e.key, e.target))
+    at = 0
+    while at < len(entries):
+        key = entries[at].key
+        targets = []
+        while at < len(entries) and entries[at].key == key:
+            targets.append(_target_dict(entries[at], gate))
+            at += 1
+        lines.append(json_dumps({"key": key, "targets": targets}))
     body = b'  "kernels": [\n' + b",\n".join(b"    " + line for line in lines) + b"\n  ]" if lines \
         else b'  "kernels": []'
     return text[:-2] + b",\n" + body + b"\n}\n"
 
 
-def _entry_dict(entry: Entry) -> dict:
-    out = {"target": entry.target, "key": entry.key, "name": entry.name,
-           "allow": entry.allow.model_dump(exclude_none=True), "recorded": entry.recorded.as_dict()}
+def _target_dict(entry: Entry, gate: Sequence[str]) -> dict:
+    out: dict[str, object] = {"target": entry.target}
+    recorded = entry.recorded
+    for name, default in _FIGURE_FIELDS:
+        value = getattr(recorded, name)
+        if default is _REQUIRED or (value is not None if default is None else value != default):
+            out[name] = value
+    allow = _allowance_dict(entry.allow)
+    if allow != implied_allowance(gate, recorded):
+        out["allow"] = allow
     if entry.reason is not None:
         out["reason"] = entry.reason
     return out

@@ -36,6 +36,7 @@ from pydantic import ConfigDict, Field
 
 from spillway import __version__
 from spillway.errors import InputError, UsageError
+from spillway.gate.report_input import NEED_ORDER   # occupancy_next's resources, as it lists them
 
 if TYPE_CHECKING:  # pragma: no cover
     from spillway.gate.baseline import Baseline
@@ -109,6 +110,42 @@ class KernelUsage:
     name: str
     resources: Resources
     instances: int = 1
+    # The report record's ``occupancy_next`` under the model it was read with
+    # (its worst instance's); None at the cap, when nothing raises it, and for a
+    # baseline's kernels (a baseline keeps no wave size or work-group bound).
+    occupancy_next: Optional[dict] = None
+
+    def add_instance(self, resources: Resources, occupancy_next: Optional[dict], instances: int = 1) -> None:
+        """Fold in another instance of the kernel: each resource at its worse value."""
+        self.occupancy_next = worse_next(self.resources.occupancy, self.occupancy_next,
+                                         resources.occupancy, occupancy_next)
+        if self.resources != resources:
+            self.resources = self.resources.worst(resources)
+        self.instances += instances
+
+
+def worse_next(occupancy: Optional[int], step: Optional[dict], other_occupancy: Optional[int],
+               other_step: Optional[dict]) -> Optional[dict]:
+    """The next step of two instances of one kernel: the lower one's; at the same
+    figure, every need of both (each resource at its lower ``at_most``) for the
+    smaller ``waves``, which holds for both as fewer resources never cost a wave;
+    None when either instance has none (nothing known raises both)."""
+    if occupancy is None or other_occupancy is None:     # as Resources.worst: an unknown figure yields
+        return other_step if occupancy is None else step
+    if occupancy != other_occupancy:
+        return step if occupancy < other_occupancy else other_step
+    if step is None or other_step is None:
+        return None
+    if step == other_step:
+        return step
+    needs: dict[str, int] = {}
+    for need in (*step["needs"], *other_step["needs"]):
+        resource, at_most = need["resource"], need["at_most"]
+        needs[resource] = min(at_most, needs.get(resource, at_most))
+    return {"waves": min(step["waves"], other_step["waves"]),
+            "needs": [{"resource": r, "at_most": needs[r]} for r in NEED_ORDER if r in needs]}
+
+
 
 
 def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | None = None
@@ -124,6 +161,7 @@ def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | Non
                                   "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",
                                   "group_segment_fixed_size", "occupancy"))
     scratch_at, dynamic_at, vspill_at, sspill_at, vgpr_at, agpr_at, sgpr_at, lds_at, occupancy_at = picks
+    next_at = at("occupancy_next")
     get = usage.get
     for row in rows:
         ident = (row[target_at], row[key_at])
@@ -131,11 +169,9 @@ def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | Non
                               row[vgpr_at], row[agpr_at], row[sgpr_at], row[lds_at], row[occupancy_at])
         seen = get(ident)
         if seen is None:
-            usage[ident] = KernelUsage(ident[0], ident[1], row[name_at], resources)
+            usage[ident] = KernelUsage(ident[0], ident[1], row[name_at], resources, 1, row[next_at])
         else:
-            if seen.resources != resources:
-                seen.resources = seen.resources.worst(resources)
-            seen.instances += 1
+            seen.add_instance(resources, row[next_at])
     return usage
 
 
@@ -147,10 +183,10 @@ def aggregate(records: Iterable[dict]) -> dict[Kernel, KernelUsage]:
         resources = Resources.from_record(record)
         seen = usage.get(ident)
         if seen is None:
-            usage[ident] = KernelUsage(record["target"], record["key"], record["name"], resources)
+            usage[ident] = KernelUsage(record["target"], record["key"], record["name"], resources, 1,
+                                       record.get("occupancy_next"))
         else:
-            seen.resources = seen.resources.worst(resources)
-            seen.instances += 1
+            seen.add_instance(resources, record.get("occupancy_next"))
     return usage
 
 
@@ -214,12 +250,12 @@ class Inputs:
     """Kernels read from binaries, spillway report JSON files and (where the
     caller allows it) baseline files' recorded values."""
 
-    records: list[dict] = field(default_factory=list)      # records of report JSON files read back
     files: list[dict] = field(default_factory=list)        # report "files" entries
     sources: list[str] = field(default_factory=list)       # the user-named paths
     usage: dict[Kernel, KernelUsage] = field(default_factory=dict)
     # What baselines record about where their kernels came from, gathered as
-    # the records go by (binaries' records are not kept: a library has 250,000).
+    # the records go by (no record is kept, of a binary or a report JSON read
+    # back: a library has 250,000).
     compilers: set[str] = field(default_factory=set)
     code_object_versions: set[int] = field(default_factory=set)
     occupancy_models: set[str] = field(default_factory=set)
@@ -272,61 +308,58 @@ def target_selected(target_id: str, wanted: list[str]) -> bool:
 
 
 def read_sources(paths: list[str], options: "ReadOptions",
-                 read_binaries: Callable[[list[str], "ReadOptions"], dict] | None = None, *,
+                 read_binaries: Callable[..., dict] | None = None, *,
                  allow_baseline: bool = False, side: str = "") -> Inputs:
     """Read binaries (with ``read_binaries``, by default the reader) and JSON
     documents named on the command line; raise InputError when nothing
     yields a kernel."""
-    import orjson
-
     from spillway.gate.baseline import BASELINE_PREFIX, baseline_usage, parse_baseline
+    from spillway.gate.report_input import open_report
     from spillway.report.reader import read_report
 
-    from spillway.paths import loads as json_loads, readable
-
     read_binaries = read_binaries or read_report
+    # One occupancy model for every side: figures from a report follow the one asked for.
+    model = getattr(options, "occupancy_model", "llvm23")
 
     inputs = Inputs(sources=list(paths))
     binaries = [p for p in paths if not sniff_json(p)]
     documents = [p for p in paths if sniff_json(p)]
     baseline_usage_parts: list[dict[Kernel, KernelUsage]] = []
     for path in documents:
-        try:
-            with open(readable(path), "rb") as handle:
-                data = handle.read()
-            document = json_loads(data)
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", file=path) from None
-        except orjson.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc}", file=path) from None
-        schema = document.get("schema") if isinstance(document, dict) else None
+        # Streamed: checked record by record as it is read, never loaded whole (gate.report_input).
+        report = open_report(path)
+        schema = report.head.get("schema")
         if isinstance(schema, str) and schema.startswith(BASELINE_PREFIX):
             if not allow_baseline:
                 raise InputError("is a baseline file, not a build; pass it with --baseline", file=path)
-            baseline = parse_baseline(document, path)
+            baseline = parse_baseline(_whole_json(report.path, path), path)
             part = {k: u for k, u in baseline_usage(baseline).items()
                     if target_selected(u.target, options.targets)}
             baseline_usage_parts.append(part)
             continue
-        # One occupancy model for every side: figures from a report follow the one asked for.
-        from spillway.resources.occupancy import apply_model
-        inputs.records.extend(apply_model(r, getattr(options, "occupancy_model", "llvm23"))
-                              for r in _report_records(document, path, options.targets))
-        files = document.get("files", [])
-        if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
-            raise InputError(f"report files is {_shown(files)}, not a list of objects", file=path)
-        inputs.files.extend(files)
-    inputs.note_records(inputs.records)
-    inputs.usage = aggregate(inputs.records)
+        found = report.read(lambda records: _report_part(records, options.targets, model))
+        inputs.files.extend(report.files)
+        inputs.compilers |= found.compilers
+        inputs.code_object_versions |= found.code_object_versions
+        inputs.occupancy_models |= found.occupancy_models
+        if not inputs.usage:
+            inputs.usage = found.usage
+        else:
+            for ident, usage in found.usage.items():
+                _merge(inputs.usage, ident, usage)
     if binaries:
         from spillway.report.reader import KernelTable
 
-        document = read_binaries(binaries, options)
+        def fold(rows: list[tuple]) -> None:
+            # Rows are folded as the workers hand them over, never all held at once.
+            inputs.note_rows(rows)
+            aggregate_rows(rows, inputs.usage)
+
+        document = read_binaries(binaries, options, rows_sink=fold)
         kernels = document["kernels"]
         inputs.files.extend(document["files"])
         if isinstance(kernels, KernelTable):
-            inputs.note_rows(kernels.rows)
-            aggregate_rows(kernels.rows, inputs.usage)
+            fold(kernels.rows)
         else:
             inputs.note_records(kernels)
             for ident, usage in aggregate(kernels).items():
@@ -347,76 +380,58 @@ def _merge(usage: dict[Kernel, KernelUsage], ident: Kernel, more: KernelUsage) -
     if seen is None:
         usage[ident] = more
     else:
-        seen.resources = seen.resources.worst(more.resources)
-        seen.instances += more.instances
+        seen.add_instance(more.resources, more.occupancy_next, more.instances)
 
 
-REPORT_FIELDS = ("target", "key", "name", "private_segment_fixed_size", "uses_dynamic_stack",
-                 "vgpr_spill_count", "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",
-                 "group_segment_fixed_size", "occupancy")
+def _report_part(records: Iterable[dict], targets: list[str], model: str) -> Inputs:
+    """The kernels of one report JSON document, aggregated as its records are
+    read (checked already by gate.report_input).  A fresh part on each call:
+    ReportJson.read starts over when a document leaves spillway's layout."""
+    from spillway.resources.occupancy import apply_model
+
+    part = Inputs()
+    # One string per distinct name, key and target: a library's kernel is built for
+    # many targets (librocsparse1 7.2.4: 239,806 kernels, 17,129 names; 297 MB of
+    # names and keys when each record keeps its own copy).
+    strings: dict[str, str] = {}
+    share = strings.setdefault
+    compilers: set[Optional[str]] = set()
+    versions: set[Optional[int]] = set()
+    models = part.occupancy_models
+
+    def selected() -> Iterable[dict]:
+        for record in records:
+            if target_selected(record["target"], targets):
+                if model == "producer" or record.get("occupancy_model") != model:
+                    record = apply_model(record, model)     # (else apply_model returns it as it is)
+                # As Inputs.note_records does (the types were checked: str, int or None).
+                compilers.add(record.get("compiler"))
+                versions.add(record.get("code_object_version"))
+                models.add(record.get("occupancy_model") or "llvm22")
+                for name in ("target", "key", "name"):
+                    record[name] = share(record[name], record[name])
+                yield record
+
+    part.usage = aggregate(selected())
+    part.compilers = {c for c in compilers if c}
+    part.code_object_versions = {v for v in versions if v is not None}
+    return part
 
 
-def _report_records(document, path: str, targets: list[str]) -> list[dict]:
-    from spillway.report.record import SCHEMA as REPORT_SCHEMA
+def _whole_json(path: str, file: str):
+    """A baseline named among a build's paths (compare), read whole (baselines
+    are small by default; gate.baseline checks them)."""
+    import orjson
 
-    schema = document.get("schema") if isinstance(document, dict) else None
-    if schema != REPORT_SCHEMA:
-        if isinstance(schema, str) and schema.startswith("spillway.report/"):
-            raise InputError(f"report schema {schema} is not one this spillway ({__version__}) reads "
-                             f"({REPORT_SCHEMA})", file=path)
-        raise InputError(f"not a spillway report or baseline (schema {schema!r})", file=path)
-    kernels = document.get("kernels")
-    if not isinstance(kernels, list):
-        raise InputError("report has no kernels list", file=path)
-    out = []
-    for index, record in enumerate(kernels):
-        if not isinstance(record, dict) or any(f not in record for f in REPORT_FIELDS):
-            missing = [f for f in REPORT_FIELDS if not isinstance(record, dict) or f not in record]
-            raise InputError(f"kernel {index} lacks {', '.join(missing)}", file=path)
-        _check_record_types(record, index, path)
-        if target_selected(record["target"], targets):
-            out.append(record)
-    return out
+    from spillway.paths import loads as json_loads
 
-
-# What each report field read back may hold (the report schema's types):
-# "count" is a non-negative int that is not a bool.
-_RECORD_TYPES = {"target": "string", "key": "string", "name": "string",
-                 "private_segment_fixed_size": "count", "uses_dynamic_stack": "boolean",
-                 "vgpr_spill_count": "count", "sgpr_spill_count": "count", "vgpr_count": "count",
-                 "agpr_count": "count or null", "sgpr_count": "count", "group_segment_fixed_size": "count",
-                 "occupancy": "count or null", "compiler": "string or null",
-                 "code_object_version": "count or null", "file": "string", "bundle_index": "count or null",
-                 "symbol": "string", "wavefront_size": "count", "max_flat_workgroup_size": "count",
-                 "workgroup_processor_mode": "boolean or null", "occupancy_limit": "string or null",
-                 "scratch_cause": "string or null", "occupancy_model": "string or null",
-                 "occupancy_next": "object or null", "image_offset": "count or null",
-                 "archive": "string or null"}
-
-
-def _type_ok(value, kind: str) -> bool:
-    if value is None and kind.endswith(" or null"):
-        return True
-    kind = kind.removesuffix(" or null")
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "object":
-        return isinstance(value, dict)
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 63
-
-
-def _shown(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _check_record_types(record: dict, index: int, path: str) -> None:
-    """One line naming the kernel and the field when a field has the wrong type."""
-    for name, kind in _RECORD_TYPES.items():
-        if name in record and not _type_ok(record[name], kind):
-            raise InputError(f"kernel {index}: {name} is {_shown(record[name])}, not a {kind}", file=path)
+    try:
+        with open(path, "rb") as handle:
+            return json_loads(handle.read())
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=file) from None
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", file=file) from None
 
 
 # -- checking ------------------------------------------------------------------
@@ -457,6 +472,8 @@ class CheckResult:
     findings: list[Finding]                # every kernel x metric, sorted
     vanished: list[tuple[str, str, str]]   # (target, key, name) in the baseline, not in the build
     new_kernels: list[tuple[str, str, str]]
+    # The occupancy model the build was read with: the baseline's unless overridden (version 1: llvm22).
+    occupancy_model: str = "llvm22"
 
     @property
     def failures(self) -> list[Finding]:
@@ -501,6 +518,7 @@ class CheckResult:
         return {
             "schema": CHECK_SCHEMA,
             "spillway_version": __version__,
+            "occupancy_model": self.occupancy_model,
             "baseline": self.baseline_path,
             "gate": list(self.gate),
             "passed": self.passed,
@@ -515,8 +533,13 @@ class CheckResult:
 
 
 def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable[str],
-          targets: list[str] | None = None, baseline_path: str = "") -> CheckResult:
+          targets: list[str] | None = None, baseline_path: str = "",
+          occupancy_model: Optional[str] = None) -> CheckResult:
     """Hold every kernel of ``usage`` to its allowance in ``baseline``.
+
+    ``occupancy_model`` is the model ``usage`` was read with (--occupancy-model);
+    None: the baseline's, which is what callers read with unless told otherwise
+    (a version-1 baseline names none: llvm22).  The document names it.
 
     A metric the baseline does not gate (``check --gate`` asked for more) is
     held to the value recorded when the baseline was written.  Kernels absent
@@ -556,7 +579,8 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     vanished = sorted(((e.target, e.key, e.name) for ident, e in entries.items()
                        if ident not in usage and target_selected(e.target, wanted)),
                       key=lambda v: (v[0], v[2], v[1]))
-    return CheckResult(baseline_path, gate, len(usage), findings, vanished, new_kernels)
+    return CheckResult(baseline_path, gate, len(usage), findings, vanished, new_kernels,
+                       occupancy_model or baseline.occupancy_model or "llvm22")
 
 
 def refuse_partial_baseline(baseline: "Baseline", gate: tuple[str, ...], path: str) -> None:
@@ -580,6 +604,8 @@ def json_schema() -> dict:
     """The JSON schema of ``check --json``.  The pydantic models are built here,
     on demand, so that every run of the CLI does not pay for importing pydantic."""
     from pydantic import BaseModel, ConfigDict, Field
+
+    from spillway.report.record import OccupancyModelChoice
 
     class CheckFailure(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -620,6 +646,10 @@ def json_schema() -> dict:
 
         schema_: Literal["spillway.check/2"] = Field(CHECK_SCHEMA, alias="schema")
         spillway_version: str
+        occupancy_model: OccupancyModelChoice = Field(
+            description="The occupancy model the build's figures follow: the one the baseline was written with "
+                        "unless --occupancy-model overrides it (a version-1 baseline names none: llvm22); "
+                        "producer: per code object, the producing LLVM's")
         baseline: str = Field(description="Path of the baseline file")
         gate: list[MetricName] = Field(description="Metrics checked")
         passed: bool

@@ -7,15 +7,21 @@ registers, or reaches lower occupancy; *better* for the reverse; *mixed* when
 both happen (clang-22's ``topk<32>`` trades 272 B of scratch for 136 VGPRs
 and less occupancy); *same* when scratch, spills and occupancy are equal
 (VGPR counts may still differ).
+
+Rows show the new side's next step ("VGPRs 104 -> 112, 6 waves; 96 or fewer
+for 7") from its report records' ``occupancy_next``, computed by the reader
+under the one model both sides are read with; a baseline side has none.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Final, Literal, Sequence
+from typing import Callable, Final, Literal, Optional, Sequence
 
 from spillway import __version__
 from spillway.gate.check import Kernel, KernelUsage, Resources
+from spillway.paths import document_chunks
+from spillway.resources.occupancy import DEFAULT_MODEL, next_step_text
 
 COMPARE_SCHEMA: Final = "spillway.compare/2"
 Status = Literal["worse", "mixed", "better", "same"]
@@ -32,6 +38,9 @@ class KernelDiff:
     new: Resources
     worse: list[str] = field(default_factory=list)     # criteria that got worse
     better: list[str] = field(default_factory=list)
+    # The new side's occupancy_next (KernelUsage.occupancy_next): None at the cap,
+    # when nothing raises it, or when the new side is a baseline.
+    occupancy_next: Optional[dict] = None
 
     @property
     def status(self) -> Status:
@@ -78,6 +87,8 @@ class Comparison:
     kernels: list[KernelDiff]                 # present on both sides, worst first
     only_new: list[KernelUsage]
     only_old: list[KernelUsage]
+    # The one model both sides were read with (--occupancy-model; a baseline's figures stay as recorded).
+    occupancy_model: str = DEFAULT_MODEL
 
     def count(self) -> dict[str, int]:
         statuses = [k.status for k in self.kernels]
@@ -120,20 +131,31 @@ class Comparison:
         return ", ".join(parts) + "."
 
     def to_json(self, everything: bool = True) -> dict:
-        rows = self.kernels if everything else [k for k in self.kernels if k.status != "same"]
+        return dict(self._json_head(), **{name: list(records) for name, records in self._json_lists(everything)})
+
+    def json_chunks(self, everything: bool = True):
+        """``to_json`` as JSON pieces, one kernel per line, made as they are
+        written: a ROCm library's comparison has hundreds of thousands of rows."""
+        return document_chunks(self._json_head(), dict(self._json_lists(everything)))
+
+    def _json_head(self) -> dict:
         return {
             "schema": COMPARE_SCHEMA,
             "spillway_version": __version__,
+            "occupancy_model": self.occupancy_model,
             "new": self.new_sources,
             "old": self.old_sources,
             "summary": {V2_COUNT_NAMES.get(name, name): value for name, value in self.count().items()},
             "sentence": self.sentence(),
-            "kernels": [{"target": k.target, "key": k.key, "name": k.name, "status": k.status,
-                         "worse": k.worse, "better": k.better, "old": k.old.as_dict(), "new": k.new.as_dict()}
-                        for k in rows],
-            "added": [_usage_json(u) for u in self.only_new],
-            "removed": [_usage_json(u) for u in self.only_old],
         }
+
+    def _json_lists(self, everything: bool):
+        rows = (k for k in self.kernels if everything or k.status != "same")
+        yield "kernels", ({"target": k.target, "key": k.key, "name": k.name, "status": k.status,
+                           "worse": k.worse, "better": k.better, "old": k.old.as_dict(), "new": k.new.as_dict(),
+                           "occupancy_next": k.occupancy_next} for k in rows)
+        yield "added", (_usage_json(u) for u in self.only_new)
+        yield "removed", (_usage_json(u) for u in self.only_old)
 
 
 # Document names (schema v2) of the counts: kernels on one side only are
@@ -142,7 +164,8 @@ V2_COUNT_NAMES = {"only_new": "added", "only_old": "removed", "only_new_using_sc
 
 
 def _usage_json(usage: KernelUsage) -> dict:
-    return {"target": usage.target, "key": usage.key, "name": usage.name, "resources": usage.resources.as_dict()}
+    return {"target": usage.target, "key": usage.key, "name": usage.name, "resources": usage.resources.as_dict(),
+            "occupancy_next": usage.occupancy_next}
 
 
 def kernels(n: int) -> str:
@@ -165,16 +188,20 @@ def _worst_first(usage: KernelUsage):
 
 
 def compare(new: dict[Kernel, KernelUsage], old: dict[Kernel, KernelUsage],
-            new_sources: Sequence[str] = (), old_sources: Sequence[str] = ()) -> Comparison:
+            new_sources: Sequence[str] = (), old_sources: Sequence[str] = (), *,
+            occupancy_model: str = DEFAULT_MODEL) -> Comparison:
+    """``occupancy_model``: the model both sides were read with (the reader's
+    default unless the caller read with another)."""
     diffs = []
     for ident in new.keys() & old.keys():
         a, b = old[ident], new[ident]
         worse, better = classify(a.resources, b.resources)
-        diffs.append(KernelDiff(b.target, b.key, b.name, a.resources, b.resources, worse, better))
+        diffs.append(KernelDiff(b.target, b.key, b.name, a.resources, b.resources, worse, better,
+                                b.occupancy_next))
     diffs.sort(key=KernelDiff.sort_key)
     only_new = sorted((new[i] for i in new.keys() - old.keys()), key=_worst_first)
     only_old = sorted((old[i] for i in old.keys() - new.keys()), key=_worst_first)
-    return Comparison(list(new_sources), list(old_sources), diffs, only_new, only_old)
+    return Comparison(list(new_sources), list(old_sources), diffs, only_new, only_old, occupancy_model)
 
 
 # -- cells -----------------------------------------------------------------------
@@ -198,6 +225,41 @@ def cells(diff: KernelDiff, arrow: str = " -> ") -> tuple[str, str, str, str]:
     old, new = diff.old, diff.new
     return (_arrow(old.vgprs, new.vgprs, arrow), _arrow(_spilled(old), _spilled(new), arrow),
             _arrow(_scratch(old), _scratch(new), arrow), _arrow(old.occupancy, new.occupancy, arrow))
+
+
+_FIGURES = {"vgpr": ("VGPRs", lambda r: r.vgprs, ""), "agpr": ("AGPRs", lambda r: r.agprs, ""),
+            "sgpr": ("SGPRs", lambda r: r.sgprs, ""), "lds": ("LDS", lambda r: r.lds, " B")}
+
+
+def next_step(new: Resources, step: Optional[dict], old: Optional[Resources] = None, arrow: str = " -> ") -> str:
+    """The next step of a kernel as compare shows it: each limiting resource's
+    figure (``old -> new`` where it changed), the waves, and what the limits
+    must come down to for one more wave, from the new side's ``occupancy_next``:
+    "VGPRs 104 -> 112, 6 waves; 96 or fewer for 7".  "" when there is none (at
+    the cap, nothing in the binary raises it, or the side is a baseline, which
+    keeps no wave size or work-group bound to compute it from)."""
+    if not step or not step.get("needs") or new.occupancy is None:
+        return ""
+    figures = []
+    for need in step["needs"]:
+        resource = need["resource"]
+        if resource not in _FIGURES:                   # workgroup: the bound is not among the figures
+            figures.append("work-group size")
+            continue
+        label, value, unit = _FIGURES[resource]
+        shown = str(value(new)) if old is None else _arrow(value(old), value(new), arrow)
+        figures.append(f"{label} {shown}{unit}")
+    waves = f"{new.occupancy} wave{'' if new.occupancy == 1 else 's'}"
+    needs = step["needs"]
+    if len(needs) == 1 and needs[0]["resource"] in ("vgpr", "agpr", "sgpr"):
+        wanted = f"{needs[0]['at_most']} or fewer for {step['waves']}"    # the unit was just named
+    else:
+        wanted = next_step_text(step)
+    return f"{', '.join(figures)}, {waves}; {wanted}"
+
+
+def diff_next_step(diff: KernelDiff, arrow: str = " -> ") -> str:
+    return next_step(diff.new, diff.occupancy_next, diff.old, arrow)
 
 
 def selected(comparison: Comparison, everything: bool, limit: int) -> tuple[list[KernelDiff], int]:
@@ -244,19 +306,20 @@ def markdown(comparison: Comparison, everything: bool = False, limit: int = 0, n
     def diff_line(diff: KernelDiff) -> str:
         vgprs, spilled, scratch, occupancy = cells(diff)
         return (f"| {diff.status} | {md_code(table_name(diff.name, names))} | {md_code(diff.target)} "
-                f"| {vgprs} | {spilled} | {scratch} | {occupancy} |")
+                f"| {vgprs} | {spilled} | {scratch} | {occupancy} | {diff_next_step(diff)} |")
 
     def usage_line(usage: KernelUsage) -> str:
         r = usage.resources
+        step = next_step(r, usage.occupancy_next)
         return (f"- {md_code(table_name(usage.name, names))} ({md_code(usage.target)}): {r.vgprs} VGPRs, "
                 f"{_spilled(r)} spilled VGPRs, {_scratch(r)} B/lane scratch, "
-                f"occupancy {'?' if r.occupancy is None else r.occupancy}")
+                f"occupancy {'?' if r.occupancy is None else r.occupancy}" + (f"; {step}" if step else ""))
 
     if rows:
         what = "changed kernels" if not everything else "kernels on both sides"
         sections.append((f"{kernels(len(rows))}: {what}, worst first",
-                         ["| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy |",
-                          "|---|---|---|--:|--:|--:|--:|"], rows, diff_line))
+                         ["| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy | next step |",
+                          "|---|---|---|--:|--:|--:|--:|---|"], rows, diff_line))
     for title, group in (("only in the new build", comparison.only_new),
                          ("only in the old build", comparison.only_old)):
         if group:
@@ -295,6 +358,9 @@ def markdown(comparison: Comparison, everything: bool = False, limit: int = 0, n
 
 # -- terminal ------------------------------------------------------------------------
 
+NEXT_STEP = "next step"
+
+
 def table(comparison: Comparison, everything: bool = False, limit: int = 0, console=None, names: str = "short"):
     """(rich table fitting ``console``, rows shown, rows hidden by ``limit``)."""
     from spillway.report.table import Column, console as make_console, grid
@@ -307,6 +373,12 @@ def table(comparison: Comparison, everything: bool = False, limit: int = 0, cons
     style = {"worse": "red", "mixed": "yellow", "better": "green", "same": ""}
     cells_ = [[(diff.status, style[diff.status]), table_name(diff.name, names), diff.target, *cells(diff, " → ")]
               for diff in rows]
+    steps = [diff_next_step(diff, " → ") for diff in rows]
+    if any(steps):
+        # Left out first on a narrow output (the CLI then lists the steps of the rows whose occupancy changed).
+        columns.append(Column(NEXT_STEP, drop=1))
+        for row, step in zip(cells_, steps):
+            row.append(step)
     return grid(console, columns, cells_, names=names), len(rows), hidden
 
 
@@ -318,7 +390,13 @@ def json_schema() -> dict:
     importing pydantic."""
     from pydantic import BaseModel, ConfigDict, Field
 
-    # The resource record is gate.check.Resources itself (one definition, as in baselines).
+    from spillway.report.record import OccupancyModelChoice, OccupancyNext
+
+    # The resource record is gate.check.Resources itself (one definition, as in baselines), and the
+    # next step the report's OccupancyNext.
+    next_description = ("The {side}'s occupancy_next, under occupancy_model: null at the hardware cap, when "
+                        "nothing in the binary raises the figure, or when that side is a baseline (it keeps no "
+                        "wave size or work-group bound)")
 
     class DiffModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -331,6 +409,7 @@ def json_schema() -> dict:
         better: list[Literal["scratch", "spills", "occupancy"]]
         old: Resources
         new: Resources
+        occupancy_next: Optional[OccupancyNext] = Field(description=next_description.format(side="new side"))
 
 
     class OneSideModel(BaseModel):
@@ -340,6 +419,7 @@ def json_schema() -> dict:
         key: str
         name: str
         resources: Resources
+        occupancy_next: Optional[OccupancyNext] = Field(description=next_description.format(side="kernel"))
 
 
     class SummaryModel(BaseModel):
@@ -362,6 +442,9 @@ def json_schema() -> dict:
 
         schema_: Literal["spillway.compare/2"] = Field(COMPARE_SCHEMA, alias="schema")
         spillway_version: str
+        occupancy_model: OccupancyModelChoice = Field(
+            description="The one occupancy model applied to both sides (binaries read with it, report records "
+                        "recomputed under it); a baseline's figures stay as recorded")
         new: list[str]
         old: list[str]
         summary: SummaryModel

@@ -58,6 +58,7 @@ def document(result: CheckResult, suite: Optional[str] = None,
     properties = ET.SubElement(element, "properties")
     ET.SubElement(properties, "property", name="baseline", value=_clean(result.baseline_path))
     ET.SubElement(properties, "property", name="gate", value=",".join(result.gate))
+    ET.SubElement(properties, "property", name="occupancy_model", value=result.occupancy_model)
     for finding in result.findings:
         case = ET.SubElement(element, "testcase", classname=_clean(f"{suite}.{finding.target}"),
                              name=_clean(f"{finding.name} [{finding.metric}]"), time="0")

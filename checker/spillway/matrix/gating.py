@@ -62,8 +62,10 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
         metrics = parse_metrics(gate) if gate else None
         baseline = load_baseline(str(baseline_path))
         # The baseline's occupancy model unless told otherwise (version 1: llvm22).
-        inputs = _read(library, occupancy_model or baseline.occupancy_model or "llvm22")
-        result = check(inputs.usage, baseline, metrics or baseline.gate, baseline_path=str(baseline_path))
+        model = occupancy_model or baseline.occupancy_model or "llvm22"
+        inputs = _read(library, model)
+        result = check(inputs.usage, baseline, metrics or baseline.gate, baseline_path=str(baseline_path),
+                       occupancy_model=model)
         if junit:
             junit_xml.write(str(junit), result, cell.name)
         document = result.to_json()
@@ -122,14 +124,14 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     cell = build.cell
     baseline_path = matrix.resolve(cell.baseline)
     baseline_path.parent.mkdir(parents=True, exist_ok=True)
-    if fresh:
-        baseline_path.unlink(missing_ok=True)
     # Relative to where we run (the repository root for the main job), so the
     # committed baseline's provenance does not carry this machine's paths.
     library = os.path.relpath(library_path(matrix, build_dir, cell))
     shown = os.path.relpath(baseline_path)
     try:
-        previous = load_baseline(str(baseline_path)) if baseline_path.is_file() else None
+        # --fresh ignores the old baseline but leaves it in place until the new
+        # one is renamed over it: a run killed before that keeps the old file.
+        previous = load_baseline(str(baseline_path)) if baseline_path.is_file() and not fresh else None
         # An update keeps the model the baseline was written with (version 1: llvm22).
         inputs = _read(Path(library), (previous.occupancy_model or "llvm22") if previous else None)
         inputs.sources = [library]

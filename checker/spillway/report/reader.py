@@ -3,14 +3,17 @@ occupancy, names and scratch causes."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import gc
+import itertools
 import mmap
 import multiprocessing as mp
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from collections.abc import Sequence
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 import orjson
 
@@ -39,7 +42,7 @@ def scratch_cause(kernel: KernelMetadata) -> str:
     return "none"
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 17)
 def _occupancy(target_id, vgprs, agprs, sgprs, lds, wave, max_wg, wgp, model):
     return occupancy.compute(target_id, vgpr_count=vgprs, agpr_count=agprs, sgpr_count=sgprs,
                              group_segment_fixed_size=lds, wavefront_size=wave,
@@ -60,14 +63,23 @@ def kernel_values(kernel: KernelMetadata, code: codeobject.CodeObject, file: str
     """A report record's values in FIELDS order.  ``occupancy_model``: llvm22, llvm23,
     llvm24 or producer (the model of the LLVM named in the code object's .comment)."""
     model = occupancy.resolve_model(occupancy_model or _MODEL, code.compiler)
-    occ = _occupancy(code.target_id, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
-                     kernel.group_segment_fixed_size, kernel.wavefront_size,
+    return _values(kernel, kernel.name, (file, bundle_index, code.target_id, code.code_object_version,
+                                         code.compiler), image_offset, archive, model)
+
+
+def _values(kernel: KernelMetadata, name: str, where: tuple, image_offset: int | None, archive: str | None,
+            model: str) -> tuple:
+    """kernel_values with what is the same for every kernel of a code object
+    worked out once: ``where`` is (file, bundle_index, target, code object
+    version, compiler) and ``model`` a concrete model name."""
+    vgprs, agprs, sgprs, lds = kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count, \
+        kernel.group_segment_fixed_size
+    occ = _occupancy(where[2], vgprs, agprs, sgprs, lds, kernel.wavefront_size,
                      kernel.max_flat_workgroup_size, kernel.workgroup_processor_mode is not False, model)
-    return (file, bundle_index, code.target_id, code.code_object_version, code.compiler,
-            kernel.name, demangle(kernel.name), stable_key(kernel.name),
-            kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count, kernel.vgpr_spill_count,
+    return (*where, name, demangle(name), stable_key(name),
+            vgprs, agprs, sgprs, kernel.vgpr_spill_count,
             kernel.sgpr_spill_count, kernel.private_segment_fixed_size, kernel.uses_dynamic_stack,
-            kernel.group_segment_fixed_size, kernel.wavefront_size, kernel.max_flat_workgroup_size,
+            lds, kernel.wavefront_size, kernel.max_flat_workgroup_size,
             kernel.workgroup_processor_mode, occ.waves_per_simd, occ.limit, model, occ.next,
             scratch_cause(kernel), image_offset, archive)
 
@@ -92,6 +104,8 @@ def kernel_record(kernel: KernelMetadata, code: codeobject.CodeObject, file: str
 _UNITS: list = []
 _TARGETS: list[str] = []
 _MODEL: str = occupancy.DEFAULT_MODEL      # ReadOptions.occupancy_model while parsing
+_ENCODE = False     # workers hand back JSON lines (report --json), not tuples
+_LINE_INDENT = b"    "
 
 
 def _images_of(unit, counts: ScanResult):
@@ -105,10 +119,16 @@ def _parse_units(indexes: tuple[int, ...]):
     Returns ((code objects, kernel tuples, bitcode-only entries, SPIR-V
     entries), error) where error is None or an InputError's fields."""
     values: list[tuple] = []
+    encoded: list[bytes] = []      # _ENCODE: each code object's records, as JSON lines
+    kernels = 0
     counts = ScanResult()
     code_objects = 0
     shared: dict = {}
     share = shared.setdefault
+    # Parsing makes no reference cycles, and the collector's passes over the
+    # growing list of records cost 7% of the time.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         for index in indexes:
             for image in _images_of(_UNITS[index], counts):
@@ -121,17 +141,36 @@ def _parse_units(indexes: tuple[int, ...]):
                 code_objects += 1
                 if not _target_selected(code.target_id, _TARGETS):
                     continue
+                model = occupancy.resolve_model(_MODEL, code.compiler)
+                where = (image.file, image.bundle_index, code.target_id, code.code_object_version, code.compiler)
+                offset, archive = image.image_offset, image.archive
                 for kernel in code.kernels:
                     # One string per kernel name across the targets of a bundle (the demangled
                     # name and the key are shared already: they come from caches).
-                    kernel = kernel._replace(name=share(kernel.name, kernel.name))
-                    values.append(kernel_values(kernel, code, image.file, image.bundle_index, image.image_offset,
-                                                image.archive, _MODEL))
+                    values.append(_values(kernel, share(kernel.name, kernel.name), where, offset, archive, model))
+                if _ENCODE and values:
+                    # Encoded here, on every core, rather than in the parent (a ROCm library's
+                    # report is half a gigabyte of JSON), a code object at a time.
+                    kernels += len(values)
+                    encoded.append(b",\n".join([_LINE_INDENT + json_dumps(dict(zip(FIELDS, row))) for row in values]))
+                    values = []
     except InputError as exc:
         return None, (exc.message, exc.file, exc.container, exc.offset)
     finally:
+        if collecting:
+            gc.enable()
         _drop_mapped_pages(indexes)
+    if _ENCODE:
+        return (code_objects, EncodedKernels(kernels, encoded), counts.bitcode_only, counts.spirv_entries), None
     return (code_objects, values, counts.bitcode_only, counts.spirv_entries), None
+
+
+class EncodedKernels(NamedTuple):
+    """A task's kernel records as JSON: per code object, one record per line,
+    joined by ``,\n``."""
+
+    kernels: int
+    pieces: list[bytes]
 
 
 def _drop_mapped_pages(indexes: tuple[int, ...]) -> None:
@@ -177,11 +216,13 @@ def _unit_size(unit) -> int:
     return unit.payload.nbytes
 
 
-def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL):
+def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
+               encode: bool = False):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
-    entries, SPIR-V entries) per task, in order.  Raises the first InputError."""
-    global _UNITS, _TARGETS, _MODEL
-    _UNITS, _TARGETS, _MODEL = units, targets, model
+    entries, SPIR-V entries) per task, in order.  Raises the first InputError.
+    ``encode``: the kernels come as EncodedKernels, not tuples."""
+    global _UNITS, _TARGETS, _MODEL, _ENCODE
+    _UNITS, _TARGETS, _MODEL, _ENCODE = units, targets, model, encode
     total = sum(_unit_size(u) for u in units)
     if progress:
         progress(0, total)
@@ -195,7 +236,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
             if parallel:
                 # Leaving the pool (an error, or the caller stopping) terminates its workers.
                 pool = stack.enter_context(mp.get_context("fork").Pool(workers))
-                results = pool.imap(_parse_units, tasks)
+                results = _bounded_imap(pool, _parse_units, tasks, workers + 1)
             else:
                 results = map(_parse_units, tasks)
             for task, (result, error) in zip(tasks, results):
@@ -206,7 +247,22 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                     progress(sum(_unit_size(units[i]) for i in task), total)
                 yield result
     finally:
-        _UNITS, _TARGETS, _MODEL = [], [], occupancy.DEFAULT_MODEL
+        _UNITS, _TARGETS, _MODEL, _ENCODE = [], [], occupancy.DEFAULT_MODEL, False
+
+
+def _bounded_imap(pool, function, tasks: list, window: int):
+    """``pool.imap(function, tasks)`` with at most ``window`` tasks handed out
+    and not yet taken: imap queues every finished result in the parent, which
+    grows with the input when the parent is the slower side (writing JSON)."""
+    queued: collections.deque = collections.deque()
+    remaining = iter(tasks)
+    for task in itertools.islice(remaining, window):
+        queued.append(pool.apply_async(function, (task,)))
+    while queued:
+        result = queued.popleft().get()
+        for task in itertools.islice(remaining, 1):
+            queued.append(pool.apply_async(function, (task,)))
+        yield result
 
 
 def _parse_images(images: list, targets: list[str], progress,
@@ -286,13 +342,14 @@ class ReadOptions:
     occupancy_model: str = occupancy.DEFAULT_MODEL   # llvm22, llvm23, llvm24 or producer (--occupancy-model)
     max_decompressed_total: int = DEFAULT_MAX_DECOMPRESSED_TOTAL   # per run (--max-decompressed-total)
     max_inflation: float = DEFAULT_MAX_INFLATION   # per input: times its size (--max-inflation)
+    verify_hashes: bool = False   # check compressed bundles' MD5 hashes (--verify-hashes)
 
     def budget(self) -> DecompressionBudget:
         return DecompressionBudget(self.max_inflation, self.max_decompressed_total)
 
     def scan_options(self, budget: DecompressionBudget | None = None) -> ScanOptions:
         return ScanOptions(self.max_decompressed, scan_embedded=self.scan_embedded, budget=budget,
-                           kpack_archives=tuple(self.kpack_archives))
+                           kpack_archives=tuple(self.kpack_archives), verify_hashes=self.verify_hashes)
 
 
 def _target_selected(target_id: str, wanted: list[str]) -> bool:
@@ -302,13 +359,17 @@ def _target_selected(target_id: str, wanted: list[str]) -> bool:
     return any(w == target_id or w == processor for w in wanted)
 
 
+RowsSink = Callable[[list[tuple]], None]
+
+
 def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], None] | None = None, *,
-              budget: DecompressionBudget | None = None, compact: bool = False
-              ) -> tuple[dict, list[dict] | KernelTable]:
+              budget: DecompressionBudget | None = None, compact: bool = False,
+              rows_sink: RowsSink | None = None) -> tuple[dict, list[dict] | KernelTable]:
     """Read one user-named path.  Raises InputError for bad or empty input.
-    ``compact``: the records as a KernelTable (tuples) rather than dicts."""
+    ``compact``: the records as a KernelTable (tuples) rather than dicts.
+    ``rows_sink``: each batch of rows goes to it as it is read, and none is kept."""
     budget = budget or options.budget()
-    return _finish(scan_path(path, options.scan_options(budget)), path, options, progress, compact)
+    return _finish(scan_path(path, options.scan_options(budget)), path, options, progress, compact, rows_sink)
 
 
 def read_buffer(data: bytes | memoryview, name: str, options: ReadOptions | None = None
@@ -319,8 +380,7 @@ def read_buffer(data: bytes | memoryview, name: str, options: ReadOptions | None
                    name, options, None, False)
 
 
-def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact: bool
-            ) -> tuple[dict, list[dict] | KernelTable]:
+def _refuse_without_images(scan: ScanResult, path: str) -> None:
     if not scan.images:
         if scan.bitcode_only:
             raise BitcodeOnly(file=path, container=scan.bitcode_only[0].split(": ", 1)[-1])
@@ -329,37 +389,105 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact
                              file=path, container=scan.kind)
         if scan.kind != "directory":
             raise NoDeviceCode("holds no AMDGPU device code", file=path, container=scan.kind)
-    code_objects, values = 0, []
-    bitcode_only, spirv = list(scan.bitcode_only), scan.spirv_entries
+
+
+class _FileTally:
+    """What one input's units add up to: its entry in the report's ``files``."""
+
+    def __init__(self, scan: ScanResult, path: str):
+        self.scan, self.path = scan, path
+        self.code_objects = self.kernels = 0
+        self.bitcode_only = list(scan.bitcode_only)
+        self.spirv = scan.spirv_entries
+
+    def add(self, found: int, kernels: int, bitcode: list, spirv_entries: int) -> None:
+        self.code_objects += found
+        self.kernels += kernels
+        self.bitcode_only.extend(bitcode)
+        self.spirv += spirv_entries
+
+    def record(self) -> dict:
+        scan, path = self.scan, self.path
+        if not self.code_objects and scan.kind != "directory":
+            # Compressed bundles are opened only now: they may have held no code object.
+            if self.bitcode_only:
+                raise BitcodeOnly(file=path, container=self.bitcode_only[0].split(": ", 1)[-1])
+            raise NoDeviceCode("holds no AMDGPU device code", file=path, container=scan.kind)
+        return {"path": path, "kind": scan.kind, "bundles": scan.bundles, "code_objects": self.code_objects,
+                "kernels": self.kernels, "bitcode_only": self.bitcode_only,
+                "skipped_without_device_code": len(scan.skipped), "spirv_entries": self.spirv}
+
+
+def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact: bool,
+            rows_sink: RowsSink | None = None) -> tuple[dict, list[dict] | KernelTable]:
+    _refuse_without_images(scan, path)
+    tally, values = _FileTally(scan, path), []
     for found, rows, bitcode, spirv_entries in iter_units(scan.images, options.targets, progress,
                                                           options.occupancy_model):
-        code_objects += found
-        values.extend(rows)
-        bitcode_only.extend(bitcode)
-        spirv += spirv_entries
-    if not code_objects and scan.kind != "directory":
-        # Compressed bundles are opened only now: they may have held no code object.
-        if bitcode_only:
-            raise BitcodeOnly(file=path, container=bitcode_only[0].split(": ", 1)[-1])
-        raise NoDeviceCode("holds no AMDGPU device code", file=path, container=scan.kind)
+        tally.add(found, len(rows), bitcode, spirv_entries)
+        if rows_sink is not None:
+            rows_sink(rows)
+        else:
+            values.extend(rows)
+    file_record = tally.record()
     records = KernelTable(values) if compact else [dict(zip(FIELDS, v)) for v in values]
-    file_record = {"path": path, "kind": scan.kind, "bundles": scan.bundles, "code_objects": code_objects,
-                   "kernels": len(records), "bitcode_only": bitcode_only,
-                   "skipped_without_device_code": len(scan.skipped), "spirv_entries": spirv}
     return file_record, records
 
 
+def report_json(paths: Iterable[str], options: ReadOptions | None = None,
+                progress: Callable[[int, int], None] | None = None, *,
+                on_empty: Callable[[], None] | None = None) -> Iterator[bytes]:
+    """The report document as JSON, written while it is read: the workers
+    encode their kernels, one per line, and the document's pieces come out
+    in order, so memory does not grow with the number of kernels.  The same
+    document as ``json_chunks(read_report(...))`` but for the order of its
+    members: ``files`` comes after ``kernels``, as it is known only then.
+
+    Nothing is produced before the first kernel is read, so an input that
+    holds no device code gives its error before any output; an error later
+    ends the stream (written atomically to a file, it leaves no file).
+    ``on_empty`` is called before a document without kernels is produced (it
+    may raise)."""
+    options = options or ReadOptions()
+    budget = options.budget()
+    head = json_dumps({"schema": SCHEMA, "spillway_version": __version__,
+                       "occupancy_model": options.occupancy_model}, option=orjson.OPT_INDENT_2)
+    opened = False
+    files = []
+    for path in paths:
+        scan = scan_path(path, options.scan_options(budget))
+        _refuse_without_images(scan, path)
+        tally = _FileTally(scan, path)
+        for found, encoded, bitcode, spirv_entries in iter_units(scan.images, options.targets, progress,
+                                                                 options.occupancy_model, encode=True):
+            tally.add(found, encoded.kernels, bitcode, spirv_entries)
+            for piece in encoded.pieces:
+                yield (b",\n" if opened else head[:-2] + b',\n  "kernels": [\n') + piece
+                opened = True
+        files.append(tally.record())
+    if not opened and on_empty is not None:
+        on_empty()
+    tail = json_dumps({"files": files}, option=orjson.OPT_INDENT_2)[1:]     # '\n  "files": ...}'
+    yield (b"\n  ]," if opened else head[:-2] + b',\n  "kernels": [],') + tail + b"\n"
+
+
 def read_report(paths: Iterable[str], options: ReadOptions | None = None,
-                progress: Callable[[int, int], None] | None = None, *, compact: bool = False) -> dict:
+                progress: Callable[[int, int], None] | None = None, *, compact: bool = False,
+                rows_sink: RowsSink | None = None) -> dict:
     """The report document (see report.Report for its schema).  ``compact``:
     its kernels are a KernelTable (tuples, dicts on demand) -- what the
-    command line uses, as a ROCm library has hundreds of thousands."""
+    command line uses, as a ROCm library has hundreds of thousands.
+    ``rows_sink``: the kernels' rows (FIELDS order) go to it a batch at a time
+    as they are read, and the document's kernels stay empty (``files`` counts
+    them): what check and baseline write use, to fold rows while the workers
+    parse and never hold them all."""
     options = options or ReadOptions()
     budget = options.budget()          # decompressed totals count over the whole run
     files = []
     kernels: list[dict] | KernelTable = KernelTable() if compact else []
     for path in paths:
-        file_record, records = read_path(path, options, progress, budget=budget, compact=compact)
+        file_record, records = read_path(path, options, progress, budget=budget, compact=compact,
+                                         rows_sink=rows_sink)
         files.append(file_record)
         kernels.extend(records)
     return {"schema": SCHEMA, "spillway_version": __version__, "occupancy_model": options.occupancy_model,

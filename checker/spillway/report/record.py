@@ -14,6 +14,8 @@ from spillway.constants import REPORT_SCHEMA as SCHEMA
 ScratchCause = Literal["none", "spill", "private", "dynamic_stack"]
 OccupancyLimit = Literal["vgpr", "sgpr", "lds", "workgroup", "hardware", "unknown target"]
 OccupancyModelName = Literal["llvm22", "llvm23", "llvm24"]
+# What a document names as the model it used (--occupancy-model): a model, or producer.
+OccupancyModelChoice = Literal["llvm22", "llvm23", "llvm24", "producer"]
 
 
 # How paths that are not UTF-8 are kept (spillway.paths).

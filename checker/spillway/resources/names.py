@@ -164,8 +164,12 @@ def short_name(name: str) -> str:
 
 
 def display_key(name: str) -> str:
-    """Demangled text with versioned namespaces removed, for display and matching."""
-    return re.sub(r"\b(ROCPRIM|HIPCUB|ROCTHRUST|THRUST|CUB)_[0-9A-Z_]*_NS::", "", name)
+    """Demangled text with versioned namespaces removed, for display and matching
+    (``ROCPRIM_300400_NS::``, and ``ROCPRIM_NS::`` of a name rebuilt from its key)."""
+    return _VERSIONED_NAMESPACE.sub("", name)
+
+
+_VERSIONED_NAMESPACE = re.compile(r"\b(?:ROCPRIM|HIPCUB|ROCTHRUST|THRUST|CUB)(?:_[0-9A-Z_]*)?_NS::")
 
 
 # Template arguments nested deeper than this are shown as "…" in tables.

@@ -32,7 +32,7 @@ higher than the remark.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
 
@@ -166,6 +166,8 @@ class _Kernel:
     simds: int
     barrier: int
     lds_granule: int
+    # The next-step searches' answers, by (resource, ..., goal); see _threshold.
+    thresholds: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def vgpr(self, vgprs: int) -> int:
         return waves_by_vgprs(vgprs, self.model, self.wave)
@@ -200,21 +202,31 @@ def compute(target_id: str, *, vgpr_count: int, sgpr_count: int, group_segment_f
     next step, under one LLVM model (``llvm22``, ``llvm23``, ``llvm24``)."""
     if model not in MODEL_NAMES:
         raise ValueError(f"unknown occupancy model {model!r}")
+    k = _kernel_for(target_id, model, wavefront_size, bool(workgroup_processor_mode))
+    if k is None:
+        return Occupancy(None, "unknown target", model)
+    agprs = agpr_count or 0
+    lds, max_wg = group_segment_fixed_size, max(max_flat_workgroup_size, 1)
+    waves, limit = _evaluate(k, vgpr_count, agprs, sgpr_count, lds, max_wg)
+    return Occupancy(waves, limit, model, _next_step(k, waves, vgpr_count, agprs, sgpr_count, lds, max_wg))
+
+
+@lru_cache(maxsize=4096)
+def _kernel_for(target_id: str, model: str, wavefront_size: int, workgroup_processor_mode: bool
+                ) -> Optional[_Kernel]:
+    """The parameters of one target, model, wave size and mode (None: no model),
+    made once: a library has hundreds of thousands of kernels and a few dozen of these."""
     params = occupancy_model(processor_of(target_id), model)
     if params is None or model not in params.models or wavefront_size not in params.vgpr_granule:
-        return Occupancy(None, "unknown target", model)
+        return None
     cu_mode = params.lds_per_cu_cumode is not None and not workgroup_processor_mode
     if cu_mode:
         pool, simds, barrier = params.lds_per_cu_cumode, params.simds_per_cu_cumode, params.barrier_limit_cumode
     else:
         pool, simds, barrier = params.lds_per_cu, params.simds_per_cu, params.barrier_limit
     # cu_mode implies the CU-mode figures are set (lds_per_cu_cumode is not None).
-    k = _Kernel(params, model, wavefront_size, pool, simds, barrier,  # type: ignore[arg-type]
-                params.lds_granule_for(model, cu_mode))
-    agprs = agpr_count or 0
-    lds, max_wg = group_segment_fixed_size, max(max_flat_workgroup_size, 1)
-    waves, limit = _evaluate(k, vgpr_count, agprs, sgpr_count, lds, max_wg)
-    return Occupancy(waves, limit, model, _next_step(k, waves, vgpr_count, agprs, sgpr_count, lds, max_wg))
+    return _Kernel(params, model, wavefront_size, pool, simds, barrier,  # type: ignore[arg-type]
+                   params.lds_granule_for(model, cu_mode))
 
 
 def _evaluate(k: _Kernel, vgprs: int, agprs: int, sgprs: int, lds: int, max_wg: int) -> tuple[int, str]:
@@ -250,6 +262,24 @@ def _largest_below(current: int, ok) -> int | None:
     return low
 
 
+_THRESHOLDS_KEPT = 1 << 16      # per _Kernel; a hostile binary's counts must not grow it without end
+
+
+def _threshold(k: _Kernel, key: tuple, current: int, ok) -> int | None:
+    """``_largest_below(current, ok)`` where ``ok(current)`` fails, kept per kernel
+    parameters: ``ok`` holds up to a point and fails beyond it, so the answer is
+    that point whatever ``current`` is, and ``key`` (what ``ok`` depends on) names it."""
+    found = k.thresholds.get(key, _MISSING)
+    if found is _MISSING:
+        if len(k.thresholds) >= _THRESHOLDS_KEPT:
+            k.thresholds.clear()
+        found = k.thresholds[key] = _largest_below(current, ok)
+    return found
+
+
+_MISSING = object()
+
+
 def _next_step(k: _Kernel, waves: int, vgprs: int, agprs: int, sgprs: int, lds: int,
                max_wg: int) -> Optional[dict]:
     """What every limit holding the kernel at ``waves`` must come down to for at
@@ -263,20 +293,20 @@ def _next_step(k: _Kernel, waves: int, vgprs: int, agprs: int, sgprs: int, lds: 
         if k.model.agprs == "separate" and agprs:
             for resource, key, value in (("vgpr", "vgprs", vgprs), ("agpr", "agprs", agprs)):
                 if k.vgpr(value) < goal:
-                    at_most = _largest_below(value, lambda n: k.vgpr(n) >= goal)
+                    at_most = _threshold(k, ("vgpr", goal), value, lambda n: k.vgpr(n) >= goal)
                     if at_most is None:
                         return None
                     needs.append((resource, at_most))
                     new[key] = at_most
         else:
             # On gfx90a-class parts this is .vgpr_count, the unified VGPR+AGPR total.
-            at_most = _largest_below(vgprs, lambda n: k.vgpr(n) >= goal)
+            at_most = _threshold(k, ("vgpr", goal), vgprs, lambda n: k.vgpr(n) >= goal)
             if at_most is None:
                 return None
             needs.append(("vgpr", at_most))
             new["vgprs"] = at_most
     if k.model.gfx_major < 10 and k.sgpr(sgprs) < goal:
-        at_most = _largest_below(sgprs, lambda n: k.sgpr(n) >= goal)
+        at_most = _threshold(k, ("sgpr", goal), sgprs, lambda n: k.sgpr(n) >= goal)
         if at_most is None:
             return None
         needs.append(("sgpr", at_most))
@@ -284,20 +314,22 @@ def _next_step(k: _Kernel, waves: int, vgprs: int, agprs: int, sgprs: int, lds: 
     if k.wg_lds(lds, max_wg) < goal:
         if k.wg_lds(0, max_wg) >= goal:
             # ok(0) holds and LDS is above 0 here, so the search finds a size.
-            needs.append(("lds", _largest_below(lds, lambda n: k.wg_lds(n, max_wg) >= goal)))  # type: ignore[arg-type]
+            needs.append(("lds", _threshold(k, ("lds", max_wg, goal), lds,  # type: ignore[arg-type]
+                                            lambda n: k.wg_lds(n, max_wg) >= goal)))
             new["lds"] = needs[-1][1]
         else:
             # (a bound of 0 reads as 1, so the search starts from a size that holds)
-            smaller = _largest_below(max_wg, lambda w: k.wg_lds(lds, max(w, 1)) >= goal)
+            smaller = _threshold(k, ("workgroup", lds, goal), max_wg, lambda w: k.wg_lds(lds, max(w, 1)) >= goal)
             if smaller is not None:
                 needs.append(("workgroup", smaller))
                 new["max_wg"] = smaller
             else:
-                smaller = _largest_below(max_wg, lambda w: k.wg_lds(0, max(w, 1)) >= goal)
+                smaller = _threshold(k, ("workgroup", 0, goal), max_wg, lambda w: k.wg_lds(0, max(w, 1)) >= goal)
                 if smaller is None:
                     return None
                 needs.append(("workgroup", smaller))
-                needs.append(("lds", _largest_below(lds, lambda n: k.wg_lds(n, smaller) >= goal)))  # type: ignore[arg-type]
+                needs.append(("lds", _threshold(k, ("lds", smaller, goal), lds,  # type: ignore[arg-type]
+                                                lambda n: k.wg_lds(n, smaller) >= goal)))
                 new["max_wg"], new["lds"] = smaller, needs[-1][1]
     if not needs:
         return None

@@ -3,6 +3,8 @@ status 2, never a traceback; and fuzzing shows no uncaught exception."""
 
 from __future__ import annotations
 
+import json
+
 import shutil
 import struct
 import subprocess
@@ -93,12 +95,28 @@ def test_entry_past_the_end(samples, tmp_path):
                           "runs past")
 
 
-def test_hash_mismatch(samples, tmp_path):
+def test_hash_mismatch_with_verify_hashes(samples, tmp_path):
     stream = bytearray(ccob(samples["bundle"].read_bytes(), 3, 1))
     stream[24] ^= 0xFF
     path = tmp_path / "hash.bundle"
     path.write_bytes(bytes(stream))
-    assert_one_line_error(run_cli("report", str(path)), "hash.bundle", "hash mismatch", "offset 0x18")
+    assert_one_line_error(run_cli("report", "--verify-hashes", str(path)), "hash.bundle", "hash mismatch",
+                          "offset 0x18")
+
+
+def test_stored_hash_is_not_checked_by_default_as_in_llvm(samples, tmp_path):
+    """clang-offload-bundler recomputes the MD5 only with -verbose, and only to
+    print it: a bundle it unbundles is read, the same kernels as intact."""
+    intact = tmp_path / "intact.bundle"
+    intact.write_bytes(ccob(samples["bundle"].read_bytes(), 3, 1))
+    stream = bytearray(intact.read_bytes())
+    stream[24] ^= 0xFF
+    changed = tmp_path / "hash.bundle"
+    changed.write_bytes(bytes(stream))
+    read = [run_cli("report", "--all", "--json", str(p)) for p in (intact, changed)]
+    assert [r.returncode for r in read] == [0, 0]
+    kernels = [json.loads(r.stdout)["kernels"] for r in read]
+    assert kernels[1] and [dict(k, file=None) for k in kernels[0]] == [dict(k, file=None) for k in kernels[1]]
 
 
 def test_declared_size_far_above_the_cap(samples, tmp_path):

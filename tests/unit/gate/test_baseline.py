@@ -24,7 +24,7 @@ ROCPRIM_NEW = "_ZN7rocprim17ROCPRIM_300500_NS6detail11sort_kernelILj256EEEvPi"
 
 
 def kernel_lines(path) -> list[dict]:
-    """The kernel entries, read line by line: one JSON object per line."""
+    """The kernel lines, read line by line: one JSON object (one key) per line."""
     lines = path.read_bytes().decode().splitlines()
     start = lines.index('  "kernels": [')
     out = []
@@ -32,6 +32,19 @@ def kernel_lines(path) -> list[dict]:
         if line == "  ]":
             break
         out.append(orjson.loads(line.strip().rstrip(",")))
+    return out
+
+
+def entries(path) -> list[dict]:
+    """Every (target, key) entry of a baseline file, as spillway reads it
+    (any version): the allowances without absent fields, the recorded figures."""
+    out = []
+    for entry in load_baseline(str(path)).kernels:
+        item = {"target": entry.target, "key": entry.key, "name": entry.name,
+                "allow": entry.allow.model_dump(exclude_none=True), "recorded": entry.recorded.as_dict()}
+        if entry.reason is not None:
+            item["reason"] = entry.reason
+        out.append(item)
     return out
 
 
@@ -68,14 +81,24 @@ def test_format_sorted_one_kernel_per_line_schema_valid(tmp_path, capsys, epoch)
     assert provenance["targets"] == ["gfx1100", "gfx90a:xnack-"]
     assert provenance["files"][0]["path"] == str(report)
     assert len(provenance["files"][0]["sha256"]) == 64
-    entries = kernel_lines(out)
-    assert entries == document["kernels"]
-    assert [(e["target"], e["key"]) for e in entries] == sorted((e["target"], e["key"]) for e in entries)
-    topk = next(e for e in entries if e["key"] == TOPK)
+    lines = kernel_lines(out)
+    assert lines == document["kernels"]
+    # One line per key, sorted by key; targets sorted within it; figures at their default left out;
+    # no allow object where the allowances are the recorded figures; no name (it is the key demangled).
+    assert [line["key"] for line in lines] == sorted({TOPK, NORM, SILU})
+    silu = next(line for line in lines if line["key"] == SILU)
+    assert silu == {"key": SILU, "targets": [{"target": "gfx90a:xnack-", "vgprs": 10, "sgprs": 16,
+                                              "occupancy": 16}]}
+    norm = next(line for line in lines if line["key"] == NORM)
+    assert norm["targets"] == [{"target": "gfx1100", "scratch": 360, "vgpr_spills": 115, "vgprs": 128,
+                                "sgprs": 16, "lds": 128, "occupancy": 10}]
+    kernels = entries(out)
+    assert [(e["target"], e["key"]) for e in kernels] == sorted((e["target"], e["key"]) for e in kernels)
+    topk = next(e for e in kernels if e["key"] == TOPK)
     assert topk["name"] == "void topk<32>(float const*, int, float*, int*)"
     assert topk["allow"] == {"scratch": 272, "spills": 0}
     assert topk["recorded"]["vgprs"] == 61 and topk["recorded"]["occupancy"] == 16
-    norm = next(e for e in entries if e["key"] == NORM)
+    norm = next(e for e in kernels if e["key"] == NORM)
     assert norm["allow"] == {"scratch": 360, "spills": 115}
 
 
@@ -118,7 +141,7 @@ def test_duplicates_take_the_worst_value(tmp_path, capsys, epoch):
     out = tmp_path / "base.json"
     assert run_cli(capsys, "baseline", "write", report, "-o", out, "--note", "n",
                    "--gate", "scratch,spills,occupancy,vgprs,lds").status == 0
-    (entry,) = load_json(out)["kernels"]
+    (entry,) = entries(out)
     assert entry["allow"] == {"scratch": 272, "spills": 5, "occupancy": 12, "vgprs": 70, "lds": 64}
     assert entry["recorded"]["vgpr_spills"] == 3 and entry["recorded"]["sgpr_spills"] == 2
 
@@ -150,13 +173,17 @@ def test_update_tightens_and_refuses_to_loosen(tmp_path, capsys, epoch):
     assert "kept scratch allowance of void rmsnorm<16384, 128, 128>" in run.err
     assert "--allow _Z7rmsnormILi16384ELi128ELi128EEvPKDhS1_PDhf --reason TEXT" in run.err
     assert "kept scratch allowance of new(int*)" in run.err
-    entries = {e["key"]: e for e in load_json(out)["kernels"]}
+    by_key = {e["key"]: e for e in entries(out)}
     assert load_json(out)["note"] == "first"                            # kept
-    assert entries[TOPK]["allow"] == {"scratch": 128, "spills": 0}      # tightened
-    assert entries[NORM]["allow"] == {"scratch": 360, "spills": 115}    # not loosened
-    assert entries[NORM]["recorded"]["scratch"] == 400                  # but recorded
-    assert entries["_Z3newPi"]["allow"] == {"scratch": 0, "spills": 0}  # new kernels start at zero
-    assert "reason" not in entries[NORM]
+    assert by_key[TOPK]["allow"] == {"scratch": 128, "spills": 0}      # tightened
+    assert by_key[NORM]["allow"] == {"scratch": 360, "spills": 115}    # not loosened
+    assert by_key[NORM]["recorded"]["scratch"] == 400                  # but recorded
+    assert by_key["_Z3newPi"]["allow"] == {"scratch": 0, "spills": 0}  # new kernels start at zero
+    assert "reason" not in by_key[NORM]
+    # In the file, only the kernels whose allowances are not their recorded figures have an allow object.
+    allow_objects = {line["key"]: target["allow"] for line in kernel_lines(out) for target in line["targets"]
+                     if "allow" in target}
+    assert allow_objects == {NORM: {"scratch": 360, "spills": 115}, "_Z3newPi": {"scratch": 0, "spills": 0}}
     # The gate still fails on what was refused.
     assert run_cli(capsys, "check", report, "--baseline", out).status == 1
 
@@ -165,21 +192,24 @@ def test_update_tightens_and_refuses_to_loosen(tmp_path, capsys, epoch):
                   "--reason", "clang-15 caps gfx11 at 128 VGPRs")
     assert run.status == 0, run.err
     assert "3 loosened with --allow" in run.out
-    entries = {e["key"]: e for e in load_json(out)["kernels"]}
-    assert entries[NORM]["allow"] == {"scratch": 400, "spills": 120}
-    assert entries[NORM]["reason"] == "clang-15 caps gfx11 at 128 VGPRs"
-    assert entries["_Z3newPi"]["allow"] == {"scratch": 16, "spills": 0}
-    assert entries["_Z3newPi"]["reason"] == "clang-15 caps gfx11 at 128 VGPRs"
-    assert "reason" not in entries[TOPK]
+    by_key = {e["key"]: e for e in entries(out)}
+    assert by_key[NORM]["allow"] == {"scratch": 400, "spills": 120}
+    assert by_key[NORM]["reason"] == "clang-15 caps gfx11 at 128 VGPRs"
+    assert by_key["_Z3newPi"]["allow"] == {"scratch": 16, "spills": 0}
+    assert by_key["_Z3newPi"]["reason"] == "clang-15 caps gfx11 at 128 VGPRs"
+    assert "reason" not in by_key[TOPK]
+    norm_line = next(line for line in kernel_lines(out) if line["key"] == NORM)
+    assert norm_line["targets"][0]["reason"] == "clang-15 caps gfx11 at 128 VGPRs"
+    assert "allow" not in norm_line["targets"][0]
     assert run_cli(capsys, "check", report, "--baseline", out).status == 0
 
     # The reason stays through later updates that do not loosen anything.
     write_report(report, [record(TOPK, scratch=128), record(NORM, scratch=300, vgpr_spills=100),
                           record(SILU), record("_Z3newPi", scratch=16)])
     assert run_cli(capsys, "baseline", "write", report, "-o", out).status == 0
-    entries = {e["key"]: e for e in load_json(out)["kernels"]}
-    assert entries[NORM]["allow"] == {"scratch": 300, "spills": 100}
-    assert entries[NORM]["reason"] == "clang-15 caps gfx11 at 128 VGPRs"
+    by_key = {e["key"]: e for e in entries(out)}
+    assert by_key[NORM]["allow"] == {"scratch": 300, "spills": 100}
+    assert by_key[NORM]["reason"] == "clang-15 caps gfx11 at 128 VGPRs"
 
 
 def test_update_occupancy_floor_and_dynamic_stack(tmp_path, capsys, epoch):
@@ -193,18 +223,20 @@ def test_update_occupancy_floor_and_dynamic_stack(tmp_path, capsys, epoch):
     assert run.status == 1
     assert "kept occupancy floor of void topk<32>" in run.err
     assert "kept dynamic_stack allowance of silu_mul" in run.err
-    entries = {e["key"]: e for e in load_json(out)["kernels"]}
-    assert entries[TOPK]["allow"]["occupancy"] == 16
-    assert "dynamic_stack" not in entries[SILU]["allow"]
+    by_key = {e["key"]: e for e in entries(out)}
+    assert by_key[TOPK]["allow"]["occupancy"] == 16
+    assert "dynamic_stack" not in by_key[SILU]["allow"]
     run = run_cli(capsys, "check", report, "--baseline", out)
     assert run.status == 1
     assert "occupancy 10 waves/SIMD, allowed at least 16 waves/SIMD" in run.out
     assert "scratch 0 B/lane + dynamic stack, allowed at most 0 B/lane" in run.out
     run = run_cli(capsys, "baseline", "write", report, "-o", out, "--allow", "*", "--reason", "accepted")
     assert run.status == 0, run.err
-    entries = {e["key"]: e for e in load_json(out)["kernels"]}
-    assert entries[TOPK]["allow"]["occupancy"] == 10
-    assert entries[SILU]["allow"] == {"scratch": 0, "dynamic_stack": True, "occupancy": 16}
+    by_key = {e["key"]: e for e in entries(out)}
+    assert by_key[TOPK]["allow"]["occupancy"] == 10
+    assert by_key[SILU]["allow"] == {"scratch": 0, "dynamic_stack": True, "occupancy": 16}
+    silu_line = next(line for line in kernel_lines(out) if line["key"] == SILU)
+    assert silu_line["targets"][0]["dynamic_stack"] is True and "allow" not in silu_line["targets"][0]
     assert run_cli(capsys, "check", report, "--baseline", out).status == 0
 
 
@@ -217,8 +249,8 @@ def test_update_drops_vanished_kernels_but_keeps_targets_not_read(tmp_path, caps
     run = run_cli(capsys, "baseline", "write", report, "-o", out, "--target", "gfx1100")
     assert run.status == 0, run.err
     assert "removed silu_mul(float const*, float const*, float*, int) [gfx1100]" in run.err
-    assert [(e["target"], e["key"]) for e in load_json(out)["kernels"]] == [("gfx1100", TOPK),
-                                                                             ("gfx90a", TOPK)]
+    assert [(e["target"], e["key"]) for e in entries(out)] == [("gfx1100", TOPK), ("gfx90a", TOPK)]
+    assert [[t["target"] for t in line["targets"]] for line in kernel_lines(out)] == [["gfx1100", "gfx90a"]]
 
 
 def test_gate_change_on_update(tmp_path, capsys, epoch):
@@ -229,7 +261,7 @@ def test_gate_change_on_update(tmp_path, capsys, epoch):
     assert run_cli(capsys, "baseline", "write", report, "-o", out, "--gate", "vgprs").status == 0
     document = load_json(out)
     assert document["gate"] == ["vgprs"]
-    assert document["kernels"][0]["allow"] == {"vgprs": 61}
+    assert entries(out)[0]["allow"] == {"vgprs": 61}
 
 
 def test_real_build_baseline_records_readelf_values(builds, capsys, epoch):
@@ -243,13 +275,14 @@ def test_real_build_baseline_records_readelf_values(builds, capsys, epoch):
     assert document["provenance"]["code_object_versions"] == [4]
     assert document["provenance"]["targets"] == [TARGET]
     expected = oracle(builds.old, builds.work)
-    assert {e["key"] for e in document["kernels"]} == set(expected)
-    for entry in document["kernels"]:
+    kernels = entries(out)
+    assert sorted(e["key"] for e in kernels) == sorted(expected)
+    for entry in kernels:
         kernel = expected[entry["key"]]
         assert entry["allow"] == {"scratch": kernel.scratch, "spills": kernel.spills,
                                   "occupancy": kernel.occupancy, "vgprs": kernel.vgprs, "lds": kernel.lds}
     # The known clang-15 spill on gfx11: the 4-wave 128x128 WMMA GEMM at the 128-VGPR cap.
-    gemm = next(e for e in document["kernels"] if e["name"].startswith("void gemm_i8<128, 128,"))
+    gemm = next(e for e in kernels if e["name"].startswith("void gemm_i8<128, 128,"))
     assert gemm["recorded"]["vgprs"] == 128 and gemm["recorded"]["vgpr_spills"] > 0
 
 
@@ -280,7 +313,8 @@ def test_errors_are_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, fragment", [
     (b"{not json", "not valid JSON"),
-    (b'{"schema": "spillway.baseline/3", "kernels": []}', "newer than"),
+    (b'{"schema": "spillway.baseline/4", "kernels": []}', "newer than"),
+    (b'{"schema": "spillway.baseline/3", "note": "n", "gate": ["scratch"]}', "invalid baseline"),
     (b'{"schema": "spillway.report/2", "kernels": []}', "not a spillway baseline"),
     (b'{"schema": "spillway.baseline/1", "note": "n", "gate": ["scratch"]}', "invalid baseline"),
 ])
@@ -296,14 +330,31 @@ def test_invalid_entry_and_duplicates(tmp_path, capsys, epoch):
     good = tmp_path / "good.json"
     assert run_cli(capsys, "baseline", "write", report, "-o", good, "--note", "n", "--record-all").status == 0
     document = load_json(good)
-    document["kernels"][0]["allow"]["scratch"] = -1
+    document["kernels"][0]["targets"][0]["scratch"] = -1
     bad = tmp_path / "bad.json"
     bad.write_bytes(orjson.dumps(document))
-    assert_one_line_error(run_cli(capsys, "check", report, "--baseline", bad), "kernels.0.allow.scratch")
+    assert_one_line_error(run_cli(capsys, "check", report, "--baseline", bad), "kernels.0.targets.0.scratch")
     document = load_json(good)
-    document["kernels"].append(document["kernels"][0])
+    document["kernels"][0]["targets"][0]["allow"] = {"scratch": -1}
+    bad.write_bytes(orjson.dumps(document))
+    assert_one_line_error(run_cli(capsys, "check", report, "--baseline", bad),
+                          "kernels.0.targets.0.allow.scratch")
+    document = load_json(good)
+    document["kernels"][0]["targets"][0]["vgprz"] = 1                     # a misspelt figure is not ignored
+    bad.write_bytes(orjson.dumps(document))
+    assert_one_line_error(run_cli(capsys, "check", report, "--baseline", bad), "kernels.0.targets.0.vgprz")
+    document = load_json(good)
+    document["kernels"].append(document["kernels"][0])                    # a key on two lines
     bad.write_bytes(orjson.dumps(document))
     assert_one_line_error(run_cli(capsys, "check", report, "--baseline", bad), "listed twice")
+    document = load_json(good)
+    document["kernels"][0]["targets"].append(document["kernels"][0]["targets"][0])   # a target twice
+    bad.write_bytes(orjson.dumps(document))
+    assert_one_line_error(run_cli(capsys, "check", report, "--baseline", bad), "listed twice", TOPK)
+    document = load_json(good)
+    document["kernels"][0]["targets"] = []
+    bad.write_bytes(orjson.dumps(document))
+    assert_one_line_error(run_cli(capsys, "check", report, "--baseline", bad), "kernels.0.targets")
     assert_one_line_error(run_cli(capsys, "check", report, "--baseline", tmp_path / "missing.json"),
                           "missing.json: no such file; write it with: spillway baseline write")
 

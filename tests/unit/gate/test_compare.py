@@ -8,8 +8,8 @@ import jsonschema
 import orjson
 import pytest
 
-from support.gate_fixtures import (TARGET, assert_one_line_error, builds, load_json, oracle, record,  # noqa: F401
-                           run_cli)
+from support.gate_fixtures import (TARGET, assert_one_line_error, builds, gfx1100_occupancy, load_json,  # noqa: F401
+                                   oracle, record, run_cli)
 from spillway.gate.compare import classify, compare, markdown
 from spillway.gate.check import aggregate
 from spillway.resources.names import demangle
@@ -86,18 +86,23 @@ def test_markdown_table(builds, capsys):
     run = run_cli(capsys, "compare", builds.new, "--against", builds.old, "--format", "markdown")
     assert run.status == 0
     lines = run.out.splitlines()
-    header = lines.index("| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy |")
-    assert lines[header + 1] == "|---|---|---|--:|--:|--:|--:|"
+    header = lines.index("| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy | next step |")
+    assert lines[header + 1] == "|---|---|---|--:|--:|--:|--:|---|"
     rows = [l for l in lines[header + 2:] if l.startswith("| ")]
     old, new = oracle(builds.old, builds.work), oracle(builds.new, builds.work)
     changed = oracle_classes(new, old)
     assert len(rows) == len(changed["worse"] | changed["better"] | changed["mixed"])
     topk = next(r for r in rows if "`topk<32>`" in r)           # short names, as in every table
     cells = [c.strip() for c in topk.strip("|").split(" | ")]
-    assert cells == ["mixed", "`topk<32>`", f"`{TARGET}`",
-                     f"{old['_Z4topkILi32EEvPKfiPfPi'].vgprs} -> {new['_Z4topkILi32EEvPKfiPfPi'].vgprs}",
-                     "0", "272 -> 0", f"16 -> {new['_Z4topkILi32EEvPKfiPfPi'].occupancy}"]
-    assert all(r.count(" | ") == 6 for r in rows)
+    was, now = old["_Z4topkILi32EEvPKfiPfPi"], new["_Z4topkILi32EEvPKfiPfPi"]
+    # The next step by the fixture's gfx1100 formula (which matches clang's remarks): the most VGPRs
+    # that still give one more wave, and the waves they give.
+    at_most = max(v for v in range(1, now.vgprs) if gfx1100_occupancy(v, now.lds, now.max_workgroup) > now.occupancy)
+    assert cells == ["mixed", "`topk<32>`", f"`{TARGET}`", f"{was.vgprs} -> {now.vgprs}",
+                     "0", "272 -> 0", f"16 -> {now.occupancy}",
+                     f"VGPRs {was.vgprs} -> {now.vgprs}, {now.occupancy} waves; {at_most} or fewer for "
+                     f"{gfx1100_occupancy(at_most, now.lds, now.max_workgroup)}"]
+    assert all(r.count(" | ") == 7 for r in rows)
     assert "2 kernels only in the new build, worst first:" in lines      # short sections stay open
     assert "- `extra_private_table` (`gfx1100`): " in run.out
     full = run_cli(capsys, "compare", builds.new, "--against", builds.old, "--format", "markdown", "--names", "full")
@@ -119,7 +124,7 @@ def test_markdown_escapes_pipes_and_backticks():
     text = markdown(compare(new, old, ["new|.so"], ["old.so"]), names="full")
     row = next(l for l in text.splitlines() if l.startswith("| worse"))
     assert "`` void f<a \\| b>(`x`) ``" in row
-    assert row.replace("\\|", "").count("|") == 8
+    assert row.replace("\\|", "").count("|") == 9
     assert "`new\\|.so`" in text
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from support.gate_fixtures import load_json, record, run_cli, write_report
 
-from spillway.gate.baseline import Recorded, build, load_baseline, render
+from spillway.gate.baseline import FIGURE_DEFAULTS, Recorded, build, load_baseline, render
 from spillway.gate.check import Inputs, Resources, aggregate, aggregate_rows
 from spillway.report.reader import FIELDS, KernelTable
 from spillway.schemas import schema_for
@@ -39,7 +39,8 @@ def build_report(tmp_path):
 
 
 def keys(path) -> list[tuple[str, str]]:
-    return [(e["target"], e["key"]) for e in load_json(path)["kernels"]]
+    """(target, key) of every entry, as spillway reads the file (sorted by target, then key)."""
+    return [(e.target, e.key) for e in load_baseline(str(path)).kernels]
 
 
 def test_default_records_what_the_gate_finds_non_zero(tmp_path, capsys, epoch, build_report):
@@ -117,10 +118,12 @@ def test_a_tightened_kernel_leaves_a_small_baseline(tmp_path, capsys, epoch):
 def test_version_1_baselines_record_every_kernel(tmp_path, capsys, epoch, build_report):
     out = tmp_path / "b.json"
     assert run_cli(capsys, "baseline", "write", build_report, "-o", out, "--note", "n", "--record-all").status == 0
-    document = load_json(out)
-    del document["record_all"], document["kernels_written_from"]
+    document = load_baseline(str(out)).model_dump(by_alias=True)     # the version 1 layout: one line per entry
+    document["schema"] = "spillway.baseline/1"
+    del document["record_all"], document["kernels_written_from"], document["occupancy_model"]
     baseline = load_baseline_from(tmp_path, document)
     assert baseline.records_every_kernel and baseline.record_all is None
+    assert len(baseline.kernels) == 5
 
 
 def load_baseline_from(tmp_path, document):
@@ -135,16 +138,23 @@ def load_baseline_from(tmp_path, document):
 
 def test_one_resource_record_everywhere():
     """gate.Resources is what baselines record and compare documents hold:
-    the published schemas are generated from it."""
+    the published schemas are generated from it (a version-3 baseline target
+    is its fields, with defaults, beside target, allow and reason)."""
     assert Recorded is Resources
     baseline_schema = schema_for("baseline")
     compare_schema = schema_for("compare")
     fields = {"scratch", "dynamic_stack", "vgpr_spills", "sgpr_spills", "vgprs", "agprs", "sgprs", "lds",
               "occupancy"}
-    assert set(baseline_schema["$defs"]["Resources"]["properties"]) == fields
-    assert baseline_schema["$defs"]["Resources"] == compare_schema["$defs"]["Resources"] == \
-        schema_for("matrix-summary")["$defs"]["Resources"]
-    assert baseline_schema["$defs"]["Resources"]["additionalProperties"] is False
+    resources = compare_schema["$defs"]["Resources"]
+    assert set(resources["properties"]) == fields
+    assert resources == schema_for("matrix-summary")["$defs"]["Resources"]
+    assert resources["additionalProperties"] is False
+    figures = baseline_schema["$defs"]["TargetFigures"]
+    assert list(figures["properties"]) == ["target", *resources["properties"], "allow", "reason"]
+    for name, spec in resources["properties"].items():
+        assert {k: v for k, v in figures["properties"][name].items() if k != "default"} == spec, name
+    assert set(figures["required"]) == {"target"} | set(resources["required"]) - set(FIGURE_DEFAULTS)
+    assert figures["additionalProperties"] is False
 
 
 def test_rows_and_records_aggregate_alike():

@@ -1,0 +1,123 @@
+"""`report --json` is written while it is read (report.reader.report_json):
+the same document as the in-memory reader's, members in the order they
+become known, nothing on standard output before the first kernel, and the
+parts of a large input handed on a code object at a time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DATA
+from spillway.report import reader
+from spillway.report.reader import ReadOptions, json_chunks, read_report, report_json
+from support.formats_fixtures import one_line_error, run_cli
+
+TENSILE = DATA / "tensile"
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """Two code objects of five kernels each (tests/data/tensile) and a file that is not one."""
+    folder = tmp_path_factory.mktemp("streamed")
+    gfx1100, gfx90a = (TENSILE / "tensile_gfx1100.hsaco"), (TENSILE / "tensile_gfx90a.hsaco")
+    text = folder / "notes.txt"
+    text.write_text("not a binary\n")
+    return {"gfx1100": gfx1100, "gfx90a": gfx90a, "text": text, "folder": folder}
+
+
+def streamed(paths, options=None) -> dict:
+    return json.loads(b"".join(report_json([str(p) for p in paths], options)))
+
+
+def in_memory(paths, options=None) -> dict:
+    return json.loads(b"".join(json_chunks(read_report([str(p) for p in paths], options, compact=True))))
+
+
+@pytest.mark.parametrize("model", ["llvm22", "llvm23", "producer"])
+def test_the_streamed_document_equals_the_in_memory_one(inputs, model):
+    paths = [inputs["gfx1100"], inputs["gfx90a"]]
+    options = ReadOptions(occupancy_model=model)
+    got, expected = streamed(paths, options), in_memory(paths, options)
+    assert got == expected
+    assert len(got["kernels"]) == sum(f["kernels"] for f in got["files"]) == 10
+    # files is known only once the kernels are read: it comes after them
+    assert list(got) == ["schema", "spillway_version", "occupancy_model", "kernels", "files"]
+
+
+def test_one_kernel_per_line(inputs):
+    text = b"".join(report_json([str(inputs["gfx1100"]), str(inputs["gfx90a"])])).decode()
+    lines = text.splitlines()
+    start = lines.index('  "kernels": [')
+    records = lines[start + 1:start + 11]
+    assert all(line.startswith("    {") for line in records)
+    assert [json.loads(line.rstrip(",")) for line in records] == json.loads(text)["kernels"]
+    assert lines[start + 11] == "  ],"
+
+
+def test_pieces_come_a_code_object_at_a_time(inputs):
+    """The workers hand back each code object's lines as they go, so a bundle of
+    many targets never becomes one string in the worker or the parent."""
+    chunks = list(report_json([str(inputs["gfx1100"]), str(inputs["gfx90a"])]))
+    assert len(chunks) == 3          # head + first code object, second code object, tail
+    assert json.loads(b"".join(chunks))["kernels"]
+
+
+def test_no_kernels_and_on_empty(inputs, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    document = streamed([empty])
+    assert document["kernels"] == [] and document["files"][0]["kind"] == "directory"
+
+    def refuse():
+        raise RuntimeError("no kernels")
+
+    with pytest.raises(RuntimeError):
+        list(report_json([str(empty)], on_empty=refuse))
+
+
+def test_the_command_prints_nothing_before_an_error(inputs):
+    result = run_cli("report", "--all", "--json", str(inputs["text"]))
+    one_line_error(result, "notes.txt")
+    assert result.stdout == ""
+    # a good input first, then a bad one: the file output is atomic, so no file is left
+    out = inputs["folder"] / "out.json"
+    result = run_cli("report", "--all", "--json", "-o", str(out), str(inputs["gfx1100"]), str(inputs["text"]))
+    one_line_error(result, "notes.txt")
+    assert not out.exists()
+
+
+def test_the_command_streams_the_same_document(inputs):
+    result = run_cli("report", "--all", "--json", str(inputs["gfx1100"]), str(inputs["gfx90a"]))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == in_memory([inputs["gfx1100"], inputs["gfx90a"]])
+
+
+def test_an_empty_selection_is_an_error_not_an_empty_document(inputs):
+    result = run_cli("report", "--all", "--json", "--target", "gfx942", str(inputs["gfx1100"]))
+    one_line_error(result, "no kernels found", "selected targets")
+    assert result.stdout == ""
+
+
+def test_bounded_window_keeps_order():
+    """_bounded_imap hands out at most ``window`` tasks and yields in order."""
+    import multiprocessing as mp
+
+    with mp.get_context("fork").Pool(2) as pool:
+        got = list(reader._bounded_imap(pool, abs, list(range(-50, 0)), 3))
+    assert got == [abs(i) for i in range(-50, 0)]
+
+
+def test_streamed_report_reads_back_in_check(inputs, tmp_path):
+    """check reads the streamed layout (files after kernels) as a report."""
+    report = tmp_path / "r.json"
+    assert run_cli("report", "--all", "--json", "-o", str(report), str(inputs["gfx1100"])).returncode == 0
+    baseline = tmp_path / "b.json"
+    written = run_cli("baseline", "write", str(report), "-o", str(baseline), "--note", "t")
+    assert written.returncode == 0, written.stderr
+    checked = subprocess.run([sys.executable, "-m", "spillway", "check", str(report), "--baseline", str(baseline)],
+                             capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
