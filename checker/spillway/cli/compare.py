@@ -66,8 +66,11 @@ def run(args) -> int:
         buffer = io.StringIO()
         _print_table(comparison, args, buffer)
         write(args.output, (text_marker("compare") + buffer.getvalue()).encode())
-    if fmt == "table" or (to_file and fmt != "github"):
+    if fmt == "table":
         _print_table(comparison, args)
+    elif to_file and fmt != "github":
+        # The document went to the file: the terminal gets the verdict and the counts only.
+        print(comparison.sentence(), flush=True)
     return status
 
 

@@ -235,6 +235,10 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
             results: Iterable[tuple]
             if parallel:
                 # Leaving the pool (an error, or the caller stopping) terminates its workers.
+                # The workers inherit every object of the parent (the CLI's imports: hundreds of
+                # thousands); frozen, the collector never walks them, so their pages stay shared.
+                gc.freeze()
+                stack.callback(gc.unfreeze)
                 pool = stack.enter_context(mp.get_context("fork").Pool(workers))
                 results = _bounded_imap(pool, _parse_units, tasks, workers + 1)
             else:
