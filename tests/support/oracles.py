@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from .llvm_pipeline import COV_FROM_ABI, DIRECT_FIELDS
 from .llvm_pipeline import _DOCUMENT as METADATA_DOCUMENT
 from .llvm_pipeline import yaml_document
 from .toolchains import require
@@ -109,20 +110,6 @@ def readelf_comment(code_object: Path) -> list[str]:
     text = subprocess.run([tool("llvm-readelf"), "-p", ".comment", str(code_object)],
                           capture_output=True, text=True).stdout
     return [m.group(1).strip() for m in re.finditer(r"\[\s*[0-9a-f]+\]\s+(.*)", text)]
-
-
-COV_FROM_ABI = {1: 3, 2: 4, 3: 5, 4: 6}
-
-# Report field -> metadata key, for the fields the metadata holds directly.
-DIRECT_FIELDS = {
-    "vgpr_count": ".vgpr_count", "agpr_count": ".agpr_count", "sgpr_count": ".sgpr_count",
-    "vgpr_spill_count": ".vgpr_spill_count", "sgpr_spill_count": ".sgpr_spill_count",
-    "private_segment_fixed_size": ".private_segment_fixed_size",
-    "uses_dynamic_stack": ".uses_dynamic_stack",
-    "group_segment_fixed_size": ".group_segment_fixed_size", "wavefront_size": ".wavefront_size",
-    "max_flat_workgroup_size": ".max_flat_workgroup_size",
-    "workgroup_processor_mode": ".workgroup_processor_mode",
-}
 
 
 def expected_records(code_object: Path) -> list[dict]:

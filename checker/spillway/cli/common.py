@@ -14,10 +14,9 @@ import orjson
 from spillway.paths import dumps as json_dumps
 from rich.console import Console
 
-from spillway import atomic
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
 from spillway.formats.containers import DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, MIN_INPUT_ALLOWANCE
-from spillway.errors import InputError, UsageError
+from spillway.errors import InputError
 from spillway.report.reader import KernelTable, ReadOptions, RowsSink, json_chunks, read_report, report_json
 from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
 
@@ -159,13 +158,3 @@ def dump_json(document) -> bytes:
     return json_dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def write_output(path: str, data: bytes) -> None:
-    """Write to a file atomically, or to stdout for '-'."""
-    if path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    try:
-        atomic.write_bytes(path, data)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None

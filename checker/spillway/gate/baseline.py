@@ -70,8 +70,8 @@ from spillway import __version__, atomic
 from spillway.paths import dumps as json_dumps, loads as json_loads, readable
 from spillway.report.record import PATH_ENCODING
 from spillway.errors import InputError, UsageError
-from spillway.gate.check import (ALL_KERNEL_GATES, METRICS, Inputs, Kernel, KernelUsage, MetricName, Resources,
-                                 target_selected)
+from spillway.gate.check import ALL_KERNEL_GATES, METRICS, Inputs, Kernel, KernelUsage, MetricName, Resources
+from spillway.resources.targets import target_selected
 from spillway.resources.names import demangle, display_key, short_name
 
 SCHEMA: Final = "spillway.baseline/3"

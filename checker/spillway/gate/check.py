@@ -36,6 +36,7 @@ from pydantic import ConfigDict, Field
 
 from spillway import __version__
 from spillway.errors import InputError, UsageError
+from spillway.resources.targets import target_selected
 from spillway.gate.report_input import NEED_ORDER   # occupancy_next's resources, as it lists them
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -299,12 +300,6 @@ def sniff_json(path: str) -> bool:
     except OSError:
         return False
     return head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"{"
-
-
-def target_selected(target_id: str, wanted: list[str]) -> bool:
-    if not wanted:
-        return True
-    return any(w == target_id or w == target_id.split(":", 1)[0] for w in wanted)
 
 
 def read_sources(paths: list[str], options: "ReadOptions",

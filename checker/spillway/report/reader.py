@@ -23,10 +23,11 @@ from spillway.resources import occupancy
 from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION,
                                          DecompressionBudget, PendingImages, ScanOptions,
                                          ScanResult, expand, scan_buffer, scan_path)
-from spillway.paths import dumps as json_dumps
+from spillway.paths import document_chunks, dumps as json_dumps
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
 from spillway.resources.names import demangle, stable_key
+from spillway.resources.targets import target_selected
 from spillway.constants import REPORT_SCHEMA as SCHEMA
 
 
@@ -139,7 +140,7 @@ def _parse_units(indexes: tuple[int, ...]):
                     exc.file = image.file
                     raise
                 code_objects += 1
-                if not _target_selected(code.target_id, _TARGETS):
+                if not target_selected(code.target_id, _TARGETS):
                     continue
                 model = occupancy.resolve_model(_MODEL, code.compiler)
                 where = (image.file, image.bundle_index, code.target_id, code.code_object_version, code.compiler)
@@ -283,7 +284,7 @@ class KernelTable(Sequence):
     """Kernel records kept compact: one tuple per kernel in FIELDS order (a
     dict of 24 keys costs about 1.2 KB; a ROCm library has 250,000 kernels).
     Indexing and iterating give dicts, made on demand; ``rows`` are the
-    tuples, and ``json_chunks`` writes them one kernel per line."""
+    tuples (``json_chunks`` writes them one kernel per line)."""
 
     __slots__ = ("rows",)
 
@@ -315,13 +316,6 @@ class KernelTable(Sequence):
         else:
             self.rows.extend(tuple(record[f] for f in FIELDS) for record in other)
 
-    def json_chunks(self, indent: bytes = b"    ", per_chunk: int = 2048):
-        """The records as JSON, one per line, joined by ``,\\n``, in chunks."""
-        rows = self.rows
-        for start in range(0, len(rows), per_chunk):
-            lines = [indent + json_dumps(dict(zip(FIELDS, row))) for row in rows[start:start + per_chunk]]
-            yield (b",\n" if start else b"") + b",\n".join(lines)
-
 
 def json_chunks(document: dict):
     """A report document as JSON bytes, in chunks: the header pretty-printed
@@ -331,10 +325,7 @@ def json_chunks(document: dict):
     if not isinstance(kernels, KernelTable):
         yield json_dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
         return
-    head = json_dumps({k: v for k, v in document.items() if k != "kernels"}, option=orjson.OPT_INDENT_2)
-    yield head[:-2] + b',\n  "kernels": [' + (b"\n" if len(kernels) else b"")
-    yield from kernels.json_chunks()
-    yield (b"\n  ]\n}\n" if len(kernels) else b"]\n}\n")
+    yield from document_chunks({k: v for k, v in document.items() if k != "kernels"}, {"kernels": iter(kernels)})
 
 
 @dataclass
@@ -354,13 +345,6 @@ class ReadOptions:
     def scan_options(self, budget: DecompressionBudget | None = None) -> ScanOptions:
         return ScanOptions(self.max_decompressed, scan_embedded=self.scan_embedded, budget=budget,
                            kpack_archives=tuple(self.kpack_archives), verify_hashes=self.verify_hashes)
-
-
-def _target_selected(target_id: str, wanted: list[str]) -> bool:
-    if not wanted:
-        return True
-    processor = target_id.split(":", 1)[0]
-    return any(w == target_id or w == processor for w in wanted)
 
 
 RowsSink = Callable[[list[tuple]], None]

@@ -69,6 +69,15 @@ def processor_of(target_id: str) -> str:
     return target_id.split(":", 1)[0]
 
 
+def target_selected(target_id: str, wanted: list[str]) -> bool:
+    """Does ``--target`` keep this target?  Each wanted entry is a processor (all
+    its feature variants) or a full target ID; none wanted keeps every target."""
+    if not wanted:
+        return True
+    processor = processor_of(target_id)
+    return any(w == target_id or w == processor for w in wanted)
+
+
 MODEL_NAMES = ("llvm22", "llvm23", "llvm24")
 
 
