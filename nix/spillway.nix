@@ -24,6 +24,7 @@ python3Packages.buildPythonApplication {
     cxxfilt
     orjson
     ijson
+    msgspec
   ];
 
   # The test suite runs in its own check (flake.nix, checks.tests), with the

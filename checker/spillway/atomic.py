@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from typing import Iterable
+from typing import Callable, Iterable
 
 TEMPORARY_PREFIX = ".spillway-"
 _TEMPORARY = re.compile(r"\.spillway-(\d+)-[0-9a-z_]+(\.tmp)?\Z")
@@ -32,16 +32,26 @@ def write_text(path: str, text: str) -> None:
 
 def write_chunks(path: str, chunks: Iterable[bytes | memoryview]) -> None:
     """Write the concatenated chunks to ``path`` atomically."""
+    def produce(handle: int) -> None:
+        with os.fdopen(handle, "wb", closefd=False) as out:
+            for chunk in chunks:
+                out.write(chunk)
+
+    write_with(path, produce)
+
+
+def write_with(path: str, produce: Callable[[int], None]) -> None:
+    """``path``'s new content is what ``produce`` writes to the file descriptor
+    it is given (from its start, with os.write or a writer it flushes before it
+    returns); the file is replaced atomically once ``produce`` returns, and not
+    at all when it raises."""
     directory = os.path.dirname(os.path.abspath(path))
     remove_stale_temporaries(directory)
     mode = _mode_for(path)
     handle, temporary = _open_temporary(directory)
     try:
-        with os.fdopen(handle, "wb", closefd=False) as out:
-            for chunk in chunks:
-                out.write(chunk)
-            out.flush()
-            os.fsync(handle)
+        produce(handle)
+        os.fsync(handle)
         os.fchmod(handle, mode)
         if temporary is None:
             temporary = _link_unnamed(handle, directory)

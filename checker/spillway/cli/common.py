@@ -16,8 +16,10 @@ from rich.console import Console
 
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
 from spillway.formats.containers import DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, MIN_INPUT_ALLOWANCE
+from spillway.cli.output import write_to
 from spillway.errors import InputError
 from spillway.report.reader import KernelTable, ReadOptions, RowsSink, json_chunks, read_report, report_json
+from spillway.report.reader import write_report_json as write_report_json_to
 from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
 
 # Show a progress bar only for reads this large, and only on a terminal.
@@ -131,24 +133,34 @@ def _no_kernels(paths: list[str], options: ReadOptions) -> InputError:
                       + (" for the selected targets" if options.targets else ""))
 
 
-def read_inputs(paths: list[str], options: ReadOptions, rows_sink: RowsSink | None = None) -> dict:
+def read_inputs(paths: list[str], options: ReadOptions, rows_sink: RowsSink | None = None,
+                rows_fields: tuple[str, ...] | None = None) -> dict:
     """Read paths into a report document, with a progress bar on long reads
-    (``rows_sink``: see report.reader.read_report)."""
+    (``rows_sink``, ``rows_fields``: see report.reader.read_report)."""
     with reading_progress(paths) as advance:
-        document = read_report(paths, options, progress=advance, compact=True, rows_sink=rows_sink)
+        document = read_report(paths, options, progress=advance, compact=True, rows_sink=rows_sink,
+                               rows_fields=rows_fields)
     if not any(f["kernels"] for f in document["files"]):
         raise _no_kernels(paths, options)
     return document
 
 
-def report_json_chunks(paths: list[str], options: ReadOptions):
-    """The report of ``paths`` as JSON pieces, written while it is read (see
-    report.reader.report_json), with a progress bar on long reads."""
+def write_report_json(paths: list[str], options: ReadOptions, output: str | None) -> None:
+    """The report of ``paths`` as JSON, written to ``output`` (see cli.output.write_to)
+    while it is read, by the workers themselves (report.reader.write_report_json),
+    with a progress bar on long reads."""
     def refuse() -> None:
         raise _no_kernels(paths, options)
 
-    with reading_progress(paths) as advance:
-        yield from report_json(paths, options, advance, on_empty=refuse)
+    def produce(fd: int) -> None:
+        with reading_progress(paths) as advance:
+            write_report_json_to(fd, paths, options, advance, on_empty=refuse)
+
+    def chunks():
+        with reading_progress(paths) as advance:
+            yield from report_json(paths, options, advance, on_empty=refuse)
+
+    write_to(output, produce, chunks)
 
 
 def dump_json(document) -> bytes:

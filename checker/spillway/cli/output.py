@@ -23,6 +23,7 @@ import argparse
 import os
 import re
 import sys
+from typing import Callable, Iterable
 
 from spillway import atomic
 from spillway.errors import UsageError
@@ -161,6 +162,26 @@ class Outputs:
                              f"pass --force to replace it")
         self.claimed[real] = option
         return path
+
+
+def write_to(path: str | None, produce: Callable[[int], None], chunks: Callable[[], Iterable[bytes]]) -> None:
+    """``write`` for a producer that writes to a file descriptor itself: the
+    claimed file's (atomically) or standard output's, for None or '-'.
+    ``chunks`` gives the same bytes in pieces, for a standard output that has
+    no descriptor (closed, or captured)."""
+    if path is None or path == "-":
+        try:
+            fd = sys.stdout.fileno()
+        except (OSError, ValueError, AttributeError):
+            write(path, chunks())     # type: ignore[arg-type]  # pieces, as write takes them
+            return
+        sys.stdout.flush()
+        produce(fd)
+        return
+    try:
+        atomic.write_with(path, produce)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def write(path: str | None, data: bytes) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, report_json_chunks
+from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, write_report_json
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  looks_like_path, text_marker, write)
 from spillway.errors import UsageError
@@ -106,7 +106,7 @@ def run(args) -> int:
     outputs.claim(args.output, "-o")
     if fmt == "json" and not pattern:
         # Written while it is read: a ROCm library's report is half a gigabyte.
-        write(args.output, report_json_chunks(paths, read_options(args)))
+        write_report_json(paths, read_options(args), args.output)
         return 0
     document = read_inputs(paths, read_options(args))
     if pattern:

@@ -376,6 +376,16 @@ def walk_lazy(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRES
     return found
 
 
+_IDLE_ZSTD: list = []     # decompressors whose stream has ended, for the next one
+
+
+def _zstd_decompressor() -> zstandard.ZstdDecompressor:
+    """A zstd decompressor no stream is using: a new one per stream costs a
+    fresh window buffer (page faults) for each of a library's hundreds of
+    bundles.  Given back by a stream read to its end, dropped by any other."""
+    return _IDLE_ZSTD.pop() if _IDLE_ZSTD else zstandard.ZstdDecompressor()
+
+
 class _InflateStream:
     """Sequential reads from a compressed payload, with the size of everything
     produced (and, when asked, its MD5) kept for the final check."""
@@ -395,7 +405,8 @@ class _InflateStream:
                     and params.content_size != self.limit:
                 raise InputError(f"declared uncompressed size {self.limit} but the zstd frame declares "
                                  f"{params.content_size} bytes", container=where, offset=0)
-            self._reader = zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=False)
+            self._decompressor = _zstd_decompressor()
+            self._reader = self._decompressor.stream_reader(payload, read_across_frames=False)
         else:
             self._zlib = zlib.decompressobj()
             self._input = payload
@@ -467,6 +478,8 @@ class _InflateStream:
         if extra:
             raise InputError(f"declared uncompressed size {self.limit} but the stream holds more",
                              container=self.where, offset=0)
+        if self.method == "zstd" and len(_IDLE_ZSTD) < 4:
+            _IDLE_ZSTD.append(self._decompressor)
         if self.md5 is None:
             return
         digest = int.from_bytes(self.md5.digest()[:8], "little")

@@ -72,11 +72,15 @@ def parse(data: memoryview | bytes) -> CodeObject:
 
     # Every NT_AMDGPU_METADATA note counts: Tensile links one code object per
     # kernel into one file, which leaves one metadata note per kernel.
-    documents = []
+    documents: list[dict | metadata.NoteResources] = []
     for note_data, note_offset in notes:
         try:
             for name, note_type, desc, position in metadata.iter_notes(note_data):
                 if name == metadata.AMDGPU_NOTE_NAME and note_type == metadata.NT_AMDGPU_METADATA:
+                    fast = metadata.read_fast(desc)
+                    if fast is not None:
+                        documents.append(fast)
+                        continue
                     try:
                         documents.append(metadata.decode_resources(desc))
                     except InputError as exc:
@@ -88,12 +92,16 @@ def parse(data: memoryview | bytes) -> CodeObject:
     kernels: list[metadata.KernelMetadata] = []
     targets: list[str] = []
     for number, document in enumerate(documents):
-        try:
-            kernels.extend(metadata.kernels_from(document))
-            target = metadata.target_of(document)
-        except InputError as exc:
-            where = f"{CONTAINER} metadata" + (f" note {number + 1} of {len(documents)}" if len(documents) > 1 else "")
-            raise exc.within(where) from None
+        if isinstance(document, metadata.NoteResources):
+            kernels.extend(document.kernels)
+            target = document.target
+        else:
+            try:
+                kernels.extend(metadata.kernels_from(document))
+                target = metadata.target_of(document)
+            except InputError as exc:
+                numbered = f" note {number + 1} of {len(documents)}" if len(documents) > 1 else ""
+                raise exc.within(f"{CONTAINER} metadata{numbered}") from None
         if target and target not in targets:
             targets.append(target)
     if len(targets) > 1:

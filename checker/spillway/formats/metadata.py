@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import struct
 from operator import itemgetter
-from typing import Any, NamedTuple, NoReturn
+from typing import Annotated, Any, Literal, NamedTuple, NoReturn
 
 import msgpack
+import msgspec
 
 from spillway.errors import InputError
 
@@ -225,3 +226,70 @@ def kernels_from(document: dict) -> list[KernelMetadata]:
         append(KernelMetadata(name, symbol, vgpr, agpr, sgpr, vspill or 0, sspill or 0, private,
                               dynamic, group, wave, max_wg, wgp))
     return out
+
+
+# -- the fast path -----------------------------------------------------------
+#
+# msgspec decodes a note straight into typed structs in C, skipping the keys
+# nobody reads (argument lists: most of a note's bytes) without building them:
+# a third of the time of decode_resources + kernels_from on ROCm libraries.
+# It accepts only what the exact path reads the same way (string keys, UTF-8
+# strings, non-negative integer counts, wave size 32 or 64, boolean flags or
+# the 0/1 integers LLVM writes; a key given twice: the last one, as a dict
+# keeps it).  Anything else -- a malformed note, a wrong type, a missing
+# field -- is refused, and the caller reads the note again on the exact path,
+# which gives the one-line error naming the field.
+
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+def _key(name: str, default: Any = msgspec.NODEFAULT) -> Any:
+    return msgspec.field(name=name, default=default)
+
+
+class _Kernel(msgspec.Struct, gc=False):
+    name: str = _key(".name")
+    vgpr_count: _Count = _key(".vgpr_count")
+    sgpr_count: _Count = _key(".sgpr_count")
+    private_segment_fixed_size: _Count = _key(".private_segment_fixed_size")
+    group_segment_fixed_size: _Count = _key(".group_segment_fixed_size")
+    wavefront_size: Literal[32, 64] = _key(".wavefront_size")
+    max_flat_workgroup_size: _Count = _key(".max_flat_workgroup_size")
+    symbol: str = _key(".symbol", "")
+    agpr_count: _Count | None = _key(".agpr_count", None)
+    vgpr_spill_count: _Count = _key(".vgpr_spill_count", 0)
+    sgpr_spill_count: _Count = _key(".sgpr_spill_count", 0)
+    uses_dynamic_stack: bool = _key(".uses_dynamic_stack", False)
+    workgroup_processor_mode: Literal[0, 1] | bool | None = _key(".workgroup_processor_mode", None)
+
+
+class _Document(msgspec.Struct, gc=False):
+    kernels: list[_Kernel] = msgspec.field(name="amdhsa.kernels", default_factory=list)
+    target: str | None = _key("amdhsa.target", None)
+
+
+_decoder = msgspec.msgpack.Decoder(_Document)
+_AS_FLAG = {0: False, 1: True, None: None}      # (True and False look up as 1 and 0)
+
+
+class NoteResources(NamedTuple):
+    """What ``kernels_from`` and ``target_of`` give for one note."""
+
+    kernels: list[KernelMetadata]
+    target: str | None
+
+
+def read_fast(desc: bytes | memoryview) -> NoteResources | None:
+    """The kernels and target of a metadata note, or None when the fast
+    decoder refuses it (then ``decode_resources`` + ``kernels_from`` read it
+    and say what is wrong)."""
+    try:
+        document = _decoder.decode(desc)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    flag = _AS_FLAG
+    return NoteResources([KernelMetadata(k.name, k.symbol, k.vgpr_count, k.agpr_count, k.sgpr_count,
+                                         k.vgpr_spill_count, k.sgpr_spill_count, k.private_segment_fixed_size,
+                                         k.uses_dynamic_stack, k.group_segment_fixed_size, k.wavefront_size,
+                                         k.max_flat_workgroup_size, flag[k.workgroup_processor_mode])
+                          for k in document.kernels], document.target)

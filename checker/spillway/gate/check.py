@@ -28,6 +28,7 @@ of each resource counts.
 
 from __future__ import annotations
 
+import operator
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Callable, Final, Iterable, Literal, Optional
@@ -149,25 +150,46 @@ def worse_next(occupancy: Optional[int], step: Optional[dict], other_occupancy: 
 
 
 
-def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | None = None
-                   ) -> dict[Kernel, KernelUsage]:
+# What check, baseline write and compare read of a kernel row: the reader's
+# workers hand over only these fields (not file names, mangled symbols...).
+GATE_ROW_FIELDS = ("target", "key", "name", "private_segment_fixed_size", "uses_dynamic_stack",
+                   "vgpr_spill_count", "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",
+                   "group_segment_fixed_size", "occupancy", "occupancy_next", "compiler",
+                   "code_object_version", "occupancy_model")
+
+
+_SHARED_RESOURCES: dict[tuple, Resources] = {}
+
+
+def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | None = None,
+                   fields: tuple[str, ...] | None = None) -> dict[Kernel, KernelUsage]:
     """Like ``aggregate``, from the reader's compact rows (KernelTable.rows,
-    FIELDS order), without a dict per kernel."""
+    FIELDS order, or ``fields``), without a dict per kernel."""
     from spillway.report.reader import FIELDS
 
     usage = {} if usage is None else usage
-    at = FIELDS.index
+    at = (fields or FIELDS).index
     target_at, key_at, name_at = at("target"), at("key"), at("name")
     picks = tuple(at(f) for f in ("private_segment_fixed_size", "uses_dynamic_stack", "vgpr_spill_count",
                                   "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",
                                   "group_segment_fixed_size", "occupancy"))
     scratch_at, dynamic_at, vspill_at, sspill_at, vgpr_at, agpr_at, sgpr_at, lds_at, occupancy_at = picks
     next_at = at("occupancy_next")
+    figures = operator.itemgetter(*picks)
     get = usage.get
+    shared = _SHARED_RESOURCES
+    if len(shared) > 1 << 16:
+        shared.clear()
     for row in rows:
         ident = (row[target_at], row[key_at])
-        resources = Resources(row[scratch_at], bool(row[dynamic_at]), row[vspill_at], row[sspill_at],
-                              row[vgpr_at], row[agpr_at], row[sgpr_at], row[lds_at], row[occupancy_at])
+        # Resources are immutable, and a library's 250,000 kernels have a fifth as many
+        # distinct ones: each is made once (a frozen dataclass costs microseconds to build).
+        values = figures(row)
+        resources = shared.get(values)
+        if resources is None:
+            resources = shared[values] = Resources(row[scratch_at], bool(row[dynamic_at]), row[vspill_at],
+                                                   row[sspill_at], row[vgpr_at], row[agpr_at], row[sgpr_at],
+                                                   row[lds_at], row[occupancy_at])
         seen = get(ident)
         if seen is None:
             usage[ident] = KernelUsage(ident[0], ident[1], row[name_at], resources, 1, row[next_at])
@@ -270,13 +292,14 @@ class Inputs:
                 self.code_object_versions.add(version)
             self.occupancy_models.add(record.get("occupancy_model") or "llvm22")
 
-    def note_rows(self, rows: list[tuple]) -> None:
+    def note_rows(self, rows: list[tuple], fields: tuple[str, ...] | None = None) -> None:
         from spillway.report.reader import FIELDS
 
-        for at, found in ((FIELDS.index("compiler"), self.compilers),
-                          (FIELDS.index("code_object_version"), self.code_object_versions),
-                          (FIELDS.index("occupancy_model"), self.occupancy_models)):
-            found.update({row[at] for row in rows} - {None, ""})
+        at = (fields or FIELDS).index
+        for index, found in ((at("compiler"), self.compilers),
+                             (at("code_object_version"), self.code_object_versions),
+                             (at("occupancy_model"), self.occupancy_models)):
+            found.update({row[index] for row in rows} - {None, ""})
 
     def kernels_written_from(self) -> dict[str, int]:
         """Distinct kernels (target, key) per target."""
@@ -345,15 +368,18 @@ def read_sources(paths: list[str], options: "ReadOptions",
     if binaries:
         from spillway.report.reader import KernelTable
 
+        fields: tuple[str, ...] | None = GATE_ROW_FIELDS
+
         def fold(rows: list[tuple]) -> None:
             # Rows are folded as the workers hand them over, never all held at once.
-            inputs.note_rows(rows)
-            aggregate_rows(rows, inputs.usage)
+            inputs.note_rows(rows, fields)
+            aggregate_rows(rows, inputs.usage, fields)
 
-        document = read_binaries(binaries, options, rows_sink=fold)
+        document = read_binaries(binaries, options, rows_sink=fold, rows_fields=GATE_ROW_FIELDS)
         kernels = document["kernels"]
         inputs.files.extend(document["files"])
         if isinstance(kernels, KernelTable):
+            fields = None       # (all of FIELDS: what a KernelTable holds)
             fold(kernels.rows)
         else:
             inputs.note_records(kernels)
@@ -431,7 +457,7 @@ def _whole_json(path: str, file: str):
 
 # -- checking ------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
     """One kernel and metric: within or over its allowance."""
 
@@ -547,13 +573,26 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
         refuse_partial_baseline(baseline, gate, baseline_path)
     entries = {(e.target, e.key): e for e in baseline.kernels}
     findings: list[Finding] = []
+    append = findings.append
     new_kernels = []
-    for ident in sorted(usage, key=lambda i: (i[0], usage[i].name, i[1])):
-        kernel = usage[ident]
-        entry = entries.get(ident)
-        if entry is None and every_kernel:
-            # In a baseline of the non-zero kernels only, absence is the norm, not news.
-            new_kernels.append((kernel.target, kernel.key, kernel.name))
+    # Kernels absent from the baseline (most, in a default baseline) are held to the
+    # new-kernel allowances: the same rules for each, worked out once.
+    absent_rules = [(name, METRICS[name].value, METRICS[name].within, METRICS[name].new_kernel_allowance)
+                    for name in gate]
+    order = sorted((ident[0], kernel.name, ident[1], kernel) for ident, kernel in usage.items())
+    for target, kernel_name, key, kernel in order:
+        entry = entries.get((target, key))
+        if entry is None:
+            if every_kernel:
+                # In a baseline of the non-zero kernels only, absence is the norm, not news.
+                new_kernels.append((target, key, kernel_name))
+            resources = kernel.resources
+            for name, value, within, allowed in absent_rules:
+                actual = value(resources)
+                dynamic_over = name == "scratch" and resources.dynamic_stack
+                append(Finding(target, key, kernel_name, name, allowed, actual,
+                               within(actual, allowed) and not dynamic_over, True, dynamic_over))
+            continue
         for name in gate:
             metric = METRICS[name]
             actual = metric.value(kernel.resources)

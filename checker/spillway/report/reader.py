@@ -9,12 +9,14 @@ import gc
 import itertools
 import mmap
 import multiprocessing as mp
+import operator
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from collections.abc import Sequence
 from typing import Callable, Iterable, Iterator, NamedTuple
 
+import msgspec
 import orjson
 
 from spillway import __version__
@@ -106,7 +108,12 @@ _UNITS: list = []
 _TARGETS: list[str] = []
 _MODEL: str = occupancy.DEFAULT_MODEL      # ReadOptions.occupancy_model while parsing
 _ENCODE = False     # workers hand back JSON lines (report --json), not tuples
+_SINK: "_Sink | None" = None    # with _ENCODE: the workers write the lines themselves
+_PROJECT: Callable[[tuple], tuple] | None = None   # rows handed back hold only these fields
 _LINE_INDENT = b"    "
+# Below these, parsing stays in one process (forking costs more than it saves).
+_PARALLEL_MIN_TASKS = 4
+_PARALLEL_MIN_BYTES = 32 << 20
 
 
 def _images_of(unit, counts: ScanResult):
@@ -115,10 +122,26 @@ def _images_of(unit, counts: ScanResult):
     return (unit,)
 
 
-def _parse_units(indexes: tuple[int, ...]):
-    """Parse _UNITS[i] for i in indexes; runs in a forked worker (or inline).
-    Returns ((code objects, kernel tuples, bitcode-only entries, SPIR-V
-    entries), error) where error is None or an InputError's fields."""
+def _parse_units(number: int, indexes: tuple[int, ...]):
+    """Parse _UNITS[i] for i in indexes, task ``number`` of the run; runs in a
+    forked worker (or inline).  Returns ((code objects, kernel tuples,
+    bitcode-only entries, SPIR-V entries), error) where error is None, an
+    InputError's fields or, when writing to _SINK failed, ("OSError", errno,
+    strerror).  With _SINK, the task's JSON lines are written there when its
+    turn comes (a failed task passes its turn on, writing nothing)."""
+    result, error = _parse_task(indexes)
+    if _SINK is None:
+        return result, error
+    try:
+        _SINK.write_in_turn(number, result[1].pieces if result else None)
+    except OSError as exc:
+        return None, ("OSError", exc.errno, exc.strerror)
+    if result:
+        result = (result[0], EncodedKernels(result[1].kernels, []), *result[2:])
+    return result, error
+
+
+def _parse_task(indexes: tuple[int, ...]):
     values: list[tuple] = []
     encoded: list[bytes] = []      # _ENCODE: each code object's records, as JSON lines
     kernels = 0
@@ -153,7 +176,7 @@ def _parse_units(indexes: tuple[int, ...]):
                     # Encoded here, on every core, rather than in the parent (a ROCm library's
                     # report is half a gigabyte of JSON), a code object at a time.
                     kernels += len(values)
-                    encoded.append(b",\n".join([_LINE_INDENT + json_dumps(dict(zip(FIELDS, row))) for row in values]))
+                    encoded.append(_encode_lines(values))
                     values = []
     except InputError as exc:
         return None, (exc.message, exc.file, exc.container, exc.offset)
@@ -163,7 +186,25 @@ def _parse_units(indexes: tuple[int, ...]):
         _drop_mapped_pages(indexes)
     if _ENCODE:
         return (code_objects, EncodedKernels(kernels, encoded), counts.bitcode_only, counts.spirv_entries), None
+    if _PROJECT is not None:
+        values = list(map(_PROJECT, values))
     return (code_objects, values, counts.bitcode_only, counts.spirv_entries), None
+
+
+# A record line's layout: FIELDS as a struct msgspec encodes in C, without
+# the dict per kernel orjson needs (half the encoding time).  The bytes are
+# orjson's for the same record (compact, UTF-8, the same escapes).
+_RecordLine = msgspec.defstruct("RecordLine", list(FIELDS), gc=False)
+_encode_line = msgspec.json.Encoder().encode
+
+
+def _encode_lines(values: list[tuple]) -> bytes:
+    """Kernel rows as JSON records, one per line (indented), joined by ``,\\n``."""
+    try:
+        return b",\n".join([_LINE_INDENT + line for line in map(_encode_line, [_RecordLine(*row) for row in values])])
+    except UnicodeEncodeError:
+        # A path that is not UTF-8 (surrogate escapes): paths.dumps writes them as \udcXX.
+        return b",\n".join([_LINE_INDENT + json_dumps(dict(zip(FIELDS, row))) for row in values])
 
 
 class EncodedKernels(NamedTuple):
@@ -217,20 +258,49 @@ def _unit_size(unit) -> int:
     return unit.payload.nbytes
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3      # glibc's mallopt parameters
+
+
+@lru_cache(maxsize=1)
+def _tune_allocator() -> None:
+    """Keep glibc's malloc from handing freed memory back to the system and
+    asking for it again: every inflated code object and encoded piece is a
+    block of hundreds of kilobytes, and with glibc's defaults each one was
+    fresh pages (page faults, zeroing: 0.4-0.6 CPU-s per process on
+    librocsparse1 7.2.4).  Up to 64 MiB blocks come from the heap, and up to
+    128 MiB of free heap is kept; peak memory is unchanged, as the same blocks
+    are reused.  Set once, before the pool forks (the workers inherit it); a
+    no-op where there is no glibc."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, 64 << 20)
+    mallopt(_M_TRIM_THRESHOLD, 128 << 20)
+
+
 def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
-               encode: bool = False):
+               encode: bool = False, fields: tuple[str, ...] | None = None):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
     entries, SPIR-V entries) per task, in order.  Raises the first InputError.
-    ``encode``: the kernels come as EncodedKernels, not tuples."""
-    global _UNITS, _TARGETS, _MODEL, _ENCODE
+    ``encode``: the kernels come as EncodedKernels, not tuples.  ``fields``:
+    the tuples hold these fields (of FIELDS, in this order), not all of them."""
+    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT
     _UNITS, _TARGETS, _MODEL, _ENCODE = units, targets, model, encode
+    _PROJECT = projection(fields) if fields else None
     total = sum(_unit_size(u) for u in units)
     if progress:
         progress(0, total)
     tasks = _tasks(units)
+    if total >= _PARALLEL_MIN_BYTES:
+        _tune_allocator()
     workers = min(os.cpu_count() or 1, 8)
-    parallel = (workers > 1 and len(tasks) >= 4 and total >= 32 << 20
+    parallel = (workers > 1 and len(tasks) >= _PARALLEL_MIN_TASKS and total >= _PARALLEL_MIN_BYTES
                 and "fork" in mp.get_all_start_methods())
+    if _SINK is not None:
+        _SINK.start()
     try:
         with contextlib.ExitStack() as stack:
             results: Iterable[tuple]
@@ -241,10 +311,12 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 gc.freeze()
                 stack.callback(gc.unfreeze)
                 pool = stack.enter_context(mp.get_context("fork").Pool(workers))
-                results = _bounded_imap(pool, _parse_units, tasks, workers + 1)
+                results = _bounded_imap(pool, _parse_units, list(enumerate(tasks)), workers + 1)
             else:
-                results = map(_parse_units, tasks)
+                results = itertools.starmap(_parse_units, enumerate(tasks))
             for task, (result, error) in zip(tasks, results):
+                if error and error[0] == "OSError":
+                    raise OSError(error[1], error[2])
                 if error:
                     message, file, container, offset = error
                     raise InputError(message, file=file, container=container, offset=offset)
@@ -252,21 +324,28 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                     progress(sum(_unit_size(units[i]) for i in task), total)
                 yield result
     finally:
-        _UNITS, _TARGETS, _MODEL, _ENCODE = [], [], occupancy.DEFAULT_MODEL, False
+        _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT = [], [], occupancy.DEFAULT_MODEL, False, None
+
+
+def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
+    """A function from a FIELDS row to the tuple of ``fields`` (two or more)."""
+    if len(fields) < 2:
+        raise ValueError("a projection keeps two fields or more")
+    return operator.itemgetter(*(FIELDS.index(f) for f in fields))  # type: ignore[return-value]
 
 
 def _bounded_imap(pool, function, tasks: list, window: int):
-    """``pool.imap(function, tasks)`` with at most ``window`` tasks handed out
+    """``pool.starmap``'s answers one by one (``tasks``: argument tuples), with at most ``window`` tasks handed out
     and not yet taken: imap queues every finished result in the parent, which
     grows with the input when the parent is the slower side (writing JSON)."""
     queued: collections.deque = collections.deque()
     remaining = iter(tasks)
     for task in itertools.islice(remaining, window):
-        queued.append(pool.apply_async(function, (task,)))
+        queued.append(pool.apply_async(function, task))
     while queued:
         result = queued.popleft().get()
         for task in itertools.islice(remaining, 1):
-            queued.append(pool.apply_async(function, (task,)))
+            queued.append(pool.apply_async(function, task))
         yield result
 
 
@@ -352,12 +431,15 @@ RowsSink = Callable[[list[tuple]], None]
 
 def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], None] | None = None, *,
               budget: DecompressionBudget | None = None, compact: bool = False,
-              rows_sink: RowsSink | None = None) -> tuple[dict, list[dict] | KernelTable]:
+              rows_sink: RowsSink | None = None, rows_fields: tuple[str, ...] | None = None
+              ) -> tuple[dict, list[dict] | KernelTable]:
     """Read one user-named path.  Raises InputError for bad or empty input.
     ``compact``: the records as a KernelTable (tuples) rather than dicts.
-    ``rows_sink``: each batch of rows goes to it as it is read, and none is kept."""
+    ``rows_sink``: each batch of rows goes to it as it is read, and none is kept;
+    ``rows_fields``: its rows hold only these fields (in this order)."""
     budget = budget or options.budget()
-    return _finish(scan_path(path, options.scan_options(budget)), path, options, progress, compact, rows_sink)
+    return _finish(scan_path(path, options.scan_options(budget)), path, options, progress, compact, rows_sink,
+                   rows_fields)
 
 
 def read_buffer(data: bytes | memoryview, name: str, options: ReadOptions | None = None
@@ -407,11 +489,13 @@ class _FileTally:
 
 
 def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact: bool,
-            rows_sink: RowsSink | None = None) -> tuple[dict, list[dict] | KernelTable]:
+            rows_sink: RowsSink | None = None, rows_fields: tuple[str, ...] | None = None
+            ) -> tuple[dict, list[dict] | KernelTable]:
     _refuse_without_images(scan, path)
     tally, values = _FileTally(scan, path), []
+    fields = rows_fields if rows_sink is not None else None
     for found, rows, bitcode, spirv_entries in iter_units(scan.images, options.targets, progress,
-                                                          options.occupancy_model):
+                                                          options.occupancy_model, fields=fields):
         tally.add(found, len(rows), bitcode, spirv_entries)
         if rows_sink is not None:
             rows_sink(rows)
@@ -420,6 +504,55 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact
     file_record = tally.record()
     records = KernelTable(values) if compact else [dict(zip(FIELDS, v)) for v in values]
     return file_record, records
+
+
+class _Sink:
+    """A file descriptor the workers write a streamed report's kernels to, in
+    task order, each when its turn comes: the half gigabyte of JSON a ROCm
+    library's report holds then never goes through the parent (pickled, piped
+    and copied there, it cost the parent as much CPU as a worker).  The turn
+    and whether anything was written yet are shared between the processes."""
+
+    def __init__(self, fd: int, head: bytes):
+        self.fd, self.head = fd, head      # head: written before the first kernel
+        fork = "fork" in mp.get_all_start_methods()
+        context = mp.get_context("fork" if fork else None)
+        self.turn = context.Condition()
+        self.state = context.RawArray("q", 3)     # [next task to write, written anything, a task failed]
+
+    @property
+    def opened(self) -> bool:
+        return bool(self.state[1])
+
+    def start(self) -> None:
+        """Before a run's first task (task numbers start at 0 in each run)."""
+        self.state[0], self.state[2] = 0, 0
+
+    def write(self, *parts: bytes) -> None:
+        for part in parts:
+            view = memoryview(part)
+            while view:
+                view = view[os.write(self.fd, view):]
+
+    def write_in_turn(self, number: int, pieces: list[bytes] | None) -> None:
+        """Write task ``number``'s pieces once every earlier task has passed;
+        None: the task failed, so no later task writes either."""
+        with self.turn:
+            while self.state[0] != number:
+                self.turn.wait()
+            try:
+                if pieces is None:
+                    self.state[2] = 1
+                elif not self.state[2]:
+                    for piece in pieces:
+                        self.write(b",\n" if self.state[1] else self.head, piece)
+                        self.state[1] = 1
+            except OSError:
+                self.state[2] = 1
+                raise
+            finally:
+                self.state[0] = number + 1
+                self.turn.notify_all()
 
 
 def report_json(paths: Iterable[str], options: ReadOptions | None = None,
@@ -436,46 +569,74 @@ def report_json(paths: Iterable[str], options: ReadOptions | None = None,
     ends the stream (written atomically to a file, it leaves no file).
     ``on_empty`` is called before a document without kernels is produced (it
     may raise)."""
+    yield from _report_json(paths, options, progress, on_empty, None)
+
+
+def write_report_json(fd: int, paths: Iterable[str], options: ReadOptions | None = None,
+                      progress: Callable[[int, int], None] | None = None, *,
+                      on_empty: Callable[[], None] | None = None) -> None:
+    """``report_json``'s bytes written to the file descriptor ``fd``, the
+    kernels by the workers themselves (see _Sink).  Nothing is written before
+    the first kernel; an OSError writing is raised as such."""
+    for _ in _report_json(paths, options, progress, on_empty, fd):
+        pass
+
+
+def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on_empty,
+                 fd: int | None) -> Iterator[bytes]:
+    global _SINK
     options = options or ReadOptions()
     budget = options.budget()
     head = json_dumps({"schema": SCHEMA, "spillway_version": __version__,
                        "occupancy_model": options.occupancy_model}, option=orjson.OPT_INDENT_2)
+    opening = head[:-2] + b',\n  "kernels": [\n'
+    sink = _Sink(fd, opening) if fd is not None else None
     opened = False
     files = []
-    for path in paths:
-        scan = scan_path(path, options.scan_options(budget))
-        _refuse_without_images(scan, path)
-        tally = _FileTally(scan, path)
-        for found, encoded, bitcode, spirv_entries in iter_units(scan.images, options.targets, progress,
-                                                                 options.occupancy_model, encode=True):
-            tally.add(found, encoded.kernels, bitcode, spirv_entries)
-            for piece in encoded.pieces:
-                yield (b",\n" if opened else head[:-2] + b',\n  "kernels": [\n') + piece
-                opened = True
-        files.append(tally.record())
+    try:
+        for path in paths:
+            scan = scan_path(path, options.scan_options(budget))
+            _refuse_without_images(scan, path)
+            tally = _FileTally(scan, path)
+            _SINK = sink
+            for found, encoded, bitcode, spirv_entries in iter_units(scan.images, options.targets, progress,
+                                                                     options.occupancy_model, encode=True):
+                tally.add(found, encoded.kernels, bitcode, spirv_entries)
+                for piece in encoded.pieces:
+                    yield (b",\n" if opened else opening) + piece
+                    opened = True
+            files.append(tally.record())
+    finally:
+        _SINK = None
+    opened = opened or (sink is not None and sink.opened)
     if not opened and on_empty is not None:
         on_empty()
     tail = json_dumps({"files": files}, option=orjson.OPT_INDENT_2)[1:]     # '\n  "files": ...}'
-    yield (b"\n  ]," if opened else head[:-2] + b',\n  "kernels": [],') + tail + b"\n"
+    last = (b"\n  ]," if opened else head[:-2] + b',\n  "kernels": [],') + tail + b"\n"
+    if sink is not None:
+        sink.write(last)
+    else:
+        yield last
 
 
 def read_report(paths: Iterable[str], options: ReadOptions | None = None,
                 progress: Callable[[int, int], None] | None = None, *, compact: bool = False,
-                rows_sink: RowsSink | None = None) -> dict:
+                rows_sink: RowsSink | None = None, rows_fields: tuple[str, ...] | None = None) -> dict:
     """The report document (see report.Report for its schema).  ``compact``:
     its kernels are a KernelTable (tuples, dicts on demand) -- what the
     command line uses, as a ROCm library has hundreds of thousands.
     ``rows_sink``: the kernels' rows (FIELDS order) go to it a batch at a time
     as they are read, and the document's kernels stay empty (``files`` counts
     them): what check and baseline write use, to fold rows while the workers
-    parse and never hold them all."""
+    parse and never hold them all; ``rows_fields``: those rows hold only these
+    fields, in this order (what the workers hand over is then smaller)."""
     options = options or ReadOptions()
     budget = options.budget()          # decompressed totals count over the whole run
     files = []
     kernels: list[dict] | KernelTable = KernelTable() if compact else []
     for path in paths:
         file_record, records = read_path(path, options, progress, budget=budget, compact=compact,
-                                         rows_sink=rows_sink)
+                                         rows_sink=rows_sink, rows_fields=rows_fields)
         files.append(file_record)
         kernels.extend(records)
     return {"schema": SCHEMA, "spillway_version": __version__, "occupancy_model": options.occupancy_model,

@@ -248,7 +248,7 @@ let
   pytestCheckHook = "pytest-check-hook";
 
   python3Packages = lib.genAttrs [
-    "setuptools" "pyelftools" "msgpack" "pydantic" "rich" "zstandard" "cxxfilt" "orjson" "ijson"
+    "setuptools" "pyelftools" "msgpack" "pydantic" "rich" "zstandard" "cxxfilt" "orjson" "ijson" "msgspec"
     "pytest" "hypothesis" "jsonschema" "pyyaml"
   ] hostModule // {
     buildPythonApplication = buildPython;

@@ -6,12 +6,14 @@ parts of a large input handed on a code object at a time."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 from conftest import DATA
+from spillway.errors import InputError
 from spillway.report import reader
 from spillway.report.reader import ReadOptions, json_chunks, read_report, report_json
 from support.formats_fixtures import one_line_error, run_cli
@@ -107,7 +109,7 @@ def test_bounded_window_keeps_order():
     import multiprocessing as mp
 
     with mp.get_context("fork").Pool(2) as pool:
-        got = list(reader._bounded_imap(pool, abs, list(range(-50, 0)), 3))
+        got = list(reader._bounded_imap(pool, abs, [(i,) for i in range(-50, 0)], 3))
     assert got == [abs(i) for i in range(-50, 0)]
 
 
@@ -121,3 +123,89 @@ def test_streamed_report_reads_back_in_check(inputs, tmp_path):
     checked = subprocess.run([sys.executable, "-m", "spillway", "check", str(report), "--baseline", str(baseline)],
                              capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
+
+
+# -- the workers write the kernels themselves (report.reader.write_report_json) ----------
+
+@pytest.fixture()
+def many_tasks(monkeypatch, tmp_path):
+    """A folder of twelve code objects, one task each, read by the pool (the
+    thresholds that keep small inputs in one process lowered)."""
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for number in range(12):
+        source = TENSILE / ("tensile_gfx1100.hsaco" if number % 2 else "tensile_gfx90a.hsaco")
+        (folder / f"k{number:02d}.hsaco").write_bytes(source.read_bytes())
+    monkeypatch.setattr(reader, "_PARALLEL_MIN_TASKS", 2)
+    monkeypatch.setattr(reader, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(reader, "_tasks", lambda units: [(i,) for i in range(len(units))])
+    return folder
+
+
+def _written(paths, tmp_path, options=None) -> bytes:
+    out = tmp_path / "written.json"
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        reader.write_report_json(fd, [str(p) for p in paths], options)
+    finally:
+        os.close(fd)
+    return out.read_bytes()
+
+
+def test_the_pool_writes_the_same_bytes_in_order(many_tasks, tmp_path):
+    assert (os.cpu_count() or 1) > 1, "the pool needs two cores"
+    written = _written([many_tasks], tmp_path)
+    assert written == b"".join(report_json([str(many_tasks)]))
+    document = json.loads(written)
+    assert document == in_memory([many_tasks])
+    assert len(document["kernels"]) == 60
+    # in the folder's order, a code object after another
+    files = [k["file"] for k in document["kernels"]]
+    assert files == sorted(files)
+
+
+def test_inline_writes_the_same_bytes(inputs, tmp_path):
+    paths = [inputs["gfx1100"], inputs["gfx90a"]]
+    assert _written(paths, tmp_path) == b"".join(report_json([str(p) for p in paths]))
+
+
+def test_a_bad_code_object_stops_every_later_write(many_tasks, tmp_path):
+    # a code object the scan accepts, whose metadata note is broken
+    data = bytearray((many_tasks / "k05.hsaco").read_bytes())
+    at = data.find(b"amdhsa.kernels")
+    assert at > 0
+    data[at - 1:at + 14] = b"\xc1" * 15
+    (many_tasks / "k05.hsaco").write_bytes(bytes(data))
+    out = tmp_path / "partial.json"
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with pytest.raises(InputError, match="k05"):
+        reader.write_report_json(fd, [str(many_tasks)])
+    os.close(fd)
+    written = out.read_bytes().decode()
+    # what came before the bad task, in order, and nothing after it
+    files = [json.loads(line.strip().rstrip(","))["file"] for line in written.splitlines()
+             if line.startswith("    {")]
+    assert files == sorted(files) and all(f.rsplit("/", 1)[1] < "k05" for f in files)
+    assert len(files) == 25
+    assert '"files"' not in written
+
+
+def test_a_closed_pipe_is_a_broken_pipe_in_the_parent(many_tasks):
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        with pytest.raises(BrokenPipeError):
+            reader.write_report_json(write_end, [str(many_tasks)])
+    finally:
+        os.close(write_end)
+
+
+def test_the_command_through_the_pool(many_tasks, tmp_path):
+    """The command line's own writer (atomic file, and standard output) with the pool."""
+    from spillway.cli.common import read_options, write_report_json
+    from spillway.cli import build_parser
+
+    args = build_parser().parse_args(["report", "--all", "--json", str(many_tasks)])
+    out = tmp_path / "out.json"
+    write_report_json([str(many_tasks)], read_options(args), str(out))
+    assert out.read_bytes() == b"".join(report_json([str(many_tasks)]))

@@ -134,3 +134,30 @@ def test_lds_examples_and_limit_names():
 
 def test_sgprs_do_not_limit_gfx10_and_later():
     assert _occ("gfx1030", 8, sgprs=106, max_wg=64).waves_per_simd == 16
+
+
+# -- the cached answer's key leaves out only what the model does not read ----------------
+
+from hypothesis import given, settings, strategies as st   # noqa: E402
+
+from spillway.resources.targets import MODEL_NAMES, known_processors   # noqa: E402
+
+
+@settings(max_examples=600, deadline=None)
+@given(processor=st.sampled_from(known_processors()), model=st.sampled_from(MODEL_NAMES),
+       wave=st.sampled_from([32, 64]), wgp=st.booleans(),
+       vgprs=st.integers(0, 600), agprs=st.one_of(st.none(), st.integers(0, 300)),
+       sgprs=st.integers(0, 120), lds=st.integers(0, 70000), max_wg=st.integers(0, 1200))
+def test_the_cached_key_gives_what_the_whole_formula_gives(processor, model, wave, wgp, vgprs, agprs, sgprs,
+                                                           lds, max_wg):
+    """compute() drops SGPRs from GFX10 on and AGPRs outside gfx908 from the cache's
+    key; the uncached formula on the figures as given must agree."""
+    got = occupancy.compute(processor, vgpr_count=vgprs, agpr_count=agprs, sgpr_count=sgprs,
+                            group_segment_fixed_size=lds, wavefront_size=wave,
+                            max_flat_workgroup_size=max_wg, workgroup_processor_mode=wgp, model=model)
+    k = occupancy._kernel_for(processor, model, wave, wgp)
+    if k is None:
+        assert got.waves_per_simd is None
+        return
+    whole = occupancy._compute.__wrapped__(k, vgprs, agprs or 0, sgprs, lds, max(max_wg, 1))
+    assert got == whole
