@@ -7,7 +7,8 @@ anything heavy is imported).
 What no entry module can close:
 - the interpreter's own start-up, before the console script's first line
   runs: before it has installed its handler the signal kills the process
-  silently (-SIGINT, nothing printed); while it sets up its standard streams
+  silently (-SIGINT, nothing printed); while it sets up ``__main__`` it
+  prints "python: failed to set __main__.__loader__" (exit 1); while it sets up its standard streams
   and while ``site`` runs the .pth files it prints "Fatal Python error:
   init_sys_streams" / "init_import_site" and a traceback through its own
   frozen modules;
@@ -69,6 +70,11 @@ def _classify(status: int, stderr: str, allow_site: bool) -> str:
         return "interpreter start-up (before site)"
     if status == 1 and lines == ["KeyboardInterrupt"]:
         # The interpreter, before the script runs (no frame at all): rare.
+        return "interpreter start-up (before the script)"
+    if status == 1 and lines and lines[-1].endswith("failed to set __main__.__loader__"):
+        # The interpreter, while it sets up __main__ for the script (pymain_run_file:
+        # the import of the loader is interrupted), before the script's first line: rare.
+        assert "spillway" not in stderr, stderr
         return "interpreter start-up (before the script)"
     if status == -signal.SIGINT and stderr == "":   # before the interpreter installed its handler
         return "killed before the interpreter's handler"

@@ -168,24 +168,47 @@ class _Kernel:
     lds_granule: int
     # The next-step searches' answers, by (resource, ..., goal); see _threshold.
     thresholds: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # Each limit's answers by its inputs: a library's distinct kernels repeat the same
+    # few hundred register counts and LDS sizes (bounded like thresholds).
+    _by_vgprs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _by_sgprs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _by_wg_lds: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def vgpr(self, vgprs: int) -> int:
-        return waves_by_vgprs(vgprs, self.model, self.wave)
+        waves = self._by_vgprs.get(vgprs)
+        if waves is None:
+            waves = _kept(self._by_vgprs, vgprs, waves_by_vgprs(vgprs, self.model, self.wave))
+        return waves
 
     def sgpr(self, sgprs: int) -> int:
         if self.model.gfx_major >= 10:
             return self.model.max_waves_per_simd
-        return waves_by_sgprs(sgprs, self.model, self.llvm)
+        waves = self._by_sgprs.get(sgprs)
+        if waves is None:
+            waves = _kept(self._by_sgprs, sgprs, waves_by_sgprs(sgprs, self.model, self.llvm))
+        return waves
 
     def wg_lds(self, lds: int, max_wg: int) -> int:
         """The work-group/LDS limit.  LLVM 23+ before GFX10: the SGPR count the kernel is
         charged for is at least ``getMinNumSGPRs`` of that limit, and the reworked SGPR
         inverse turns that minimum into fewer waves (LDS allowing 9 waves on gfx900 prints 8)."""
+        waves = self._by_wg_lds.get((lds, max_wg))
+        if waves is not None:
+            return waves
         waves = waves_by_workgroup_and_lds(lds, max(max_wg, 1), self.wave, self.model.max_waves_per_simd,
                                            self.simds, self.lds_pool, self.barrier, self.lds_granule)
         if self.llvm != "llvm22" and self.model.gfx_major < 10 and waves < self.model.max_waves_per_simd:
             waves = min(waves, waves_by_sgprs(min_sgprs_for_waves(waves, self.model), self.model, self.llvm))
-        return waves
+        return _kept(self._by_wg_lds, (lds, max_wg), waves)
+
+
+def _kept(answers: dict, key, value: int) -> int:
+    """``answers[key] = value``, the dict emptied first once it holds _THRESHOLDS_KEPT
+    entries (a hostile binary's counts must not grow it without end)."""
+    if len(answers) >= _THRESHOLDS_KEPT:
+        answers.clear()
+    answers[key] = value
+    return value
 
 
 def _register_total(model: OccupancyModel, vgprs: int, agprs: int | None) -> int:
