@@ -67,3 +67,9 @@ def _not_under_github_actions(monkeypatch):
     GITHUB_ACTIONS=true when no format is asked for; tests ask explicitly."""
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+@pytest.fixture
+def epoch(monkeypatch):
+    """Baselines written at a fixed time (their provenance reads SOURCE_DATE_EPOCH)."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")

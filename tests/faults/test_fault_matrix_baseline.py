@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from faultkit import REPO, children_of_session, run, spillway
+from support.matrix_fixtures import cell_table
 from support.toolchains import require
 
 CELLS = ("clang-16", "clang-19")
@@ -36,24 +37,10 @@ def _cells_file(folder: Path) -> Path:
              'sources = ["kernels/routed_gemm.hip", "kernels/rmsnorm.hip"]',
              'headers = ["kernels/include", "kernels/engine"]', 'recipe = "matrix/compile.sh"', ""]
     for name in CELLS:
-        fields = dict(cells[name], baseline=str(folder / "baselines" / f"{name}.json"))
-        lines.append(f'[cells."{name}"]')
-        for key, value in fields.items():
-            if isinstance(value, bool):
-                lines.append(f"{key} = {'true' if value else 'false'}")
-            elif isinstance(value, list):
-                lines.append(f"{key} = [{', '.join(_quoted(v) for v in value)}]")
-            else:
-                lines.append(f"{key} = {_quoted(value)}")
-        lines.append("")
+        lines.append(cell_table(name, **dict(cells[name], baseline=str(folder / "baselines" / f"{name}.json"))))
     path = folder / "cells.toml"
     path.write_text("\n".join(lines))
     return path
-
-
-def _quoted(value) -> str:
-    import json
-    return json.dumps(value)
 
 
 class Matrix:

@@ -202,7 +202,7 @@ class _Kernel:
         return _kept(self._by_wg_lds, (lds, max_wg), waves)
 
 
-def _kept(answers: dict, key, value: int) -> int:
+def _kept(answers: dict, key, value):
     """``answers[key] = value``, the dict emptied first once it holds _THRESHOLDS_KEPT
     entries (a hostile binary's counts must not grow it without end)."""
     if len(answers) >= _THRESHOLDS_KEPT:
@@ -306,9 +306,7 @@ def _threshold(k: _Kernel, key: tuple, current: int, ok) -> int | None:
     that point whatever ``current`` is, and ``key`` (what ``ok`` depends on) names it."""
     found = k.thresholds.get(key, _MISSING)
     if found is _MISSING:
-        if len(k.thresholds) >= _THRESHOLDS_KEPT:
-            k.thresholds.clear()
-        found = k.thresholds[key] = _largest_below(current, ok)
+        found = _kept(k.thresholds, key, _largest_below(current, ok))
     return found
 
 

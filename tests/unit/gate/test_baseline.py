@@ -48,11 +48,6 @@ def entries(path) -> list[dict]:
     return out
 
 
-@pytest.fixture
-def epoch(monkeypatch):
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-
-
 def test_synthetic_records_are_valid_reports():
     Report.model_validate({"schema": "spillway.report/2", "spillway_version": "0", "files": [],
                            "kernels": [record(TOPK, scratch=272)]})

@@ -29,11 +29,6 @@ NORM = "_Z7rmsnormILi16384ELi128ELi128EEvPKDhS1_PDhf"
 ROCPRIM = "_ZN7rocprim17ROCPRIM_300400_NS6detail11sort_kernelILj256EEEvPi"
 
 
-@pytest.fixture
-def epoch(monkeypatch):
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-
-
 def semantics(baseline: Baseline) -> dict:
     """What a baseline means, version aside: per (target, key) the allowances
     (a false dynamic stack is an absent one), recorded figures and reason."""

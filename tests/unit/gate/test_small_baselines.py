@@ -23,11 +23,6 @@ DYN = "_Z4dynsPi"
 
 
 @pytest.fixture
-def epoch(monkeypatch):
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-
-
-@pytest.fixture
 def build_report(tmp_path):
     return write_report(tmp_path / "build.json", [
         record(TOPK, scratch=272),

@@ -22,6 +22,7 @@ import pytest
 
 from spillway import matrix as mx
 from spillway.errors import UsageError
+from support.matrix_fixtures import cell_table
 from support.toolchains import REPO, require
 
 CELLS = REPO / "matrix" / "cells.toml"
@@ -32,19 +33,6 @@ def spillway(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     """Run the spillway command as a user would (stdout not a terminal)."""
     return subprocess.run([sys.executable, "-m", "spillway", *argv], capture_output=True, text=True,
                           cwd=cwd or REPO)
-
-
-def cell_table(name: str, **fields) -> str:
-    """A [cells.NAME] table in cells.toml syntax."""
-    lines = [f'[cells."{name}"]']
-    for key, value in fields.items():
-        if isinstance(value, bool):
-            lines.append(f"{key} = {'true' if value else 'false'}")
-        elif isinstance(value, list):
-            lines.append(f"{key} = [{', '.join(json.dumps(v) for v in value)}]")
-        else:
-            lines.append(f"{key} = {json.dumps(value)}")
-    return "\n".join(lines) + "\n"
 
 
 def debian_cell(version: int, **override) -> dict:
