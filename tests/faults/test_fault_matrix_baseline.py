@@ -120,6 +120,35 @@ def _wait_for(process: subprocess.Popen, condition, limit: float) -> bool:
     return False
 
 
+def _stopped(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("T", "t", "Z", "X")
+    except OSError:
+        return True
+
+
+def _freeze_when(process: subprocess.Popen, condition, limit: float) -> bool:
+    """Leave the main process stopped (SIGSTOP) at a moment when ``condition``
+    holds; False when it never did.  Seeing the condition and then killing
+    would race with the process (a small baseline is written in well under a
+    millisecond): the condition is checked again while the process is frozen,
+    and the process is resumed when it no longer holds."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if not _wait_for(process, condition, deadline - time.monotonic()):
+            return False
+        os.kill(process.pid, signal.SIGSTOP)
+        while not _stopped(process.pid):
+            time.sleep(0.0001)
+        if process.poll() is not None:
+            return False
+        if condition():
+            return True
+        os.kill(process.pid, signal.SIGCONT)
+    return False
+
+
 def _bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -129,23 +158,24 @@ def _bytes(path: Path) -> bytes | None:
 
 def _kill_at(m: Matrix, process: subprocess.Popen, point: str, new: list[bytes]) -> bool:
     """SIGKILL the main process at ``point``; False when the run finished first."""
-    first = m.paths[0]
+    first, second = m.paths
     if point in ("start", "reading", "late"):
         fraction = {"start": 0.05, "reading": 0.35, "late": 0.75}[point]
         _wait_for(process, lambda: False, fraction * m.duration)
     elif point == "writing the first":
-        if not _wait_for(process, lambda: _has_file_open_in(process.pid, m.baselines), 120):
+        if not _freeze_when(process, lambda: _has_file_open_in(process.pid, m.baselines)
+                            and _bytes(first) != new[0], 120):
             return False
     elif point == "between the cells":
-        if not _wait_for(process, lambda: _bytes(first) == new[0], 120):
+        if not _freeze_when(process, lambda: _bytes(first) == new[0] and _bytes(second) != new[1], 120):
             return False
     elif point == "writing the second":
-        if not _wait_for(process, lambda: _bytes(first) == new[0]
-                         and _has_file_open_in(process.pid, m.baselines), 120):
+        if not _freeze_when(process, lambda: _bytes(first) == new[0] and _bytes(second) != new[1]
+                            and _has_file_open_in(process.pid, m.baselines), 120):
             return False
     if process.poll() is not None:
         return False
-    os.kill(process.pid, signal.SIGKILL)     # the main process only
+    os.kill(process.pid, signal.SIGKILL)     # the main process only (stopped or not)
     process.wait(timeout=30)
     return True
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import gc
 import itertools
 import mmap
@@ -127,28 +128,33 @@ def _parse_units(number: int, indexes: tuple[int, ...]):
     forked worker (or inline).  Returns ((code objects, kernel tuples,
     bitcode-only entries, SPIR-V entries), error) where error is None, an
     InputError's fields or, when writing to _SINK failed, ("OSError", errno,
-    strerror).  With _SINK, the task's JSON lines are written there when its
-    turn comes (a failed task passes its turn on, writing nothing)."""
-    result, error = _parse_task(indexes)
+    strerror).  With _SINK, the task's JSON lines go there in task order
+    (a failed task stops every later one writing)."""
     if _SINK is None:
-        return result, error
+        return _parse_task(indexes)
+    output = _SINK.task(number)
     try:
-        _SINK.write_in_turn(number, result[1].pieces if result else None)
+        result, error = _parse_task(indexes, output.emit)
+        output.finish(failed=result is None)
     except OSError as exc:
+        output.abandon()
         return None, ("OSError", exc.errno, exc.strerror)
-    if result:
-        result = (result[0], EncodedKernels(result[1].kernels, []), *result[2:])
     return result, error
 
 
-def _parse_task(indexes: tuple[int, ...]):
+def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None = None):
+    """``emit``: where each code object's JSON lines go (_ENCODE), rather
+    than into the result."""
     values: list[tuple] = []
     encoded: list[bytes] = []      # _ENCODE: each code object's records, as JSON lines
+    if emit is None:
+        emit = encoded.append
     kernels = 0
     counts = ScanResult()
     code_objects = 0
     shared: dict = {}
     share = shared.setdefault
+    names: dict = {}     # _ENCODE: a kernel's encoded names, for each target of the task's bundle
     # Parsing makes no reference cycles, and the collector's passes over the
     # growing list of records cost 7% of the time.
     collecting = gc.isenabled()
@@ -168,16 +174,17 @@ def _parse_task(indexes: tuple[int, ...]):
                 model = occupancy.resolve_model(_MODEL, code.compiler)
                 where = (image.file, image.bundle_index, code.target_id, code.code_object_version, code.compiler)
                 offset, archive = image.image_offset, image.archive
+                if _ENCODE:
+                    # Encoded here, on every core, rather than in the parent (a ROCm library's
+                    # report is half a gigabyte of JSON), a code object at a time.
+                    if code.kernels:
+                        kernels += len(code.kernels)
+                        emit(_encode_code_object(code.kernels, where, offset, archive, model, names))
+                    continue
                 for kernel in code.kernels:
                     # One string per kernel name across the targets of a bundle (the demangled
                     # name and the key are shared already: they come from caches).
                     values.append(_values(kernel, share(kernel.name, kernel.name), where, offset, archive, model))
-                if _ENCODE and values:
-                    # Encoded here, on every core, rather than in the parent (a ROCm library's
-                    # report is half a gigabyte of JSON), a code object at a time.
-                    kernels += len(values)
-                    encoded.append(_encode_lines(values))
-                    values = []
     except InputError as exc:
         return None, (exc.message, exc.file, exc.container, exc.offset)
     finally:
@@ -196,6 +203,64 @@ def _parse_task(indexes: tuple[int, ...]):
 # orjson's for the same record (compact, UTF-8, the same escapes).
 _RecordLine = msgspec.defstruct("RecordLine", list(FIELDS), gc=False)
 _encode_line = msgspec.json.Encoder().encode
+
+
+# A record line in four segments, each encoded once for what it depends on:
+# where the code object is (once per code object), the kernel's names (once
+# per kernel name in a task: the same kernel comes once per target of a
+# bundle), what the resources give (once per target, model and resources:
+# 35,557 distinct of 249,970 kernels of librocsparse1 7.2.4) and where the
+# image sits.  Joined, they are the bytes _encode_lines writes for the row
+# (msgspec writes a struct's fields in order, separated by commas, with no
+# spaces), at a fraction of the cost: building and encoding a row per kernel
+# was 2.8 of the 7.2 CPU-seconds of that report.
+_NAMES_AT, _RESOURCES_AT, _TAIL_AT = FIELDS.index("symbol"), FIELDS.index("vgpr_count"), \
+    FIELDS.index("image_offset")
+_LineHead = msgspec.defstruct("LineHead", list(FIELDS[:_NAMES_AT]), gc=False)
+_LineNames = msgspec.defstruct("LineNames", list(FIELDS[_NAMES_AT:_RESOURCES_AT]), gc=False)
+_LineResources = msgspec.defstruct("LineResources", list(FIELDS[_RESOURCES_AT:_TAIL_AT]), gc=False)
+_LineTail = msgspec.defstruct("LineTail", list(FIELDS[_TAIL_AT:]), gc=False)
+# The resources segment is keyed on a kernel's fields after its name and symbol:
+# every input of the resources part of the row besides target and model.
+assert KernelMetadata._fields[:2] == ("name", "symbol")
+_RESOURCE_SEGMENTS: dict[tuple[str, str], dict[tuple, bytes]] = {}
+_RESOURCE_SEGMENTS_KEPT = 1 << 15     # entries per process (about 200 bytes each)
+_resource_segments_held = [0]
+_LINE_SEPARATOR = b",\n" + _LINE_INDENT
+
+
+def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offset: int | None,
+                        archive: str | None, model: str, names: dict[tuple[str, str], bytes]) -> bytes:
+    """_encode_lines of the code object's rows, from cached segments.
+    ``names``: the task's encoded names by (name, symbol)."""
+    try:
+        head = _encode_line(_LineHead(*where))[:-1]          # (without its closing brace)
+        tail = b"," + _encode_line(_LineTail(image_offset, archive))[1:]
+    except UnicodeEncodeError:         # a path that is not UTF-8: the slow way, as _encode_lines does it
+        return _encode_lines([_values(k, k.name, where, image_offset, archive, model) for k in kernels])
+    segments = _RESOURCE_SEGMENTS.get((where[2], model))
+    if segments is None:
+        segments = _RESOURCE_SEGMENTS[(where[2], model)] = {}
+    parts: list[bytes] = []
+    extend = parts.extend
+    for kernel in kernels:
+        named = names.get(kernel[:2])
+        resources = segments.get(kernel[2:])
+        if named is None or resources is None:
+            row = _values(kernel, kernel.name, where, image_offset, archive, model)
+            if named is None:
+                named = names[kernel[:2]] = b"," + _encode_line(_LineNames(*row[_NAMES_AT:_RESOURCES_AT]))[1:-1]
+            if resources is None:
+                if _resource_segments_held[0] >= _RESOURCE_SEGMENTS_KEPT:
+                    for kept in _RESOURCE_SEGMENTS.values():
+                        kept.clear()
+                    _resource_segments_held[0] = 0
+                resources = b"," + _encode_line(_LineResources(*row[_RESOURCES_AT:_TAIL_AT]))[1:-1]
+                segments[kernel[2:]] = resources
+                _resource_segments_held[0] += 1
+        extend((_LINE_SEPARATOR, head, named, resources, tail))
+    parts[0] = _LINE_INDENT        # the first line has no separator before it
+    return b"".join(parts)
 
 
 def _encode_lines(values: list[tuple]) -> bytes:
@@ -296,7 +361,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
     tasks = _tasks(units)
     if total >= _PARALLEL_MIN_BYTES:
         _tune_allocator()
-    workers = min(os.cpu_count() or 1, 8)
+    workers = _worker_count()
     parallel = (workers > 1 and len(tasks) >= _PARALLEL_MIN_TASKS and total >= _PARALLEL_MIN_BYTES
                 and "fork" in mp.get_all_start_methods())
     if _SINK is not None:
@@ -311,7 +376,10 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 gc.freeze()
                 stack.callback(gc.unfreeze)
                 pool = stack.enter_context(mp.get_context("fork").Pool(workers))
-                results = _bounded_imap(pool, _parse_units, list(enumerate(tasks)), workers + 1)
+                # Tasks handed out ahead of the one being written: each result is small when the
+                # workers write the records themselves (the tasks ahead are put aside on disk).
+                window = workers * 4 if _SINK is not None else workers + 1
+                results = _bounded_imap(pool, _parse_units, list(enumerate(tasks)), window)
             else:
                 results = itertools.starmap(_parse_units, enumerate(tasks))
             for task, (result, error) in zip(tasks, results):
@@ -508,33 +576,84 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact
 
 class _Sink:
     """A file descriptor the workers write a streamed report's kernels to, in
-    task order, each when its turn comes: the half gigabyte of JSON a ROCm
-    library's report holds then never goes through the parent (pickled, piped
-    and copied there, it cost the parent as much CPU as a worker).  The turn
-    and whether anything was written yet are shared between the processes."""
+    task order: the half gigabyte of JSON a ROCm library's report holds then
+    never goes through the parent (pickled, piped and copied there, it cost
+    the parent as much CPU as a worker).
 
-    def __init__(self, fd: int, head: bytes):
+    A task whose turn has come (every earlier task written) writes each code
+    object's records as it encodes them.  A task ahead of its turn does not
+    wait for it (waiting for a large bundle parsed by the other worker idled
+    the workers 1.6 s of 10 on librocsparse1 7.2.4), nor keep its records in
+    memory (one bundle of that library is 111 MB of JSON): it puts them
+    aside in its worker's spill file (unnamed temporary files, one per
+    worker, opened before the fork) and goes on.  Whoever completes the turn
+    before a finished task copies its records from the spill file to the
+    output in the kernel (sendfile); a task still running when its turn
+    comes copies its own, then writes directly.  A spill file is emptied
+    whenever nothing in it is waiting.  The turn, the tasks put aside and
+    what was written are shared between the processes; without a spill file
+    a task ahead of its turn keeps its records and waits."""
+
+    _SLOTS = 64            # tasks put aside at once (the pool hands out a few)
+    # a record: task number or -1, status, spill file, offset in it, length
+    _TASK, _STATUS, _FILE, _OFFSET, _LENGTH = range(5)
+    RUNNING, DONE, FAILED = 0, 1, 2
+
+    def __init__(self, fd: int, head: bytes, writers: int | None = None):
         self.fd, self.head = fd, head      # head: written before the first kernel
         fork = "fork" in mp.get_all_start_methods()
         context = mp.get_context("fork" if fork else None)
         self.turn = context.Condition()
         # [next task to write, written anything, a task failed, writeback started up to]
         self.state = context.RawArray("q", 4)
+        self.records = context.RawArray("q", 5 * self._SLOTS)
+        self.spills: list[int] = []
+        import tempfile
+
+        for _ in range(writers if writers is not None else _worker_count() + 1):
+            try:
+                spill = tempfile.TemporaryFile(prefix="spillway-spill-")    # unnamed where O_TMPFILE works
+            except OSError:
+                break          # fewer spill files: the other writers wait for their turn
+            self.spills.append(os.dup(spill.fileno()))
+            spill.close()
+        # per spill file: the process using it (0: free), bytes in it not copied out yet
+        self.owner = context.RawArray("q", max(len(self.spills), 1))
+        self.pending = context.RawArray("q", max(len(self.spills), 1))
+        self._mine: tuple[int, int] | None = None      # (pid, spill file) of this process
+
+    def close(self) -> None:
+        for spill in self.spills:
+            os.close(spill)
+        self.spills = []
 
     @property
     def opened(self) -> bool:
         return bool(self.state[1])
 
     def start(self) -> None:
-        """Before a run's first task (task numbers start at 0 in each run)."""
+        """Before a run's first task (task numbers start at 0 in each run;
+        each run has its own workers)."""
         self.state[0], self.state[2] = 0, 0
+        for slot in range(self._SLOTS):
+            self.records[5 * slot + self._TASK] = -1
+        for index, spill in enumerate(self.spills):
+            self.owner[index], self.pending[index] = 0, 0
+            os.ftruncate(spill, 0)
+        self._mine = None
+
+    def task(self, number: int) -> "_TaskOutput":
+        return _TaskOutput(self, number)
 
     def write(self, *parts: bytes) -> None:
-        for part in parts:
-            view = memoryview(part)
-            while view:
-                view = view[os.write(self.fd, view):]
+        _write_all(self.fd, list(parts))
         self._start_writeback()
+
+    def write_records(self, pieces: list[bytes]) -> None:
+        """The turn holder's pieces to the output (nothing once a task failed)."""
+        if pieces and not self.state[2]:
+            self.write(b",\n" if self.state[1] else self.head, *_joined(pieces))
+            self.state[1] = 1
 
     _WRITEBACK_STEP = 32 << 20
 
@@ -554,25 +673,207 @@ class _Sink:
                 pass
             self.state[3] = written
 
-    def write_in_turn(self, number: int, pieces: list[bytes] | None) -> None:
-        """Write task ``number``'s pieces once every earlier task has passed;
-        None: the task failed, so no later task writes either."""
-        with self.turn:
-            while self.state[0] != number:
-                self.turn.wait()
-            try:
-                if pieces is None:
-                    self.state[2] = 1
-                elif not self.state[2]:
-                    for piece in pieces:
-                        self.write(b",\n" if self.state[1] else self.head, piece)
-                        self.state[1] = 1
-            except OSError:
+    def my_spill(self) -> int | None:
+        """With the lock held: this process's spill file (claimed on first use), or None."""
+        pid = os.getpid()
+        if self._mine is not None and self._mine[0] == pid:
+            return self._mine[1]
+        for index in range(len(self.spills)):
+            if self.owner[index] == 0:
+                self.owner[index] = pid
+                self._mine = (pid, index)
+                return index
+        return None
+
+    def copy_spilled(self, spill: int, offset: int, length: int) -> None:
+        """With the turn held: ``length`` bytes put aside in ``spill`` to the output."""
+        if length > 0 and not self.state[2]:
+            self.write(b",\n" if self.state[1] else self.head)
+            _copy(self.spills[spill], offset, length, self.fd)
+            self.state[1] = 1
+            self._start_writeback()
+        self.pending[spill] -= max(length, 0)
+
+    def pass_turn(self, number: int) -> None:
+        """With the lock held and task ``number`` written (or failed): the
+        turn goes on, through every later task that finished put aside."""
+        self.state[0] = number + 1
+        while True:
+            number = self.state[0]
+            record = 5 * (number % self._SLOTS)
+            if self.records[record + self._TASK] != number or self.records[record + self._STATUS] == self.RUNNING:
+                return
+            status = self.records[record + self._STATUS]
+            spill, offset, length = (self.records[record + self._FILE], self.records[record + self._OFFSET],
+                                     self.records[record + self._LENGTH])
+            self.records[record + self._TASK] = -1
+            self.state[0] = number + 1
+            if status == self.FAILED:
                 self.state[2] = 1
-                raise
-            finally:
-                self.state[0] = number + 1
-                self.turn.notify_all()
+            if spill >= 0:
+                try:
+                    self.copy_spilled(spill, offset, length)
+                except OSError:
+                    self.state[2] = 1
+                    raise
+
+
+class _TaskOutput:
+    """One task's way into a _Sink: ``emit`` each code object's records,
+    then ``finish`` (or ``abandon`` after an error writing)."""
+
+    def __init__(self, sink: _Sink, number: int):
+        self.sink, self.number = sink, number
+        self.record = 5 * (number % sink._SLOTS)
+        self.direct = False         # the turn is this task's: it writes to the output
+        self.held: list[bytes] = []     # put aside in memory (no spill file)
+        self.spill: int | None = None   # put aside in this spill file, from offset, this long
+        self.offset = self.length = 0
+
+    def emit(self, piece: bytes) -> None:
+        sink = self.sink
+        if not self.direct:
+            with sink.turn:
+                if sink.state[0] == self.number:
+                    self._take_turn()
+                elif self.spill is None and not self.held:
+                    self._claim_record()
+        if self.direct:
+            sink.write_records([piece])
+            return
+        if self.spill is not None and not self.held:
+            parts = [b",\n", piece] if self.length else [piece]
+            try:
+                _write_all(sink.spills[self.spill], parts, self.offset + self.length)
+            except OSError:
+                pass            # no room to put it aside: kept, and the task waits for its turn
+            else:
+                self.length += sum(map(len, parts))
+                return
+        self.held.append(piece)
+
+    def _claim_record(self) -> bool:
+        """With the lock held: start putting this task aside in this process's
+        spill file; False when there is none (or its record is still taken)."""
+        sink = self.sink
+        spill = sink.my_spill()
+        if spill is None or sink.records[self.record + sink._TASK] != -1:
+            return False
+        if sink.pending[spill] == 0:
+            os.ftruncate(sink.spills[spill], 0)        # nothing in it waits: start it over
+            self.offset = 0
+        else:
+            self.offset = os.fstat(sink.spills[spill]).st_size
+        self.spill = spill
+        sink.records[self.record:self.record + 5] = [self.number, sink.RUNNING, spill, self.offset, 0]
+        return True
+
+    def _take_turn(self) -> None:
+        """With the lock held and the turn this task's: what it put aside goes out first."""
+        sink = self.sink
+        self.direct = True
+        if self.spill is not None:
+            sink.records[self.record + sink._TASK] = -1
+            sink.pending[self.spill] += self.length
+            spill, self.spill = self.spill, None
+            sink.copy_spilled(spill, self.offset, self.length)
+        held, self.held = self.held, []
+        sink.write_records(held)
+
+    def finish(self, failed: bool = False) -> None:
+        sink = self.sink
+        with sink.turn:
+            if sink.state[0] != self.number and self.held:
+                while sink.state[0] != self.number:     # no spill file: wait for the turn
+                    sink.turn.wait()
+            if sink.state[0] == self.number:
+                try:
+                    if failed:
+                        sink.state[2] = 1
+                    elif not self.direct:
+                        self._take_turn()
+                finally:
+                    sink.pass_turn(self.number)
+                    sink.turn.notify_all()
+                return
+            if self.spill is None:
+                while sink.records[self.record + sink._TASK] != -1:     # (never, with the pool's window)
+                    sink.turn.wait()
+                if sink.state[0] == self.number:
+                    self.finish(failed)     # the turn came meanwhile
+                    return
+                sink.records[self.record:self.record + 5] = [self.number, sink.RUNNING, -1, 0, 0]
+            else:
+                sink.records[self.record + sink._LENGTH] = self.length
+                sink.pending[self.spill] += self.length
+            sink.records[self.record + sink._STATUS] = sink.FAILED if failed else sink.DONE
+
+    def abandon(self) -> None:
+        """After an OSError writing: no later task writes; the turn goes on."""
+        sink = self.sink
+        with sink.turn:
+            sink.state[2] = 1
+            if sink.state[0] > self.number:
+                return          # the turn went on already (the error came writing a later task's records)
+            if sink.state[0] == self.number:
+                try:
+                    sink.pass_turn(self.number)
+                except OSError:
+                    pass
+                finally:
+                    sink.turn.notify_all()
+            elif self.spill is not None:
+                sink.records[self.record + sink._LENGTH] = self.length
+                sink.pending[self.spill] += self.length
+                sink.records[self.record + sink._STATUS] = sink.FAILED
+            else:
+                self.held = []
+                self.finish(failed=True)
+
+
+def _worker_count() -> int:
+    return min(os.cpu_count() or 1, 8)
+
+
+def _joined(pieces: list[bytes]) -> list[bytes]:
+    """The pieces with ``,\n`` between them (buffers for one writev)."""
+    parts = [b",\n"] * (2 * len(pieces) - 1)
+    parts[::2] = pieces
+    return parts
+
+
+def _write_all(fd: int, parts: list[bytes], offset: int | None = None) -> None:
+    """Write the buffers in order, with writev (pwritev at ``offset``), however
+    much each call takes."""
+    views = [memoryview(part) for part in parts if part]
+    while views:
+        done = os.writev(fd, views[:1024]) if offset is None else os.pwritev(fd, views[:1024], offset)
+        if offset is not None:
+            offset += done
+        while views and done >= len(views[0]):
+            done -= len(views.pop(0))
+        if done:
+            views[0] = views[0][done:]
+
+
+def _copy(source: int, offset: int, length: int, fd: int) -> None:
+    """``length`` bytes of the file ``source`` from ``offset`` to ``fd``'s position."""
+    end = offset + length
+    try:
+        while offset < end:
+            sent = os.sendfile(fd, source, offset, end - offset)
+            if sent == 0:
+                raise OSError(errno.EIO, "the spill file ended early")
+            offset += sent
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+            raise
+        while offset < end:        # no sendfile between these two
+            chunk = os.pread(source, min(end - offset, 8 << 20), offset)
+            if not chunk:
+                raise OSError(errno.EIO, "the spill file ended early") from None
+            _write_all(fd, [chunk])
+            offset += len(chunk)
 
 
 def report_json(paths: Iterable[str], options: ReadOptions | None = None,
@@ -628,6 +929,8 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
             files.append(tally.record())
     finally:
         _SINK = None
+        if sink is not None:
+            sink.close()
     opened = opened or (sink is not None and sink.opened)
     if not opened and on_empty is not None:
         on_empty()
