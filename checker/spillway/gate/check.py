@@ -31,6 +31,7 @@ from __future__ import annotations
 import operator
 import os
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Callable, Final, Iterable, Literal, Optional
 
 from pydantic import ConfigDict, Field
@@ -488,15 +489,22 @@ class CheckResult:
     baseline_path: str
     gate: tuple[str, ...]
     kernels: int
-    findings: list[Finding]                # every kernel x metric, sorted
+    findings: Sequence[Finding]            # every kernel x metric, sorted
     vanished: list[tuple[str, str, str]]   # (target, key, name) in the baseline, not in the build
     new_kernels: list[tuple[str, str, str]]
     # The occupancy model the build was read with: the baseline's unless overridden (version 1: llvm22).
     occupancy_model: str = "llvm22"
+    # The findings that did not pass, in the same order (None: taken from ``findings``).
+    failing: Optional[list[Finding]] = None
+
+    def __post_init__(self) -> None:
+        if self.failing is None:
+            self.failing = [f for f in self.findings if not f.passed]
 
     @property
     def failures(self) -> list[Finding]:
-        return [f for f in self.findings if not f.passed]
+        assert self.failing is not None
+        return self.failing
 
     @property
     def failed_kernels(self) -> int:
@@ -570,45 +578,97 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     if not every_kernel:
         refuse_partial_baseline(baseline, gate, baseline_path)
     entries = {(e.target, e.key): e for e in baseline.kernels}
-    findings: list[Finding] = []
-    append = findings.append
-    new_kernels = []
     # Kernels absent from the baseline (most, in a default baseline) are held to the
     # new-kernel allowances: the same rules for each, worked out once.
     absent_rules = [(name, METRICS[name].value, METRICS[name].within, METRICS[name].new_kernel_allowance)
                     for name in gate]
-    order = sorted((ident[0], kernel.name, ident[1], kernel) for ident, kernel in usage.items())
-    for target, kernel_name, key, kernel in order:
-        entry = entries.get((target, key))
+    failing: list[Finding] = []
+    new_kernels = []
+    # Only the findings that fail are made here: the full list (a Finding per kernel and
+    # metric, 240,000 on a ROCm library, sorted) is made when an output lists every one.
+    for ident, kernel in usage.items():
+        entry = entries.get(ident)
         if entry is None:
             if every_kernel:
                 # In a baseline of the non-zero kernels only, absence is the norm, not news.
-                new_kernels.append((target, key, kernel_name))
+                new_kernels.append((ident[0], ident[1], kernel.name))
             resources = kernel.resources
-            for name, value, within, allowed in absent_rules:
-                actual = value(resources)
-                dynamic_over = name == "scratch" and resources.dynamic_stack
-                append(Finding(target, key, kernel_name, name, allowed, actual,
-                               within(actual, allowed) and not dynamic_over, True, dynamic_over))
-            continue
-        dynamic_allowed = bool(entry.allow.dynamic_stack) or (
-            entry.allow.scratch is None and entry.recorded.dynamic_stack)
-        for name in gate:
-            metric = METRICS[name]
-            actual = metric.value(kernel.resources)
-            allowed = getattr(entry.allow, name)
-            if allowed is None:
-                allowed = getattr(entry.recorded, name)
-            dynamic_over = name == "scratch" and kernel.resources.dynamic_stack and not dynamic_allowed
-            passed = metric.within(actual, allowed) and not dynamic_over
-            append(Finding(target, key, kernel_name, name, allowed, actual, passed,
-                           new_kernel=False, dynamic_stack=dynamic_over))
+            if all(within(value(resources), allowed) and not (name == "scratch" and resources.dynamic_stack)
+                   for name, value, within, allowed in absent_rules):
+                continue            # (the test _kernel_findings makes for each rule)
+        failing.extend(f for f in _kernel_findings(ident, kernel, entry, gate, absent_rules) if not f.passed)
+    by_order = {name: index for index, name in enumerate(gate)}
+    failing.sort(key=lambda f: (f.target, f.name, f.key, by_order[f.metric]))
+    new_kernels.sort(key=lambda v: (v[0], v[2], v[1]))
     wanted = targets or []
     vanished = sorted(((e.target, e.key, e.name) for ident, e in entries.items()
                        if ident not in usage and target_selected(e.target, wanted)),
                       key=lambda v: (v[0], v[2], v[1]))
-    return CheckResult(baseline_path, gate, len(usage), findings, vanished, new_kernels,
-                       occupancy_model or baseline.occupancy_model or "llvm22")
+
+    def every_finding() -> list[Finding]:
+        order = sorted((ident[0], kernel.name, ident[1], ident) for ident, kernel in usage.items())
+        findings: list[Finding] = []
+        for _target, _name, _key, ident in order:
+            findings.extend(_kernel_findings(ident, usage[ident], entries.get(ident), gate, absent_rules))
+        return findings
+
+    return CheckResult(baseline_path, gate, len(usage), _Findings(every_finding), vanished, new_kernels,
+                       occupancy_model or baseline.occupancy_model or "llvm22", failing)
+
+
+def _kernel_findings(ident: Kernel, kernel: KernelUsage, entry, gate: tuple[str, ...],
+                     absent_rules: list) -> list[Finding]:
+    """A kernel's findings, one per gated metric, against its baseline entry
+    (None: absent from the baseline, held to the new-kernel allowances)."""
+    target, key = ident
+    resources = kernel.resources
+    if entry is None:
+        found = []
+        for name, value, within, allowed in absent_rules:
+            actual = value(resources)
+            dynamic_over = name == "scratch" and resources.dynamic_stack
+            found.append(Finding(target, key, kernel.name, name, allowed, actual,
+                                 within(actual, allowed) and not dynamic_over, True, dynamic_over))
+        return found
+    dynamic_allowed = bool(entry.allow.dynamic_stack) or (
+        entry.allow.scratch is None and entry.recorded.dynamic_stack)
+    found = []
+    for name in gate:
+        metric = METRICS[name]
+        actual = metric.value(resources)
+        allowed = getattr(entry.allow, name)
+        if allowed is None:
+            allowed = getattr(entry.recorded, name)
+        dynamic_over = name == "scratch" and resources.dynamic_stack and not dynamic_allowed
+        found.append(Finding(target, key, kernel.name, name, allowed, actual,
+                             metric.within(actual, allowed) and not dynamic_over,
+                             new_kernel=False, dynamic_stack=dynamic_over))
+    return found
+
+
+class _Findings(Sequence):
+    """Every finding of a check, made on first use (in order)."""
+
+    def __init__(self, make: Callable[[], list[Finding]]):
+        self._make: Callable[[], list[Finding]] | None = make
+        self._findings: list[Finding] = []
+
+    def _all(self) -> list[Finding]:
+        if self._make is not None:
+            self._findings, self._make = self._make(), None
+        return self._findings
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __getitem__(self, index):
+        return self._all()[index]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __eq__(self, other) -> bool:
+        return list(self._all()) == list(other)
 
 
 def refuse_partial_baseline(baseline: "Baseline", gate: tuple[str, ...], path: str) -> None:
