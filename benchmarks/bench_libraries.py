@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from support import llvm_pipeline  # noqa: E402
 from support.oracle_expectations import expectation_path, load  # noqa: E402
+from proctree import tree_pss  # noqa: E402  (benchmarks/ is on the path: the script's own folder)
 
 FIXTURES = Path(os.environ.get("SPILLWAY_FIXTURES", "/var/cache/spillway-fixtures"))
 GOALS = {  # package name prefix and version prefix -> (seconds, bytes)
@@ -50,32 +51,6 @@ GOALS = {  # package name prefix and version prefix -> (seconds, bytes)
     ("librocblas5", "7.2.4"): (8.0, 800e6),
     ("librocsparse1", "6.4.3"): (4.0, 600e6),
 }
-
-
-def _tree(pid: int) -> list[int]:
-    """pid and its descendants (from /proc/<pid>/task/*/children)."""
-    out, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        out.append(current)
-        try:
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as handle:
-                    todo.extend(int(c) for c in handle.read().split())
-        except OSError:
-            continue
-    return out
-
-
-def _pss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as handle:
-            for line in handle:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def timed(command: list[str]) -> tuple[float, int, int, int]:
@@ -90,7 +65,7 @@ def timed(command: list[str]) -> tuple[float, int, int, int]:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid:
             break
-        tree_peak = max(tree_peak, sum(_pss(p) for p in _tree(process.pid)))
+        tree_peak = max(tree_peak, tree_pss(process.pid))
         time.sleep(0.05)
     elapsed = time.perf_counter() - started
     process.stderr.close()

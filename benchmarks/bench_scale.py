@@ -44,74 +44,7 @@ import threading
 import time
 from pathlib import Path
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _children(pid: int) -> list[int] | None:
-    """The children of ``pid`` from /proc/PID/task/*/children (None where the
-    kernel has no such file)."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as handle:
-                found.extend(map(int, handle.read().split()))
-        except FileNotFoundError:
-            if not os.path.exists(f"/proc/{pid}/task/{task}"):
-                continue            # the thread ended
-            return None
-        except OSError:
-            continue
-    return found
-
-
-def _rss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm") as handle:
-            return int(handle.read().split()[1]) * PAGE
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
-def _tree_rss(root: int) -> int:
-    """Sum of RSS over ``root`` and its descendants (bytes).  Walks only the
-    tree (a few /proc files, not every process's: the sampler runs every 20 ms
-    beside the measured run, on the same two cores)."""
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += _rss(pid)
-        children = _children(pid)
-        if children is None:
-            return _tree_rss_by_scan(root)
-        stack.extend(children)
-    return total
-
-
-def _tree_rss_by_scan(root: int) -> int:
-    """_tree_rss from every process's parent (kernels without the children file)."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid, ppid = int(entry), int(fields[1])
-        children.setdefault(ppid, []).append(pid)
-        rss[pid] = int(fields[21]) * PAGE
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack.extend(children.get(pid, ()))
-    return total
+from proctree import tree_rss   # (benchmarks/ is on the path: the script's own folder)
 
 
 def run(command: list[str], stdout=subprocess.DEVNULL) -> dict:
@@ -124,7 +57,7 @@ def run(command: list[str], stdout=subprocess.DEVNULL) -> dict:
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], _tree_rss(process.pid))
+            peak[0] = max(peak[0], tree_rss(process.pid))
             done.wait(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)

@@ -667,9 +667,6 @@ class _Findings(Sequence):
     def __iter__(self):
         return iter(self._all())
 
-    def __eq__(self, other) -> bool:
-        return list(self._all()) == list(other)
-
 
 def refuse_partial_baseline(baseline: "Baseline", gate: tuple[str, ...], path: str) -> None:
     """A baseline written without --record-all holds only the kernels its own

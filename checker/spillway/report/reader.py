@@ -209,7 +209,7 @@ _encode_line = msgspec.json.Encoder().encode
 # where the code object is (once per code object), the kernel's names (once
 # per kernel name in a task: the same kernel comes once per target of a
 # bundle), what the resources give (once per target, model and resources:
-# 35,557 distinct of 249,970 kernels of librocsparse1 7.2.4) and where the
+# 73,826 distinct of librocsparse1 7.2.4's 249,970 kernels) and where the
 # image sits.  Joined, they are the bytes _encode_lines writes for the row
 # (msgspec writes a struct's fields in order, separated by commas, with no
 # spaces), at a fraction of the cost: building and encoding a row per kernel
@@ -220,8 +220,9 @@ _LineHead = msgspec.defstruct("LineHead", list(FIELDS[:_NAMES_AT]), gc=False)
 _LineNames = msgspec.defstruct("LineNames", list(FIELDS[_NAMES_AT:_RESOURCES_AT]), gc=False)
 _LineResources = msgspec.defstruct("LineResources", list(FIELDS[_RESOURCES_AT:_TAIL_AT]), gc=False)
 _LineTail = msgspec.defstruct("LineTail", list(FIELDS[_TAIL_AT:]), gc=False)
-# The resources segment is keyed on a kernel's fields after its name and symbol:
-# every input of the resources part of the row besides target and model.
+# The names segment is _values' (name, demangle(name), stable_key(name)), keyed
+# on the name; the resources segment is keyed on a kernel's fields after its
+# name and symbol: every input of that part of the row besides target and model.
 assert KernelMetadata._fields[:2] == ("name", "symbol")
 _RESOURCE_SEGMENTS: dict[tuple[str, str], dict[tuple, bytes]] = {}
 _RESOURCE_SEGMENTS_KEPT = 1 << 15     # entries per process (about 200 bytes each)
@@ -230,9 +231,9 @@ _LINE_SEPARATOR = b",\n" + _LINE_INDENT
 
 
 def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offset: int | None,
-                        archive: str | None, model: str, names: dict[tuple[str, str], bytes]) -> bytes:
+                        archive: str | None, model: str, names: dict[str, bytes]) -> bytes:
     """_encode_lines of the code object's rows, from cached segments.
-    ``names``: the task's encoded names by (name, symbol)."""
+    ``names``: the task's encoded names segments by kernel name."""
     try:
         head = _encode_line(_LineHead(*where))[:-1]          # (without its closing brace)
         tail = b"," + _encode_line(_LineTail(image_offset, archive))[1:]
@@ -244,12 +245,12 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
     parts: list[bytes] = []
     extend = parts.extend
     for kernel in kernels:
-        named = names.get(kernel[:2])
+        named = names.get(kernel.name)
         resources = segments.get(kernel[2:])
         if named is None or resources is None:
             row = _values(kernel, kernel.name, where, image_offset, archive, model)
             if named is None:
-                named = names[kernel[:2]] = b"," + _encode_line(_LineNames(*row[_NAMES_AT:_RESOURCES_AT]))[1:-1]
+                named = names[kernel.name] = b"," + _encode_line(_LineNames(*row[_NAMES_AT:_RESOURCES_AT]))[1:-1]
             if resources is None:
                 if _resource_segments_held[0] >= _RESOURCE_SEGMENTS_KEPT:
                     for kept in _RESOURCE_SEGMENTS.values():

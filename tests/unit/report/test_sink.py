@@ -6,11 +6,13 @@ lost or reordered, with or without spill files, in one process or several."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import random
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -30,12 +32,21 @@ def expected_bytes(tasks: list[list[bytes] | None]) -> bytes:
     return HEAD + b",\n".join(pieces) if pieces else b""
 
 
-def contents(fd: int) -> bytes:
-    os.lseek(fd, 0, os.SEEK_SET)
-    out = b""
-    while chunk := os.read(fd, 1 << 20):
-        out += chunk
-    return out
+@contextlib.contextmanager
+def started_sink(folder: Path, writers: int):
+    """A started _Sink writing to a new file in ``folder``, with ``writers`` spill files."""
+    with open(folder / "out", "w+b") as out:
+        sink = _Sink(out.fileno(), HEAD, writers=writers)
+        sink.start()
+        try:
+            yield sink
+        finally:
+            sink.close()
+
+
+def written(sink: _Sink) -> bytes:
+    """What the sink's output file holds."""
+    return os.pread(sink.fd, os.fstat(sink.fd).st_size, 0)
 
 
 def run_task(sink: _Sink, number: int, task: list[bytes] | None) -> None:
@@ -57,23 +68,18 @@ task_lists = st.lists(st.one_of(st.none(), st.lists(st.binary(min_size=1, max_si
 @given(tasks=task_lists, data=st.data())
 def test_any_finishing_order_writes_task_order(tmp_path_factory, tasks, data):
     order = data.draw(st.permutations(range(len(tasks))))
-    with open(tmp_path_factory.mktemp("sink") / "out", "w+b") as out:
-        sink = _Sink(out.fileno(), HEAD, writers=1)
+    with started_sink(tmp_path_factory.mktemp("sink"), writers=1) as sink:
         assert sink.spills
-        sink.start()
         for number in order:          # one process: a task at a time, in any order
             run_task(sink, number, tasks[number])          # ahead of its turn: put aside, no waiting
         assert sink.state[0] == len(tasks)               # every turn passed
         assert sink.pending[0] == 0                      # nothing left waiting in the spill file
-        assert contents(out.fileno()) == expected_bytes(tasks)
+        assert written(sink) == expected_bytes(tasks)
         assert sink.opened == bool(expected_bytes(tasks))
-        sink.close()
 
 
 def test_the_spill_file_is_emptied_once_nothing_waits(tmp_path):
-    with open(tmp_path / "out", "w+b") as out:
-        sink = _Sink(out.fileno(), HEAD, writers=1)
-        sink.start()
+    with started_sink(tmp_path, writers=1) as sink:
         run_task(sink, 1, [b"x" * 1000])
         assert os.fstat(sink.spills[0]).st_size == 1000 and sink.pending[0] == 1000
         run_task(sink, 2, [b"z" * 100])                # appended after what still waits
@@ -83,44 +89,36 @@ def test_the_spill_file_is_emptied_once_nothing_waits(tmp_path):
         run_task(sink, 4, [b"y" * 10])                 # starts the spill file over
         assert os.fstat(sink.spills[0]).st_size == 10
         run_task(sink, 3, [b"b"])
-        assert contents(out.fileno()) == HEAD + b"a,\n" + b"x" * 1000 + b",\n" + b"z" * 100 + b",\nb,\n" + b"y" * 10
-        sink.close()
+        assert written(sink) == HEAD + b"a,\n" + b"x" * 1000 + b",\n" + b"z" * 100 + b",\nb,\n" + b"y" * 10
 
 
 def test_a_task_whose_turn_comes_while_it_runs_writes_in_order(tmp_path):
-    with open(tmp_path / "out", "w+b") as out:
-        sink = _Sink(out.fileno(), HEAD, writers=2)
-        sink.start()
+    with started_sink(tmp_path, writers=2) as sink:
         second = sink.task(1)
         second.emit(b"b1")                  # ahead of its turn: put aside
         run_task(sink, 0, [b"a"])            # (as another process would)
-        assert contents(out.fileno()) == HEAD + b"a"
+        assert written(sink) == HEAD + b"a"
         second.emit(b"b2")                  # its turn now: what it put aside goes out first
-        assert contents(out.fileno()) == HEAD + b"a,\nb1,\nb2"
+        assert written(sink) == HEAD + b"a,\nb1,\nb2"
         second.finish()
         run_task(sink, 2, [b"c"])
-        assert contents(out.fileno()) == HEAD + b"a,\nb1,\nb2,\nc"
-        sink.close()
+        assert written(sink) == HEAD + b"a,\nb1,\nb2,\nc"
 
 
 def test_without_a_spill_file_a_task_waits_for_its_turn(tmp_path):
-    with open(tmp_path / "out", "w+b") as out:
-        sink = _Sink(out.fileno(), HEAD, writers=0)     # as when no temporary file could be made
-        sink.start()
+    with started_sink(tmp_path, writers=0) as sink:     # as when no temporary file could be made
         early = threading.Thread(target=run_task, args=(sink, 1, [b"second", b"third"]))
         early.start()
         time.sleep(0.2)
-        assert early.is_alive() and contents(out.fileno()) == b""
+        assert early.is_alive() and written(sink) == b""
         run_task(sink, 0, [b"first"])
         early.join(10)
         assert not early.is_alive()
-        assert contents(out.fileno()) == HEAD + b"first,\nsecond,\nthird"
+        assert written(sink) == HEAD + b"first,\nsecond,\nthird"
 
 
 def test_an_error_writing_stops_every_later_task(tmp_path):
-    with open(tmp_path / "out", "w+b") as out:
-        sink = _Sink(out.fileno(), HEAD, writers=1)
-        sink.start()
+    with started_sink(tmp_path, writers=1) as sink:
         run_task(sink, 2, [b"later"])
         run_task(sink, 0, [b"first"])
         output = sink.task(1)
@@ -128,8 +126,7 @@ def test_an_error_writing_stops_every_later_task(tmp_path):
         output.abandon()                  # as after an OSError writing
         run_task(sink, 3, [b"last"])
         assert sink.state[0] == 4 and sink.state[2] == 1
-        assert contents(out.fileno()) == HEAD + b"first,\nx"
-        sink.close()
+        assert written(sink) == HEAD + b"first,\nx"
 
 
 def _worker(sink: _Sink, numbers: list[int], tasks, delays) -> None:
@@ -155,9 +152,7 @@ def test_forked_writers_finishing_in_any_order(tmp_path, seed):
     delays = [chance.choice([0, 0, 0.001, 0.02]) for _ in tasks]
     numbers = list(range(len(tasks)))
     share = [numbers[i::3] for i in range(3)]
-    with open(tmp_path / "out", "w+b") as out:
-        sink = _Sink(out.fileno(), HEAD, writers=3 if seed < 4 else 1)   # (then two hold in memory)
-        sink.start()
+    with started_sink(tmp_path, writers=3 if seed < 4 else 1) as sink:   # (then two hold in memory)
         context = mp.get_context("fork")
         processes = [context.Process(target=_worker, args=(sink, part, tasks, delays)) for part in share]
         for process in processes:
@@ -166,16 +161,13 @@ def test_forked_writers_finishing_in_any_order(tmp_path, seed):
             process.join(60)
             assert process.exitcode == 0
         assert sink.state[0] == len(tasks)
-        assert contents(out.fileno()) == expected_bytes(tasks)
-        sink.close()
+        assert written(sink) == expected_bytes(tasks)
 
 
 def test_no_room_to_put_aside_waits_for_the_turn_instead(tmp_path, monkeypatch):
     from spillway.report import reader
 
-    with open(tmp_path / "out", "w+b") as out:
-        sink = _Sink(out.fileno(), HEAD, writers=1)
-        sink.start()
+    with started_sink(tmp_path, writers=1) as sink:
         real = reader._write_all
         calls = []
 
@@ -194,20 +186,16 @@ def test_no_room_to_put_aside_waits_for_the_turn_instead(tmp_path, monkeypatch):
         run_task(sink, 0, [b"first"])
         early.join(10)
         assert not early.is_alive()
-        assert contents(out.fileno()) == HEAD + b"first,\nsecond,\nthird,\nfourth"
+        assert written(sink) == HEAD + b"first,\nsecond,\nthird,\nfourth"
         assert sink.pending[0] == 0
-        sink.close()
 
 
 def test_a_task_failing_ahead_of_its_turn_writes_nothing_put_aside(tmp_path):
-    with open(tmp_path / "out", "w+b") as out:
-        sink = _Sink(out.fileno(), HEAD, writers=1)
-        sink.start()
+    with started_sink(tmp_path, writers=1) as sink:
         failing = sink.task(1)
         failing.emit(b"put aside, then the task fails")
         failing.finish(failed=True)
         run_task(sink, 2, [b"later"])
         run_task(sink, 0, [b"first"])
         assert sink.state[0] == 3 and sink.state[2] == 1 and sink.pending[0] == 0
-        assert contents(out.fileno()) == HEAD + b"first"
-        sink.close()
+        assert written(sink) == HEAD + b"first"
