@@ -377,6 +377,10 @@ def walk_lazy(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRES
 
 
 _IDLE_ZSTD: list = []     # decompressors whose stream has ended, for the next one
+# A decompressor keeps its stream's window buffer while idle: one kept after a
+# 128 MiB window (rocBLAS 7.2.4's largest bundles) held 128 MiB per worker
+# through every later bundle, so only small windows are worth keeping.
+_KEPT_WINDOW = 8 << 20
 
 
 def _zstd_decompressor() -> zstandard.ZstdDecompressor:
@@ -384,6 +388,63 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     fresh window buffer (page faults) for each of a library's hundreds of
     bundles.  Given back by a stream read to its end, dropped by any other."""
     return _IDLE_ZSTD.pop() if _IDLE_ZSTD else zstandard.ZstdDecompressor()
+
+
+class _InflatedWhole:
+    """The reads of ``_InflateStream`` over a zstd frame inflated in one call.
+
+    For a single-segment frame (the bundler's: window size = content size) a
+    stream needs a window as large as the whole output *and* a copy of each
+    entry it hands out, so a one-call inflate into one buffer, with entries as
+    views of it, holds half as much: rocBLAS 7.2.4's largest Tensile file
+    inflates to 104 MB."""
+
+    def __init__(self, payload: memoryview, header: CompressedHeader, where: str, verify_hash: bool):
+        self.where = where
+        self.limit = header.uncompressed_size
+        self.produced = 0
+        try:
+            decompressor = _zstd_decompressor()
+            out = decompressor.decompress(payload, max_output_size=self.limit)
+        except zstandard.ZstdError as exc:
+            raise InputError(f"zstd stream is corrupt ({exc})", container=where) from None
+        if len(_IDLE_ZSTD) < 4:
+            _IDLE_ZSTD.append(decompressor)
+        if len(out) != self.limit:
+            raise InputError(f"declared uncompressed size {self.limit} but the stream holds {len(out)} bytes",
+                             container=where, offset=0)
+        self.data = memoryview(out)
+        self.digest = int.from_bytes(hashlib.md5(out).digest()[:8], "little") if verify_hash else None
+
+    def read(self, size: int) -> memoryview:
+        if self.produced + size > self.limit:
+            raise InputError(f"bundle entries run past the declared uncompressed size {self.limit}",
+                             container=self.where)
+        piece = self.data[self.produced:self.produced + size]
+        self.produced += size
+        return piece
+
+    def skip(self, size: int) -> None:
+        self.read(size)
+
+    def finish(self, expected_hash: int, hash_offset: int) -> None:
+        if self.digest is not None and self.digest != expected_hash:
+            raise InputError(f"hash mismatch: header says {expected_hash:#018x}, content hashes to "
+                             f"{self.digest:#018x}", container=self.where, offset=hash_offset)
+
+
+def _inflater(payload: memoryview, header: CompressedHeader, where: str,
+              verify_hash: bool) -> "_InflateStream | _InflatedWhole":
+    """A stream, or the whole output when the frame's window would be the
+    whole output anyway (single segment)."""
+    if header.method == "zstd":
+        try:
+            params = zstandard.get_frame_parameters(payload)
+        except zstandard.ZstdError as exc:
+            raise InputError(f"zstd frame header is corrupt ({exc})", container=where) from None
+        if params.content_size == header.uncompressed_size and params.window_size >= params.content_size:
+            return _InflatedWhole(payload, header, where, verify_hash)
+    return _InflateStream(payload, header, where, verify_hash)
 
 
 class _InflateStream:
@@ -406,6 +467,7 @@ class _InflateStream:
                 raise InputError(f"declared uncompressed size {self.limit} but the zstd frame declares "
                                  f"{params.content_size} bytes", container=where, offset=0)
             self._decompressor = _zstd_decompressor()
+            self._window = params.window_size
             self._reader = self._decompressor.stream_reader(payload, read_across_frames=False)
         else:
             self._zlib = zlib.decompressobj()
@@ -478,7 +540,7 @@ class _InflateStream:
         if extra:
             raise InputError(f"declared uncompressed size {self.limit} but the stream holds more",
                              container=self.where, offset=0)
-        if self.method == "zstd" and len(_IDLE_ZSTD) < 4:
+        if self.method == "zstd" and len(_IDLE_ZSTD) < 4 and self._window <= _KEPT_WINDOW:
             _IDLE_ZSTD.append(self._decompressor)
         if self.md5 is None:
             return
@@ -508,7 +570,7 @@ def iter_compressed_entries(pending: PendingBundle, wanted=lambda kind, triple: 
     header = pending.header
     where = f"CCOB bundle v{header.version} ({header.method})"
     payload = pending.data[header.header_size:pending.size]
-    stream = _InflateStream(payload, header, where, verify_hash)
+    stream = _inflater(payload, header, where, verify_hash)
     inner = "inflated bundle"
     head = stream.read(min(32, header.uncompressed_size))
     if len(head) < 32 or head[:24] != UNCOMPRESSED_MAGIC:
@@ -526,7 +588,7 @@ def iter_compressed_entries(pending: PendingBundle, wanted=lambda kind, triple: 
             raise InputError(f"entry ID length {id_len} runs past the data", container=f"{where} > {inner}",
                              offset=position + 16)
         try:
-            entry_id = stream.read(id_len).decode("ascii")
+            entry_id = bytes(stream.read(id_len)).decode("ascii")
         except UnicodeDecodeError:
             raise InputError("entry ID is not ASCII", container=f"{where} > {inner}",
                              offset=position + 24) from None
@@ -552,7 +614,11 @@ def iter_compressed_entries(pending: PendingBundle, wanted=lambda kind, triple: 
     # Overlapping or unordered entries: inflate the rest whole.
     rest = stream.read(size - stream.produced)
     stream.finish(header.hash, header.header_size - 8)
-    whole = memoryview(head + b"".join(struct.pack("<QQQ", o, s, len(i)) + i.encode() for o, s, i in raw) + rest)
+    if isinstance(stream, _InflatedWhole):
+        whole = stream.data
+    else:
+        table = b"".join(struct.pack("<QQQ", o, s, len(i)) + i.encode() for o, s, i in raw)
+        whole = memoryview(bytes(head) + table + bytes(rest))
     for entry_offset, entry_size, entry_id in raw:
         kind, triple, target_id = split_entry_id(entry_id)
         if entry_size and wanted(kind, triple):

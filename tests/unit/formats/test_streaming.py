@@ -252,3 +252,50 @@ def test_decode_resources_reads_what_decode_reads(code_objects):
     for data in wrong:
         with pytest.raises(InputError, match="not a list|not a map"):
             metadata.kernels_from(metadata.decode_resources(data))
+
+
+def windowed_ccob(plain: bytes, window_log: int) -> bytes:
+    """A CCOB v3 zstd bundle whose frame's window is 2**window_log bytes: below
+    the content size it is a multi-segment frame (rocBLAS 7.2.4's bundles above
+    128 MiB), read as a stream; the bundler's smaller ones are single-segment."""
+    params = zstandard.ZstdCompressionParameters.from_level(3, window_log=window_log, source_size=0)
+    payload = zstandard.ZstdCompressor(compression_params=params).compress(plain)
+    digest = int.from_bytes(hashlib.md5(plain).digest()[:8], "little")
+    return b"CCOB" + struct.pack("<HHQQQ", 3, 1, 32 + len(payload), len(plain), digest) + payload
+
+
+def test_single_segment_frames_inflate_in_one_call_and_multi_segment_ones_stream(code_objects, monkeypatch):
+    plain = bundle_bytes(entries_of(code_objects))
+    calls = []
+    for name in ("_InflatedWhole", "_InflateStream"):
+        real = getattr(bundles, name)
+        monkeypatch.setattr(bundles, name, lambda *args, real=real, name=name: calls.append(name) or real(*args))
+    expected = {GFX1100_ID: code_objects[GFX1100_ID], GFX90A_ID: code_objects[GFX90A_ID]}
+    single = bundles.walk_lazy(memoryview(ccob(plain, 3, 1)))[0]
+    multi = bundles.walk_lazy(memoryview(windowed_ccob(plain, 10)))[0]
+    assert zstandard.get_frame_parameters(multi.data[32:]).window_size < len(plain)
+    for pending, path in ((single, "_InflatedWhole"), (multi, "_InflateStream")):
+        calls.clear()
+        assert {e.entry_id: bytes(e.payload) for e in bundles.iter_compressed_entries(pending, verify_hash=True)} \
+            == expected
+        assert calls == [path]
+
+
+def test_a_truncated_single_segment_frame_is_one_input_error(code_objects):
+    plain = bundle_bytes(entries_of(code_objects))
+    payload = zstandard.ZstdCompressor().compress(plain)[:-64]
+    digest = int.from_bytes(hashlib.md5(plain).digest()[:8], "little")
+    cut = b"CCOB" + struct.pack("<HHQQQ", 3, 1, 32 + len(payload), len(plain), digest) + payload
+    pending = bundles.walk_lazy(memoryview(cut))[0]
+    with pytest.raises(InputError, match="zstd stream is corrupt"):
+        list(bundles.iter_compressed_entries(pending))
+
+
+def test_a_decompressor_with_a_large_window_is_not_kept_idle(code_objects, monkeypatch):
+    plain = bundle_bytes(entries_of(code_objects))
+    monkeypatch.setattr(bundles, "_IDLE_ZSTD", [])
+    monkeypatch.setattr(bundles, "_KEPT_WINDOW", 1 << 10)
+    list(bundles.iter_compressed_entries(bundles.walk_lazy(memoryview(windowed_ccob(plain, 11)))[0]))
+    assert bundles._IDLE_ZSTD == []           # its 2 KiB window is "large" here
+    list(bundles.iter_compressed_entries(bundles.walk_lazy(memoryview(windowed_ccob(plain, 10)))[0]))
+    assert len(bundles._IDLE_ZSTD) == 1
