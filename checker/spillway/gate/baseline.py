@@ -61,7 +61,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Final, Literal, Optional, Sequence, get_type_hints
+from typing import Any, Callable, Final, Literal, Optional, Sequence, get_type_hints
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -512,7 +512,7 @@ def recorded_by_default(resources: Resources, gate: tuple[str, ...]) -> bool:
 
 def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: Baseline | None = None,
           allows: Sequence[tuple[str, str]] = (), targets: list[str] | None = None,
-          record_all: bool = False) -> UpdateResult:
+          record_all: bool = False, digest: Callable[[str], str] = sha256_path) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.
 
     Updating: allowances that went down are tightened; an allowance that
@@ -527,6 +527,9 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     previous baseline recorded every kernel on purpose) only kernels whose
     gated metrics are non-zero, or whose allowance carries a reason, are
     written: the others are held to zero as absent kernels are.
+
+    ``digest``: the SHA-256 of a source path for the provenance (the CLI
+    hashes the inputs while they are read).
     """
     gate = tuple(m for m in METRICS if m in set(gate))
     record_all = bool(record_all or needs_every_kernel(gate)
@@ -539,7 +542,14 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     result = UpdateResult(baseline=None, updated=previous is not None)  # type: ignore[arg-type]
     matched_patterns: set[str] = set()
     entries: list[Entry] = []
-    for ident in sorted(inputs.usage):
+    if record_all or allows:
+        candidates = sorted(inputs.usage)
+    else:
+        # Without --allow a kernel is looked at only if it is recorded or was (a library's
+        # default baseline: 5,544 of 239,806 kernels).
+        candidates = sorted(ident for ident, usage in inputs.usage.items()
+                            if ident in old_entries or recorded_by_default(usage.resources, gate))
+    for ident in candidates:
         usage = inputs.usage[ident]
         resources = usage.resources
         reasons = []
@@ -620,7 +630,7 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         compilers=sorted(inputs.compilers),
         code_object_versions=sorted(inputs.code_object_versions),
         targets=sorted({u.target for u in inputs.usage.values()}),
-        files=[SourceFile(path=os.path.normpath(p), sha256=sha256_path(p))
+        files=[SourceFile(path=os.path.normpath(p), sha256=digest(p))
                for p in dict.fromkeys(inputs.sources)])
     entries.sort(key=lambda e: (e.target, e.key))
     models = set(inputs.occupancy_models)

@@ -72,7 +72,9 @@ def _demangle_new_builtins(symbol: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+# Bounded: a worker reads hundreds of thousands of distinct names over a ROCm
+# install (each kernel once per target), and an unbounded cache kept every one.
+@lru_cache(maxsize=1 << 15)
 def demangle(symbol: str) -> str:
     """Demangled name, or the symbol itself when it is not a C++ name."""
     if not symbol.startswith("_Z") or _cxxfilt is None:

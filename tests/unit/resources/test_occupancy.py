@@ -159,5 +159,61 @@ def test_the_cached_key_gives_what_the_whole_formula_gives(processor, model, wav
     if k is None:
         assert got.waves_per_simd is None
         return
-    whole = occupancy._compute.__wrapped__(k, vgprs, agprs or 0, sgprs, lds, max(max_wg, 1))
+    whole = occupancy._compute(k, vgprs, agprs or 0, sgprs, lds, max(max_wg, 1))
     assert got == whole
+
+
+def _same_waves(count: int, waves_of) -> int:
+    """Another register count (0..600) allowing the same waves as ``count``: the
+    farthest one, so a cache keyed by waves is asked for what it kept for another."""
+    same = [n for n in range(0, 601) if n != count and waves_of(n) == waves_of(count)]
+    return max(same, key=lambda n: abs(n - count)) if same else count
+
+
+@settings(max_examples=150, deadline=None)
+@given(processor=st.sampled_from(known_processors()), model=st.sampled_from(MODEL_NAMES),
+       wave=st.sampled_from([32, 64]), wgp=st.booleans(),
+       vgprs=st.integers(0, 600), agprs=st.one_of(st.none(), st.integers(0, 300)),
+       sgprs=st.integers(0, 120), lds=st.integers(0, 70000), max_wg=st.integers(0, 1200))
+def test_an_answer_kept_for_other_counts_of_the_same_waves_is_this_kernels(processor, model, wave, wgp, vgprs,
+                                                                           agprs, sgprs, lds, max_wg):
+    """compute() keeps answers by the waves the register counts allow: warmed with
+    counts of the same waves, it must still give the whole formula's answer."""
+    k = occupancy._kernel_for(processor, model, wave, wgp)
+    if k is None:
+        return
+    other_agprs = None if agprs is None else _same_waves(agprs, k.vgpr) or agprs
+    agprs_read = (agprs or 0) if k.model.agprs == "separate" else 0
+    sgprs_read = sgprs if k.model.gfx_major < 10 else 0
+    expected = occupancy._compute(k, vgprs, agprs_read, sgprs_read, lds, max(max_wg, 1))
+    # Kept first, one sweep at a time: other counts of the same waves, and counts
+    # through the range (a key that merged two wave figures, or dropped a register
+    # file, hands another kernel's answer to this one).
+    sweeps = [[(_same_waves(vgprs, k.vgpr), other_agprs, _same_waves(sgprs, k.sgpr))],
+              [(n, agprs, sgprs) for n in range(0, 601, 3)], [(vgprs, agprs, n) for n in range(0, 121, 3)]]
+    if agprs:
+        sweeps.append([(vgprs, n, sgprs) for n in range(1, 301, 3)])
+    for sweep in sweeps:
+        occupancy._BY_WAVES.clear()
+        for warm_vgprs, warm_agprs, warm_sgprs in sweep:
+            occupancy.compute(processor, vgpr_count=warm_vgprs, agpr_count=warm_agprs, sgpr_count=warm_sgprs,
+                              group_segment_fixed_size=lds, wavefront_size=wave, max_flat_workgroup_size=max_wg,
+                              workgroup_processor_mode=wgp, model=model)
+        got = occupancy.compute(processor, vgpr_count=vgprs, agpr_count=agprs, sgpr_count=sgprs,
+                                group_segment_fixed_size=lds, wavefront_size=wave,
+                                max_flat_workgroup_size=max_wg, workgroup_processor_mode=wgp, model=model)
+        assert got == expected
+
+
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_kept_answers_tell_sgpr_and_vgpr_limits_apart(model):
+    """gfx900 with few VGPRs: the SGPR count sets the waves (LLVM 23: 10 SGPRs give
+    10 waves, 90 give 7, 100 give 6), and with few SGPRs the VGPR count does,
+    whatever was asked before."""
+    occupancy._BY_WAVES.clear()
+    asked = [(24, 10), (24, 90), (24, 100), (24, 102), (128, 10), (24, 10)]
+    got = [occupancy.compute("gfx900", vgpr_count=v, sgpr_count=s, group_segment_fixed_size=0, wavefront_size=64,
+                             max_flat_workgroup_size=256, model=model) for v, s in asked]
+    k = occupancy._kernel_for("gfx900", model, 64, True)
+    assert got == [occupancy._compute(k, v, 0, s, 0, 256) for v, s in asked]
+    assert [g.limit for g in got] == ["hardware", "sgpr", "sgpr", "sgpr", "vgpr", "hardware"]
