@@ -12,8 +12,9 @@ from spillway.resources.names import table_name
 FORMATS = ("table", "json", "markdown", "github", "tsv")
 TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs", "new_vgprs", "old_vgpr_spills",
               "new_vgpr_spills", "old_sgpr_spills", "new_sgpr_spills", "old_scratch", "new_scratch",
-              "old_dynamic_stack", "new_dynamic_stack", "old_occupancy", "new_occupancy")
+              "old_dynamic_stack", "new_dynamic_stack", "old_occupancy", "new_occupancy", "next_step")
 TSV_HEADERS.add("\t".join(TSV_FIELDS).encode())
+TSV_HEADERS.add("\t".join(TSV_FIELDS[:-1]).encode())     # (before next_step: still spillway's to replace)
 
 
 def register(subparsers) -> None:
@@ -75,19 +76,24 @@ def run(args) -> int:
 
 
 def _tsv_rows(comparison, everything: bool):
+    """One row per kernel; ``next_step`` in report's words ("96 or fewer VGPRs for 7")."""
+    from spillway.resources.occupancy import next_step_text
+
     for k in comparison.kernels:
         if not everything and k.status == "same":
             continue
         o, n = k.old, k.new
         yield (k.status, k.target, k.name, k.key, ",".join(k.worse), ",".join(k.better), o.vgprs, n.vgprs,
                o.vgpr_spills, n.vgpr_spills, o.sgpr_spills, n.sgpr_spills, o.scratch, n.scratch, o.dynamic_stack,
-               n.dynamic_stack, o.occupancy, n.occupancy)
+               n.dynamic_stack, o.occupancy, n.occupancy, next_step_text(k.occupancy_next))
     for status, group in (("added", comparison.only_new), ("removed", comparison.only_old)):
         for u in group:
             r = u.resources
             figures = (r.vgprs, r.vgpr_spills, r.sgpr_spills, r.scratch, r.dynamic_stack, r.occupancy)
             old, new = ((None,) * 6, figures) if status == "added" else (figures, (None,) * 6)
-            yield (status, u.target, u.name, u.key, "", "", *(v for pair in zip(old, new) for v in pair))
+            # The next step is the new side's: a removed kernel has none.
+            step = next_step_text(u.occupancy_next) if status == "added" else ""
+            yield (status, u.target, u.name, u.key, "", "", *(v for pair in zip(old, new) for v in pair), step)
 
 
 def _github(comparison, args) -> None:

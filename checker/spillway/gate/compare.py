@@ -180,11 +180,22 @@ def are(n: int) -> str:
     return "is" if n == 1 else "are"
 
 
-def _worst_first(usage: KernelUsage):
-    """Kernels on one side only: the ones that use scratch or spill first."""
-    r = usage.resources
-    return (-r.scratch, -(r.vgpr_spills + r.sgpr_spills), not r.dynamic_stack,
-            r.occupancy if r.occupancy is not None else 99, usage.name, usage.target)
+def _worst_first(usages: list[KernelUsage]) -> list[KernelUsage]:
+    """Kernels on one side only, sorted: the ones that use scratch or spill first,
+    then by occupancy, name and target.  Names are ranked once and compared as
+    ranks: a library's kernels on one side (210,000 on librocsparse1 7.2.4 against
+    6.4.3) have few distinct names (17,000), long ones that share long template
+    prefixes, and comparing them in the sort took 1.7 s of 2.6."""
+    name_rank = {name: rank for rank, name in enumerate(sorted({u.name for u in usages}))}
+    target_rank = {target: rank for rank, target in enumerate(sorted({u.target for u in usages}))}
+
+    def key(usage: KernelUsage):
+        r = usage.resources
+        return (-r.scratch, -(r.vgpr_spills + r.sgpr_spills), not r.dynamic_stack,
+                r.occupancy if r.occupancy is not None else 99, name_rank[usage.name], target_rank[usage.target])
+
+    usages.sort(key=key)
+    return usages
 
 
 def compare(new: dict[Kernel, KernelUsage], old: dict[Kernel, KernelUsage],
@@ -193,15 +204,19 @@ def compare(new: dict[Kernel, KernelUsage], old: dict[Kernel, KernelUsage],
     """``occupancy_model``: the model both sides were read with (the reader's
     default unless the caller read with another)."""
     diffs = []
-    for ident in new.keys() & old.keys():
-        a, b = old[ident], new[ident]
+    only_new = []
+    for ident, b in new.items():
+        a = old.get(ident)
+        if a is None:
+            only_new.append(b)
+            continue
         worse, better = classify(a.resources, b.resources)
         diffs.append(KernelDiff(b.target, b.key, b.name, a.resources, b.resources, worse, better,
                                 b.occupancy_next))
     diffs.sort(key=KernelDiff.sort_key)
-    only_new = sorted((new[i] for i in new.keys() - old.keys()), key=_worst_first)
-    only_old = sorted((old[i] for i in old.keys() - new.keys()), key=_worst_first)
-    return Comparison(list(new_sources), list(old_sources), diffs, only_new, only_old, occupancy_model)
+    only_old = [u for ident, u in old.items() if ident not in new]
+    return Comparison(list(new_sources), list(old_sources), diffs, _worst_first(only_new), _worst_first(only_old),
+                      occupancy_model)
 
 
 # -- cells -----------------------------------------------------------------------

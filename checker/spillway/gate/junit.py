@@ -14,6 +14,7 @@ spillway's, so a later run may replace it.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from typing import Callable, Optional
 
@@ -24,9 +25,15 @@ from spillway.gate.check import METRICS, CheckResult, Finding
 MARKER = b"<!-- spillway junit: written by spillway; safe to overwrite with spillway -->\n"
 
 
+# What XML 1.0 cannot carry: control characters but tab, newline and carriage
+# return; lone surrogates (a file name that is not UTF-8); U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def _clean(text: str) -> str:
-    """XML 1.0 cannot carry most control characters: drop them."""
-    return "".join(c for c in text if c in "\t\n\r" or ord(c) >= 0x20)
+    """``text`` without what XML 1.0 cannot carry (one regular expression: a
+    character-by-character pass over every name took 30 s on a ROCm library)."""
+    return _NOT_XML.sub("", text)
 
 
 def _serialize(root: ET.Element) -> bytes:

@@ -351,8 +351,10 @@ def test_matrix_list_document_matches_its_schema(capsys):
 
 def test_compare_tsv_is_complete_and_check_tsv_has_every_finding(capsys, gate, tmp_path):
     old, new, baseline = gate
-    extra = report(tmp_path / "extra.json", [kernel(TOPK, scratch=272, vgprs=136, occupancy=8), kernel(NORM),
-                                             kernel("_Z5freshv", scratch=8)])
+    step = {"waves": 9, "needs": [{"resource": "vgpr", "at_most": 128}]}
+    extra = report(tmp_path / "extra.json", [dict(kernel(TOPK, scratch=272, vgprs=136, occupancy=8),
+                                                  occupancy_next=step), kernel(NORM),
+                                             dict(kernel("_Z5freshv", scratch=8), occupancy_next=step)])
     status, out, _ = run(capsys, "compare", extra, "--against", old, "--format", "tsv", "--all", "--limit", "1")
     lines = [line.split("\t") for line in out.splitlines()]
     header = lines[0]
@@ -363,6 +365,9 @@ def test_compare_tsv_is_complete_and_check_tsv_has_every_finding(capsys, gate, t
     assert rows[("added", "fresh()")]["new_scratch"] == "8" and rows[("added", "fresh()")]["old_scratch"] == ""
     assert rows[("removed", "void scale<64>(float*, float)")]["old_vgprs"] == "32"
     assert ("same", "void rmsnorm<256>(float const*, float*, int)") in rows
+    assert header[-1] == "next_step"            # the new side's, in report's words
+    assert topk["next_step"] == rows[("added", "fresh()")]["next_step"] == "128 or fewer VGPRs for 9"
+    assert rows[("removed", "void scale<64>(float*, float)")]["next_step"] == ""
     status, out, _ = run(capsys, "check", extra, "--baseline", baseline, "--format", "tsv", "--limit", "1")
     lines = out.splitlines()
     assert status == 1 and lines[0].split("\t")[:4] == ["target", "name", "key", "metric"]

@@ -60,3 +60,13 @@ def test_cli_junit_side_output_and_format(tmp_path, capsys):
     run = run_cli(capsys, "check", new, "--baseline", baseline, "--format", "junit", "--suite", "mine")
     schema.validate(run.out)
     assert ET.fromstring(run.out.encode()).find("testsuite").get("name") == "mine"
+
+
+def test_a_baseline_path_that_is_not_utf8_still_gives_a_valid_document():
+    # A file name of raw bytes reaches Python with lone surrogates (surrogateescape):
+    # XML cannot carry them, so they are dropped, as control characters are.
+    path = "checks/b\udce9se\x7f\ufffe.json"
+    data = junit.document(CheckResult(path, ("scratch",), 4, result().findings, [], []))
+    junit_schema().validate(data.decode())
+    (suite,) = ET.fromstring(data).findall("testsuite")
+    assert suite.find("properties/property[@name='baseline']").get("value") == "checks/bse\x7f.json"
