@@ -27,7 +27,7 @@ the CPU seconds beside it, and the load average seen during the runs.
 
 Bytecode: an installed spillway runs from compiled bytecode (pip compiles it),
 but this sandbox sets PYTHONDONTWRITEBYTECODE=1, so a checkout's every run
-would compile spillway and its dependencies from source again (0.15-0.2 s).
+would compile spillway from source again (importing the CLI's modules: 0.13 s more).
 The commands therefore run with PYTHONPYCACHEPREFIX in the temporary folder,
 filled once before the first timed run by importing every spillway module;
 ``--source-only`` runs them as the environment says instead.

@@ -42,11 +42,13 @@ def expected_by_symbol(code_object: Path) -> dict[str, dict]:
     return by_symbol
 
 
-def ccob(bundle: bytes, version: int, method: int) -> bytes:
+def ccob(bundle: bytes, version: int, method: int, payload: bytes | None = None) -> bytes:
     """A compressed bundle laid out as clang-offload-bundler writes it
     (amdgpu-binaries.md 2.2): no local clang writes v1 or zlib, so these
-    layouts are made here from a real uncompressed bundle."""
-    payload = zlib.compress(bundle) if method == 0 else zstandard.ZstdCompressor(level=3).compress(bundle)
+    layouts are made here from a real uncompressed bundle.  ``payload``: the
+    compressed bytes to store instead (a frame made otherwise, or cut short)."""
+    if payload is None:
+        payload = zlib.compress(bundle) if method == 0 else zstandard.ZstdCompressor(level=3).compress(bundle)
     digest = int.from_bytes(hashlib.md5(bundle).digest()[:8], "little")
     if version == 1:
         header = b"CCOB" + struct.pack("<HHIQ", 1, method, len(bundle), digest)

@@ -390,6 +390,13 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     return _IDLE_ZSTD.pop() if _IDLE_ZSTD else zstandard.ZstdDecompressor()
 
 
+def _give_back(decompressor: zstandard.ZstdDecompressor, window: int) -> None:
+    """Keep ``decompressor`` for the next stream, if the window buffer it holds
+    (``window`` bytes; 0 after a one-call inflate, which uses none) is small."""
+    if len(_IDLE_ZSTD) < 4 and window <= _KEPT_WINDOW:
+        _IDLE_ZSTD.append(decompressor)
+
+
 class _InflatedWhole:
     """The reads of ``_InflateStream`` over a zstd frame inflated in one call.
 
@@ -408,8 +415,7 @@ class _InflatedWhole:
             out = decompressor.decompress(payload, max_output_size=self.limit)
         except zstandard.ZstdError as exc:
             raise InputError(f"zstd stream is corrupt ({exc})", container=where) from None
-        if len(_IDLE_ZSTD) < 4:
-            _IDLE_ZSTD.append(decompressor)
+        _give_back(decompressor, 0)
         if len(out) != self.limit:
             raise InputError(f"declared uncompressed size {self.limit} but the stream holds {len(out)} bytes",
                              container=where, offset=0)
@@ -437,37 +443,37 @@ def _inflater(payload: memoryview, header: CompressedHeader, where: str,
               verify_hash: bool) -> "_InflateStream | _InflatedWhole":
     """A stream, or the whole output when the frame's window would be the
     whole output anyway (single segment)."""
-    if header.method == "zstd":
-        try:
-            params = zstandard.get_frame_parameters(payload)
-        except zstandard.ZstdError as exc:
-            raise InputError(f"zstd frame header is corrupt ({exc})", container=where) from None
-        if params.content_size == header.uncompressed_size and params.window_size >= params.content_size:
-            return _InflatedWhole(payload, header, where, verify_hash)
-    return _InflateStream(payload, header, where, verify_hash)
+    if header.method != "zstd":
+        return _InflateStream(payload, header, where, verify_hash)
+    try:
+        params = zstandard.get_frame_parameters(payload)
+    except zstandard.ZstdError as exc:
+        raise InputError(f"zstd frame header is corrupt ({exc})", container=where) from None
+    if params.content_size in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR):
+        return _InflateStream(payload, header, where, verify_hash, params.window_size)
+    if params.content_size != header.uncompressed_size:
+        raise InputError(f"declared uncompressed size {header.uncompressed_size} but the zstd frame declares "
+                         f"{params.content_size} bytes", container=where, offset=0)
+    if params.window_size >= params.content_size:
+        return _InflatedWhole(payload, header, where, verify_hash)
+    return _InflateStream(payload, header, where, verify_hash, params.window_size)
 
 
 class _InflateStream:
     """Sequential reads from a compressed payload, with the size of everything
-    produced (and, when asked, its MD5) kept for the final check."""
+    produced (and, when asked, its MD5) kept for the final check.  ``window``:
+    a zstd frame's window size (its header checked by _inflater)."""
 
-    def __init__(self, payload: memoryview, header: CompressedHeader, where: str, verify_hash: bool = False):
+    def __init__(self, payload: memoryview, header: CompressedHeader, where: str, verify_hash: bool = False,
+                 window: int = 0):
         self.where = where
         self.limit = header.uncompressed_size
         self.produced = 0
         self.md5 = hashlib.md5() if verify_hash else None
         self.method = header.method
         if header.method == "zstd":
-            try:
-                params = zstandard.get_frame_parameters(payload)
-            except zstandard.ZstdError as exc:
-                raise InputError(f"zstd frame header is corrupt ({exc})", container=where) from None
-            if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) \
-                    and params.content_size != self.limit:
-                raise InputError(f"declared uncompressed size {self.limit} but the zstd frame declares "
-                                 f"{params.content_size} bytes", container=where, offset=0)
             self._decompressor = _zstd_decompressor()
-            self._window = params.window_size
+            self._window = window
             self._reader = self._decompressor.stream_reader(payload, read_across_frames=False)
         else:
             self._zlib = zlib.decompressobj()
@@ -540,8 +546,8 @@ class _InflateStream:
         if extra:
             raise InputError(f"declared uncompressed size {self.limit} but the stream holds more",
                              container=self.where, offset=0)
-        if self.method == "zstd" and len(_IDLE_ZSTD) < 4 and self._window <= _KEPT_WINDOW:
-            _IDLE_ZSTD.append(self._decompressor)
+        if self.method == "zstd":
+            _give_back(self._decompressor, self._window)
         if self.md5 is None:
             return
         digest = int.from_bytes(self.md5.digest()[:8], "little")

@@ -61,7 +61,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Final, Literal, Optional, Sequence, get_type_hints
+from typing import Any, Final, Literal, Optional, Sequence, get_type_hints
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -512,7 +512,7 @@ def recorded_by_default(resources: Resources, gate: tuple[str, ...]) -> bool:
 
 def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: Baseline | None = None,
           allows: Sequence[tuple[str, str]] = (), targets: list[str] | None = None,
-          record_all: bool = False, digest: Callable[[str], str] = sha256_path) -> UpdateResult:
+          record_all: bool = False) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.
 
     Updating: allowances that went down are tightened; an allowance that
@@ -527,9 +527,6 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     previous baseline recorded every kernel on purpose) only kernels whose
     gated metrics are non-zero, or whose allowance carries a reason, are
     written: the others are held to zero as absent kernels are.
-
-    ``digest``: the SHA-256 of a source path for the provenance (the CLI
-    hashes the inputs while they are read).
     """
     gate = tuple(m for m in METRICS if m in set(gate))
     record_all = bool(record_all or needs_every_kernel(gate)
@@ -630,7 +627,7 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         compilers=sorted(inputs.compilers),
         code_object_versions=sorted(inputs.code_object_versions),
         targets=sorted({u.target for u in inputs.usage.values()}),
-        files=[SourceFile(path=os.path.normpath(p), sha256=digest(p))
+        files=[SourceFile(path=os.path.normpath(p), sha256=sha256_path(p))
                for p in dict.fromkeys(inputs.sources)])
     entries.sort(key=lambda e: (e.target, e.key))
     models = set(inputs.occupancy_models)

@@ -31,8 +31,9 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _clean(text: str) -> str:
-    """``text`` without what XML 1.0 cannot carry (one regular expression: a
-    character-by-character pass over every name took 30 s on a ROCm library)."""
+    """``text`` without what XML 1.0 cannot carry (one regular expression: with a
+    character-by-character pass, check --format junit on librocsparse1 6.4.3
+    took 16.2 s, not 9.6)."""
     return _NOT_XML.sub("", text)
 
 

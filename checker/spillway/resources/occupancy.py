@@ -230,7 +230,7 @@ def compute(target_id: str, *, vgpr_count: int, sgpr_count: int, group_segment_f
         return Occupancy(None, "unknown target", model)
     # What the model does not read is left out of the cached answer's key: AGPRs count
     # apart from VGPRs only on gfx908 (gfx90a's .vgpr_count holds both), and SGPRs bound
-    # occupancy only before GFX10.  (A ROCm library: 74,000 distinct inputs, 52,000 keys.)
+    # occupancy only before GFX10.
     agprs = (agpr_count or 0) if k.model.agprs == "separate" else 0
     sgprs = sgpr_count if k.model.gfx_major < 10 else 0
     max_wg = max(max_flat_workgroup_size, 1)

@@ -259,9 +259,7 @@ def windowed_ccob(plain: bytes, window_log: int) -> bytes:
     the content size it is a multi-segment frame (rocBLAS 7.2.4's bundles above
     128 MiB), read as a stream; the bundler's smaller ones are single-segment."""
     params = zstandard.ZstdCompressionParameters.from_level(3, window_log=window_log, source_size=0)
-    payload = zstandard.ZstdCompressor(compression_params=params).compress(plain)
-    digest = int.from_bytes(hashlib.md5(plain).digest()[:8], "little")
-    return b"CCOB" + struct.pack("<HHQQQ", 3, 1, 32 + len(payload), len(plain), digest) + payload
+    return ccob(plain, 3, 1, payload=zstandard.ZstdCompressor(compression_params=params).compress(plain))
 
 
 def test_single_segment_frames_inflate_in_one_call_and_multi_segment_ones_stream(code_objects, monkeypatch):
@@ -283,9 +281,7 @@ def test_single_segment_frames_inflate_in_one_call_and_multi_segment_ones_stream
 
 def test_a_truncated_single_segment_frame_is_one_input_error(code_objects):
     plain = bundle_bytes(entries_of(code_objects))
-    payload = zstandard.ZstdCompressor().compress(plain)[:-64]
-    digest = int.from_bytes(hashlib.md5(plain).digest()[:8], "little")
-    cut = b"CCOB" + struct.pack("<HHQQQ", 3, 1, 32 + len(payload), len(plain), digest) + payload
+    cut = ccob(plain, 3, 1, payload=zstandard.ZstdCompressor().compress(plain)[:-64])
     pending = bundles.walk_lazy(memoryview(cut))[0]
     with pytest.raises(InputError, match="zstd stream is corrupt"):
         list(bundles.iter_compressed_entries(pending))
