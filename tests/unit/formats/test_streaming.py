@@ -295,3 +295,46 @@ def test_a_decompressor_with_a_large_window_is_not_kept_idle(code_objects, monke
     assert bundles._IDLE_ZSTD == []           # its 2 KiB window is "large" here
     list(bundles.iter_compressed_entries(bundles.walk_lazy(memoryview(windowed_ccob(plain, 10)))[0]))
     assert len(bundles._IDLE_ZSTD) == 1
+
+
+@pytest.fixture(params=["heap", "huge pages"])
+def inflate_path(request, monkeypatch):
+    """Both ways a single-segment frame is inflated: one call into a bytes
+    object, or (large outputs) into a private mapping given huge pages."""
+    if request.param == "huge pages":
+        monkeypatch.setattr(bundles, "_HUGE_PAGES_FROM", 0)
+        monkeypatch.setattr(bundles, "_huge_pages", lambda: True)
+    else:
+        monkeypatch.setattr(bundles, "_HUGE_PAGES_FROM", 1 << 62)
+    return request.param
+
+
+def test_both_inflate_paths_give_the_entries_and_check_the_hash(code_objects, inflate_path, monkeypatch):
+    made = []
+    real = bundles._inflate_into_huge_pages
+    monkeypatch.setattr(bundles, "_inflate_into_huge_pages", lambda *a: made.append(a[2]) or real(*a))
+    plain = bundle_bytes(entries_of(code_objects))
+    pending = bundles.walk_lazy(memoryview(ccob(plain, 3, 1)))[0]
+    first = {e.entry_id: e.payload for e in bundles.iter_compressed_entries(pending, verify_hash=True)}
+    again = list(bundles.iter_compressed_entries(pending))       # a later bundle leaves the first one's views
+    assert {k: bytes(v) for k, v in first.items()} == \
+        {GFX1100_ID: code_objects[GFX1100_ID], GFX90A_ID: code_objects[GFX90A_ID]}
+    assert len(again) == 2
+    assert made == ([len(plain)] * 2 if inflate_path == "huge pages" else [])
+    data = bytearray(ccob(plain, 3, 1))
+    data[24] ^= 0xFF                        # the stored hash
+    with pytest.raises(InputError, match="hash mismatch"):
+        list(bundles.iter_compressed_entries(bundles.walk_lazy(memoryview(bytes(data)))[0], verify_hash=True))
+
+
+def test_both_inflate_paths_refuse_a_truncated_frame(code_objects, inflate_path):
+    plain = bundle_bytes(entries_of(code_objects))
+    cut = ccob(plain, 3, 1, payload=zstandard.ZstdCompressor().compress(plain)[:-64])
+    with pytest.raises(InputError, match="zstd stream is corrupt|declared uncompressed size"):
+        list(bundles.iter_compressed_entries(bundles.walk_lazy(memoryview(cut))[0]))
+
+
+@pytest.mark.parametrize("setting, allowed", [("always [madvise] never", True), ("[always] madvise never", True),
+                                              ("always madvise [never]", False), ("", False)])
+def test_huge_pages_are_asked_for_only_where_the_kernel_gives_them(setting, allowed):
+    assert bundles.huge_pages_allowed(setting) is allowed

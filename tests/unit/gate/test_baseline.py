@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import jsonschema
@@ -12,7 +13,7 @@ import pytest
 from support.gate_fixtures import (TARGET, assert_one_line_error, builds, load_json, oracle, record,  # noqa: F401
                            run_cli, write_report)
 from spillway import atomic
-from spillway.gate.baseline import SCHEMA, load_baseline, render, short_name
+from spillway.gate.baseline import SCHEMA, hash_in_background, load_baseline, render, sha256_path, short_name
 from spillway.report.record import Report
 from spillway.schemas import schema_for
 
@@ -75,7 +76,7 @@ def test_format_sorted_one_kernel_per_line_schema_valid(tmp_path, capsys, epoch)
     assert provenance["code_object_versions"] == [6]
     assert provenance["targets"] == ["gfx1100", "gfx90a:xnack-"]
     assert provenance["files"][0]["path"] == str(report)
-    assert len(provenance["files"][0]["sha256"]) == 64
+    assert provenance["files"][0]["sha256"] == hashlib.sha256(report.read_bytes()).hexdigest()
     lines = kernel_lines(out)
     assert lines == document["kernels"]
     # One line per key, sorted by key; targets sorted within it; figures at their default left out;
@@ -383,3 +384,19 @@ def test_schema_command(capsys):
         run = run_cli(capsys, "schema", name)
         assert run.status == 0
         jsonschema.Draft202012Validator.check_schema(orjson.loads(run.out))
+
+
+def test_inputs_hashed_beside_the_read_are_the_files_digests(tmp_path):
+    one, folder = tmp_path / "one.bin", tmp_path / "folder"
+    one.write_bytes(b"\x7fELF" + bytes(range(256)) * 5000)
+    folder.mkdir()
+    (folder / "a.co").write_bytes(b"a" * 10)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "b.co").write_bytes(b"b" * 20)
+    missing = str(tmp_path / "missing")
+    digests = hash_in_background([str(one), str(folder), missing, "-", str(one)])()
+    assert digests == {str(one): hashlib.sha256(one.read_bytes()).hexdigest(),
+                       str(folder): sha256_path(str(folder))}       # no missing file, no standard input
+    assert digests[str(folder)] == hashlib.sha256(
+        "".join(sorted(f"{n}\0{hashlib.sha256(c).hexdigest()}\n" for n, c in
+                       (("a.co", b"a" * 10), (os.path.join("sub", "b.co"), b"b" * 20)))).encode()).hexdigest()
