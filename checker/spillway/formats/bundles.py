@@ -427,12 +427,16 @@ def huge_pages_allowed(setting: str) -> bool:
 
 
 def _inflate_into_huge_pages(decompressor: zstandard.ZstdDecompressor, payload: memoryview,
-                             size: int) -> mmap.mmap:
+                             size: int) -> mmap.mmap | None:
     """The frame inflated into a new private mapping of ``size`` bytes; its
     position (``tell``) is the number of bytes the frame held, when fewer.
     zstd decodes a whole single-segment frame straight into a buffer this
-    large, with no window of its own."""
-    out = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    large, with no window of its own.  None when no mapping can be made
+    (then the heap it is)."""
+    try:
+        out = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, OverflowError, ValueError):
+        return None
     try:
         out.madvise(mmap.MADV_HUGEPAGE)
     except OSError:
@@ -466,8 +470,9 @@ class _InflatedWhole:
         try:
             decompressor = _zstd_decompressor()
             out: bytes | mmap.mmap
-            if self.limit >= _HUGE_PAGES_FROM and _huge_pages():
-                mapped = _inflate_into_huge_pages(decompressor, payload, self.limit)
+            mapped = _inflate_into_huge_pages(decompressor, payload, self.limit) \
+                if self.limit >= _HUGE_PAGES_FROM and _huge_pages() else None
+            if mapped is not None:
                 out, produced = mapped, mapped.tell()
             else:
                 out = decompressor.decompress(payload, max_output_size=self.limit)

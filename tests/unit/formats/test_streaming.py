@@ -338,3 +338,17 @@ def test_both_inflate_paths_refuse_a_truncated_frame(code_objects, inflate_path)
                                               ("always madvise [never]", False), ("", False)])
 def test_huge_pages_are_asked_for_only_where_the_kernel_gives_them(setting, allowed):
     assert bundles.huge_pages_allowed(setting) is allowed
+
+
+def test_without_a_mapping_a_large_frame_inflates_on_the_heap(code_objects, monkeypatch):
+    monkeypatch.setattr(bundles, "_HUGE_PAGES_FROM", 0)
+    monkeypatch.setattr(bundles, "_huge_pages", lambda: True)
+
+    def no_memory(*args, **kwargs):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(bundles.mmap, "mmap", no_memory)
+    plain = bundle_bytes(entries_of(code_objects))
+    pending = bundles.walk_lazy(memoryview(ccob(plain, 3, 1)))[0]
+    assert {e.entry_id: bytes(e.payload) for e in bundles.iter_compressed_entries(pending, verify_hash=True)} == \
+        {GFX1100_ID: code_objects[GFX1100_ID], GFX90A_ID: code_objects[GFX90A_ID]}
