@@ -150,10 +150,15 @@ class ElfImage:
                 self.sections.append((name, sh_type, flags, addr, off, sz, link, entsize))
 
     def _slice(self, offset: int, size: int, what: str) -> bytes:
+        return bytes(self._view(offset, size, what))
+
+    def _view(self, offset: int, size: int, what: str) -> memoryview:
+        """The bytes at ``offset``, not copied (note sections: a fifth of what a
+        ROCm library inflates to)."""
         if offset + size > len(self.data):
             raise InputError(f"{what} (offset {offset:#x}, size {size}) runs past the end "
                              f"({len(self.data)} bytes)", container=CONTAINER, offset=offset)
-        return bytes(self.data[offset:offset + size])
+        return self.data[offset:offset + size]
 
     def section_bytes(self, name: str) -> bytes | None:
         for section in self.sections:
@@ -161,8 +166,8 @@ class ElfImage:
                 return self._slice(section[4], section[5], f"section {name}")
         return None
 
-    def notes(self) -> list[tuple[bytes, int]]:
-        found = [(self._slice(s[4], s[5], "note section"), s[4]) for s in self.sections if s[1] == SHT_NOTE]
+    def notes(self) -> list[tuple[memoryview, int]]:
+        found = [(self._view(s[4], s[5], "note section"), s[4]) for s in self.sections if s[1] == SHT_NOTE]
         if found or not self.e_phoff:
             return found
         if self.e_phoff + self.e_phnum * 56 > len(self.data):
@@ -170,7 +175,7 @@ class ElfImage:
         for p_type, _f, off, _va, _pa, filesz, _m, _a in struct.iter_unpack(
                 "<IIQQQQQQ", self.data[self.e_phoff:self.e_phoff + self.e_phnum * 56]):
             if p_type == PT_NOTE:
-                found.append((self._slice(off, filesz, "note segment"), off))
+                found.append((self._view(off, filesz, "note segment"), off))
         return found
 
     def kernel_descriptors(self) -> dict[str, memoryview]:
