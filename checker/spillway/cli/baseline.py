@@ -71,7 +71,7 @@ def _allows(args) -> list[tuple[str, str]]:
 
 def run_write(args) -> int:
     from spillway.cli.output import Outputs, schema_of
-    from spillway.gate.baseline import build, hash_in_background, load_baseline, write_baseline  # (pydantic)
+    from spillway.gate.baseline import SourceHasher, build, load_baseline, write_baseline  # (pydantic)
     from spillway.gate.check import DEFAULT_GATE, METRICS, parse_metrics, read_sources
 
     allows = _allows(args)
@@ -91,10 +91,19 @@ def run_write(args) -> int:
         # An update keeps the occupancy model the baseline was written with (version 1: llvm22),
         # so its occupancy floors are compared with figures of the same arithmetic.
         options.occupancy_model = previous.occupancy_model or "llvm22"
-    digests = hash_in_background(args.paths)
-    inputs = read_sources(args.paths, options, read_inputs)
+    hasher = SourceHasher(args.paths)
+
+    def read_and_hash(paths, options, rows_sink=None, **keywords):
+        # The inputs are hashed a piece per batch of rows, while the workers read them.
+        def sink(rows) -> None:
+            rows_sink(rows)
+            hasher.advance()
+
+        return read_inputs(paths, options, sink if rows_sink is not None else None, **keywords)
+
+    inputs = read_sources(args.paths, options, read_and_hash)
     result = build(inputs, note=args.note, gate=gate, previous=previous, allows=allows,
-                   targets=options.targets, record_all=args.record_all, digests=digests())
+                   targets=options.targets, record_all=args.record_all, digests=hasher.digests())
     write_baseline(args.output, result.baseline)
 
     out = sys.stderr

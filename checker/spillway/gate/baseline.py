@@ -61,7 +61,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Final, Literal, Mapping, Optional, Sequence, get_type_hints
+from typing import Any, Final, Literal, Mapping, Optional, Sequence, get_type_hints
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -435,14 +435,7 @@ def write_baseline(path: str, baseline: Baseline) -> None:
 def sha256_path(path: str) -> str:
     """SHA-256 of a file; of a directory, of 'relative path NUL sha256 LF' per file, sorted."""
     if os.path.isdir(path):
-        lines = []
-        for root, dirs, files in os.walk(path):
-            dirs.sort()
-            for name in sorted(files):
-                full = os.path.join(root, name)
-                if os.path.isfile(full):
-                    lines.append(f"{os.path.relpath(full, path)}\0{sha256_path(full)}\n")
-        return hashlib.sha256("".join(sorted(lines)).encode("utf-8", "surrogateescape")).hexdigest()
+        return _directory_digest(path, {full: sha256_path(full) for full in _files_under(path)})
     digest = hashlib.sha256()
     try:
         with open(readable(path), "rb") as handle:
@@ -453,36 +446,88 @@ def sha256_path(path: str) -> str:
     return digest.hexdigest()
 
 
-def hash_in_background(paths: Sequence[str]) -> Callable[[], dict[str, str]]:
-    """Start hashing ``paths`` (sha256_path) in a thread; the function returned
-    waits and gives each readable path's digest (standard input, or a path
-    that cannot be read, is left out: build hashes it, and says what is
-    wrong).  Hashing beside the read rather than after it: hashlib lets the
-    thread run while Python waits for the workers (librocsparse1 7.2.4's
-    406 MB: 0.4 s after the read)."""
-    import threading
+def _files_under(path: str) -> list[str]:
+    found = []
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            if os.path.isfile(full):
+                found.append(full)
+    return found
 
-    from spillway.paths import STDIN
 
-    digests: dict[str, str] = {}
+def _directory_digest(path: str, digests: Mapping[str, str]) -> str:
+    """sha256_path of a directory, from its files' digests (by full path)."""
+    lines = [f"{os.path.relpath(full, path)}\0{digest}\n" for full, digest in digests.items()]
+    return hashlib.sha256("".join(sorted(lines)).encode("utf-8", "surrogateescape")).hexdigest()
 
-    def work() -> None:
+
+class SourceHasher:
+    """sha256_path of the inputs, worked out a piece at a time while they are
+    read: ``advance`` hashes the next few megabytes, and is called as each
+    batch of rows comes back from the reader's workers, when the parent
+    process would only wait (librocsparse1 7.2.4's 406 MB took 0.4 s after the
+    read).  Standard input, and a path that cannot be read, are left out:
+    build hashes them, and says what is wrong."""
+
+    STEP = 4 << 20      # bytes per advance (about 4 ms)
+
+    def __init__(self, paths: Sequence[str]):
+        from spillway.paths import STDIN
+
+        self._roots: dict[str, list[str] | None] = {}     # input -> its files (None: a file itself)
+        self._queue: list[str] = []
         for path in dict.fromkeys(paths):
             if path == STDIN:
-                continue       # spooled by the reader, in the main thread
+                continue                # spooled by the reader
             try:
-                digests[path] = sha256_path(path)
-            except Exception:  # noqa: BLE001 -- build hashes it again, and says what is wrong
-                pass
+                files = _files_under(path) if os.path.isdir(path) else None
+            except OSError:
+                continue
+            self._roots[path] = files
+            self._queue.extend(files if files is not None else [path])
+        self._queue.reverse()           # (popped from the end)
+        self._files: dict[str, str | None] = {}   # file -> digest (None: could not be read)
+        self._current: tuple[str, Any, Any] | None = None     # (file, open handle, hash)
 
-    thread = threading.Thread(target=work, name="spillway-sha256", daemon=True)
-    thread.start()
+    def advance(self, size: int = STEP) -> None:
+        while size > 0:
+            if self._current is None:
+                if not self._queue:
+                    return
+                file = self._queue.pop()
+                try:
+                    handle = open(readable(file), "rb")
+                except (OSError, InputError):
+                    self._files[file] = None
+                    continue
+                self._current = (file, handle, hashlib.sha256())
+            file, handle, digest = self._current
+            try:
+                block = handle.read(min(size, 1 << 20))
+            except OSError:
+                block, digest = b"", None
+            if block:
+                digest.update(block)
+                size -= len(block)
+                continue
+            handle.close()
+            self._files[file] = digest.hexdigest() if digest is not None else None
+            self._current = None
 
-    def result() -> dict[str, str]:
-        thread.join()
-        return digests
-
-    return result
+    def digests(self) -> dict[str, str]:
+        """Every input's digest that could be worked out (the rest hashed now)."""
+        while self._queue or self._current is not None:
+            self.advance(1 << 30)
+        out: dict[str, str] = {}
+        for path, files in self._roots.items():
+            if files is None:
+                if self._files.get(path):
+                    out[path] = self._files[path]       # type: ignore[assignment]
+            elif all(self._files.get(f) for f in files):
+                out[path] = _directory_digest(path, {f: self._files[f] for f in files})  # type: ignore[misc]
+        return out
 
 
 def created_now() -> str:
@@ -546,8 +591,8 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
           allows: Sequence[tuple[str, str]] = (), targets: list[str] | None = None,
           record_all: bool = False, digests: Mapping[str, str] | None = None) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.  ``digests``:
-    sha256_path of inputs already worked out (see hash_in_background); the
-    others are hashed here.
+    sha256_path of inputs already worked out (SourceHasher); the others are
+    hashed here.
 
     Updating: allowances that went down are tightened; an allowance that
     would go up keeps its old value (reported in ``refused``) unless an

@@ -13,7 +13,7 @@ import pytest
 from support.gate_fixtures import (TARGET, assert_one_line_error, builds, load_json, oracle, record,  # noqa: F401
                            run_cli, write_report)
 from spillway import atomic
-from spillway.gate.baseline import SCHEMA, hash_in_background, load_baseline, render, sha256_path, short_name
+from spillway.gate.baseline import SCHEMA, SourceHasher, load_baseline, render, sha256_path, short_name
 from spillway.report.record import Report
 from spillway.schemas import schema_for
 
@@ -394,7 +394,10 @@ def test_inputs_hashed_beside_the_read_are_the_files_digests(tmp_path):
     (folder / "sub").mkdir()
     (folder / "sub" / "b.co").write_bytes(b"b" * 20)
     missing = str(tmp_path / "missing")
-    digests = hash_in_background([str(one), str(folder), missing, "-", str(one)])()
+    hasher = SourceHasher([str(one), str(folder), missing, "-", str(one)])
+    hasher.advance(1000)                  # a piece at a time, then the rest
+    hasher.advance(1000)
+    digests = hasher.digests()
     assert digests == {str(one): hashlib.sha256(one.read_bytes()).hexdigest(),
                        str(folder): sha256_path(str(folder))}       # no missing file, no standard input
     assert digests[str(folder)] == hashlib.sha256(
