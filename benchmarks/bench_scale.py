@@ -118,8 +118,7 @@ def main() -> int:
             for _ in range(args.runs):
                 # Each run writes a new file, as the baseline runs do: replacing the last run's
                 # half gigabyte would time the filesystem freeing it (0.44-0.46 s here).
-                if out.exists():
-                    out.unlink()
+                out.unlink(missing_ok=True)
                 runs.append(run(spillway("report", "--all", "--json", "-o", str(out), library)))
             results["report"] = best(runs)
             results["report"]["json_bytes"] = out.stat().st_size if out.exists() else None
@@ -130,8 +129,7 @@ def main() -> int:
             piped = work_dir / "report-stdout.json"
             runs = []
             for _ in range(args.runs):
-                if piped.exists():
-                    piped.unlink()
+                piped.unlink(missing_ok=True)
                 with open(piped, "wb") as handle:
                     runs.append(run(spillway("report", "--all", "--json", library), stdout=handle))
             results["report_stdout"] = best(runs)
@@ -141,8 +139,7 @@ def main() -> int:
         if "baseline" in wanted or "check" in wanted:
             runs = []
             for _ in range(args.runs if "baseline" in wanted else 1):
-                if baseline.exists():
-                    baseline.unlink()
+                baseline.unlink(missing_ok=True)
                 runs.append(run(spillway("baseline", "write", library, "-o", str(baseline),
                                          "--note", "benchmark")))
             results["baseline_write"] = best(runs)

@@ -427,12 +427,11 @@ def huge_pages_allowed(setting: str) -> bool:
 
 
 def _inflate_into_huge_pages(decompressor: zstandard.ZstdDecompressor, payload: memoryview,
-                             size: int) -> mmap.mmap | None:
-    """The frame inflated into a new private mapping of ``size`` bytes; its
-    position (``tell``) is the number of bytes the frame held, when fewer.
-    zstd decodes a whole single-segment frame straight into a buffer this
-    large, with no window of its own.  None when no mapping can be made
-    (then the heap it is)."""
+                             size: int) -> tuple[mmap.mmap, int] | None:
+    """The frame inflated into a new private mapping of ``size`` bytes, and
+    how many bytes it held.  zstd decodes a whole single-segment frame
+    straight into a buffer this large, with no window of its own.  None when
+    no mapping can be made (then the heap it is)."""
     try:
         out = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     except (OSError, OverflowError, ValueError):
@@ -450,8 +449,7 @@ def _inflate_into_huge_pages(decompressor: zstandard.ZstdDecompressor, payload: 
                 break
             filled += got
     reader.close()
-    out.seek(filled)
-    return out
+    return out, filled
 
 
 class _InflatedWhole:
@@ -473,7 +471,7 @@ class _InflatedWhole:
             mapped = _inflate_into_huge_pages(decompressor, payload, self.limit) \
                 if self.limit >= _HUGE_PAGES_FROM and _huge_pages() else None
             if mapped is not None:
-                out, produced = mapped, mapped.tell()
+                out, produced = mapped
             else:
                 out = decompressor.decompress(payload, max_output_size=self.limit)
                 produced = len(out)

@@ -61,7 +61,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Final, Literal, Mapping, Optional, Sequence, get_type_hints
+from typing import Any, Final, Iterator, Literal, Mapping, Optional, Sequence, get_type_hints
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -437,13 +437,18 @@ def sha256_path(path: str) -> str:
     if os.path.isdir(path):
         return _directory_digest(path, {full: sha256_path(full) for full in _files_under(path)})
     digest = hashlib.sha256()
+    for block in _file_blocks(path):
+        digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_blocks(path: str) -> Iterator[bytes]:
+    """A file's bytes, a MiB at a time; an InputError when it cannot be read."""
     try:
         with open(readable(path), "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+            yield from iter(lambda: handle.read(1 << 20), b"")
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=path) from None
-    return digest.hexdigest()
 
 
 def _files_under(path: str) -> list[str]:
@@ -476,20 +481,14 @@ class SourceHasher:
     def __init__(self, paths: Sequence[str]):
         from spillway.paths import STDIN
 
-        self._roots: dict[str, list[str] | None] = {}     # input -> its files (None: a file itself)
-        self._queue: list[str] = []
-        for path in dict.fromkeys(paths):
-            if path == STDIN:
-                continue                # spooled by the reader
-            try:
-                files = _files_under(path) if os.path.isdir(path) else None
-            except OSError:
-                continue
-            self._roots[path] = files
-            self._queue.extend(files if files is not None else [path])
+        # input -> its files (None: the input is a file), standard input left out (the reader spools it)
+        self._roots = {path: _files_under(path) if os.path.isdir(path) else None
+                       for path in dict.fromkeys(paths) if path != STDIN}
+        self._queue = [file for path, files in self._roots.items()
+                       for file in (files if files is not None else [path])]
         self._queue.reverse()           # (popped from the end)
         self._files: dict[str, str | None] = {}   # file -> digest (None: could not be read)
-        self._current: tuple[str, Any, Any] | None = None     # (file, open handle, hash)
+        self._current: tuple[str, Iterator[bytes], Any] | None = None     # (file, its blocks, hash)
 
     def advance(self, size: int = STEP) -> None:
         while size > 0:
@@ -497,24 +496,18 @@ class SourceHasher:
                 if not self._queue:
                     return
                 file = self._queue.pop()
-                try:
-                    handle = open(readable(file), "rb")
-                except (OSError, InputError):
-                    self._files[file] = None
-                    continue
-                self._current = (file, handle, hashlib.sha256())
-            file, handle, digest = self._current
+                self._current = (file, _file_blocks(file), hashlib.sha256())
+            file, blocks, digest = self._current
             try:
-                block = handle.read(min(size, 1 << 20))
-            except OSError:
-                block, digest = b"", None
-            if block:
-                digest.update(block)
-                size -= len(block)
+                block = next(blocks, None)
+            except InputError:
+                self._files[file], self._current = None, None
                 continue
-            handle.close()
-            self._files[file] = digest.hexdigest() if digest is not None else None
-            self._current = None
+            if block is None:
+                self._files[file], self._current = digest.hexdigest(), None
+                continue
+            digest.update(block)
+            size -= len(block)
 
     def digests(self) -> dict[str, str]:
         """Every input's digest that could be worked out (the rest hashed now)."""
@@ -522,11 +515,10 @@ class SourceHasher:
             self.advance(1 << 30)
         out: dict[str, str] = {}
         for path, files in self._roots.items():
-            if files is None:
-                if self._files.get(path):
-                    out[path] = self._files[path]       # type: ignore[assignment]
-            elif all(self._files.get(f) for f in files):
-                out[path] = _directory_digest(path, {f: self._files[f] for f in files})  # type: ignore[misc]
+            members = files if files is not None else [path]
+            known = {file: digest for file in members if (digest := self._files.get(file))}
+            if len(known) == len(members):
+                out[path] = known[path] if files is None else _directory_digest(path, known)
         return out
 
 

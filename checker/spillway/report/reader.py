@@ -76,8 +76,12 @@ def _values(kernel: KernelMetadata, name: str, where: tuple, image_offset: int |
     """kernel_values with what is the same for every kernel of a code object
     worked out once: ``where`` is (file, bundle_index, target, code object
     version, compiler) and ``model`` a concrete model name."""
-    return (*where, name, demangle(name), stable_key(name), *_resource_values(kernel, where[2], model),
-            image_offset, archive)
+    return (*where, *_name_values(name), *_resource_values(kernel, where[2], model), image_offset, archive)
+
+
+def _name_values(name: str) -> tuple[str, str, str]:
+    """A record's symbol, name and key (FIELDS order) for a kernel's mangled name."""
+    return name, demangle(name), stable_key(name)
 
 
 def _resource_values(kernel: KernelMetadata, target: str, model: str) -> tuple:
@@ -198,7 +202,7 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
                     named = share(kernel.name, None)
                     if named is None:
                         name = kernel.name
-                        named = shared[name] = (name, demangle(name), stable_key(name))
+                        named = shared[name] = _name_values(name)
                     resources = table.get(kernel[2:])
                     if resources is None:
                         resources = _RESOURCE_VALUES.add(table, kernel[2:],
@@ -239,9 +243,9 @@ _LineHead = msgspec.defstruct("LineHead", list(FIELDS[:_NAMES_AT]), gc=False)
 _LineNames = msgspec.defstruct("LineNames", list(FIELDS[_NAMES_AT:_RESOURCES_AT]), gc=False)
 _LineResources = msgspec.defstruct("LineResources", list(FIELDS[_RESOURCES_AT:_TAIL_AT]), gc=False)
 _LineTail = msgspec.defstruct("LineTail", list(FIELDS[_TAIL_AT:]), gc=False)
-# The names segment is _values' (name, demangle(name), stable_key(name)), keyed
-# on the name; the resources segment is keyed on a kernel's fields after its
-# name and symbol: every input of that part of the row besides target and model.
+# The names segment is _name_values(name), keyed on the name; the resources
+# segment is keyed on a kernel's fields after its name and symbol: every input
+# of that part of the row besides target and model.
 
 
 class _ByResources:
@@ -296,7 +300,7 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
         resources = segments.get(kernel[2:])
         if named is None:
             name = kernel.name
-            named = names[name] = b"," + _encode_line(_LineNames(name, demangle(name), stable_key(name)))[1:-1]
+            named = names[name] = b"," + _encode_line(_LineNames(*_name_values(name)))[1:-1]
         if resources is None:
             resources = _RESOURCE_SEGMENTS.add(segments, kernel[2:], b"," + _encode_line(
                 _LineResources(*_resource_values(kernel, where[2], model)))[1:-1])
