@@ -62,8 +62,9 @@ def code_object_with_kernels(kernels: list[dict], target: str = "amdgcn-amd-amdh
     return layers.code_object_with_metadata(CODE_OBJECT.read_bytes(), msgpack.packb(document))
 
 
-def children_of_session(session: int) -> list[int]:
-    """Live processes in a session (to find orphaned workers)."""
+def live_processes() -> list[tuple[int, int, int]]:
+    """(pid, parent pid, session id) of every live process (zombies left out),
+    from /proc/PID/stat."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -72,8 +73,25 @@ def children_of_session(session: int) -> list[int]:
             with open(f"/proc/{entry}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
         except OSError:
-            continue
-        state, sid = fields[0], int(fields[3])
-        if sid == session and state != "Z":
-            found.append(int(entry))
+            continue            # the process ended
+        if fields[0] != "Z":
+            found.append((int(entry), int(fields[1]), int(fields[3])))
+    return found
+
+
+def children_of_session(session: int) -> list[int]:
+    """Live processes in a session (to find orphaned workers)."""
+    return [pid for pid, _, sid in live_processes() if sid == session]
+
+
+def descendants(pid: int) -> list[int]:
+    """Live processes whose parent chain reaches ``pid``."""
+    children: dict[int, list[int]] = {}
+    for child, parent, _ in live_processes():
+        children.setdefault(parent, []).append(child)
+    found, frontier = [], [pid]
+    while frontier:
+        below = children.get(frontier.pop(), [])
+        found += below
+        frontier += below
     return found

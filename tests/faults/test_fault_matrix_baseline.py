@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from faultkit import REPO, children_of_session, run, spillway
+from faultkit import REPO, children_of_session, descendants, run, spillway
 from support.matrix_fixtures import cell_table
 from support.toolchains import require
 
@@ -223,27 +223,6 @@ def test_sigkill_leaves_each_baseline_old_or_new(matrix, point, fresh):
     pytest.fail(f"the matrix baseline run always finished before the kill point {point!r}")
 
 
-def _descendants(pid: int) -> list[int]:
-    """Live processes whose parent chain reaches ``pid``."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parents[int(entry)] = int(fields[1])
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        children = [child for child, ppid in parents.items() if ppid == parent]
-        found += children
-        frontier += children
-    return found
-
-
 def test_sigkill_while_the_cells_build(matrix):
     """Killed while the compilers run (the build is the first step of
     `matrix baseline`): the old baselines stay, the compilers the run had
@@ -256,7 +235,7 @@ def test_sigkill_while_the_cells_build(matrix):
         for name in CELLS:
             shutil.rmtree(m.build / name, ignore_errors=True)
         process = m.start()
-        if not _wait_for(process, lambda: len(_descendants(process.pid)) >= 2, 300):
+        if not _wait_for(process, lambda: len(descendants(process.pid)) >= 2, 300):
             process.wait(timeout=600)
             continue
         os.kill(process.pid, signal.SIGKILL)

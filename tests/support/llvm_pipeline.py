@@ -192,7 +192,8 @@ _COMMENT = re.compile(r"^\[\s*[0-9a-f]+\]\s+(.*)$", re.M)
 _DOCUMENT = re.compile(r"^\s*---\n(.*?)^\.\.\.$", re.M | re.S)
 
 
-def _target_from_flags(line: str, abi: int) -> str:
+def target_from_flags(line: str, abi: int) -> str:
+    """The target ID spelled from llvm-readelf's ``Flags:`` value."""
     tokens = [t.strip() for t in line.split(",")][1:]
     processor, features = tokens[0], []
     for token in tokens[1:]:
@@ -213,7 +214,7 @@ def parse_readelf(text: str, *, full_yaml: bool = False) -> CodeObjectView:
     comment_part = ""
     if "String dump of section '.comment':" in text:
         comment_part = text.split("String dump of section '.comment':", 1)[1].split("Displaying notes", 1)[0]
-    view = CodeObjectView(int(abi.group(1)), _target_from_flags(flags.group(1), int(abi.group(1))),
+    view = CodeObjectView(int(abi.group(1)), target_from_flags(flags.group(1), int(abi.group(1))),
                           [m.strip() for m in _COMMENT.findall(comment_part)])
     notes = text.split("Displaying notes found in:", 1)[1] if "Displaying notes found in:" in text else ""
     parse = yaml_document if full_yaml else scalar_document

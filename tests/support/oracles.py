@@ -15,7 +15,7 @@ import yaml
 
 from .llvm_pipeline import COV_FROM_ABI, DIRECT_FIELDS
 from .llvm_pipeline import _DOCUMENT as METADATA_DOCUMENT
-from .llvm_pipeline import yaml_document
+from .llvm_pipeline import target_from_flags, yaml_document
 from .toolchains import require
 
 TOOLS_VERSION = 22
@@ -95,15 +95,7 @@ def readelf_header(code_object: Path) -> tuple[int, str]:
     text = subprocess.run([tool("llvm-readelf"), "-h", str(code_object)], check=True,
                           capture_output=True, text=True).stdout
     abi = int(re.search(r"ABI Version:\s+(\d+)", text).group(1))
-    tokens = [t.strip() for t in re.search(r"Flags:\s+(.*)", text).group(1).split(",")][1:]
-    processor, features = tokens[0], []
-    for token in tokens[1:]:
-        if token in ("xnack", "sramecc"):          # V3: the bit means on; V4+: "any", no feature
-            if abi == 1:
-                features.append(token + "+")
-        elif token.endswith(("+", "-")):
-            features.append(token)
-    return abi, ":".join([processor, *sorted(features)])
+    return abi, target_from_flags(re.search(r"Flags:\s+(.*)", text).group(1), abi)
 
 
 def readelf_comment(code_object: Path) -> list[str]:

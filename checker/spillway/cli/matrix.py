@@ -105,6 +105,7 @@ def register(subparsers) -> None:
     compare.add_argument("--all", action="store_true", help="A B: also list unchanged kernels")
     compare.add_argument("--differing", action="store_true", help="summary: only rows where cells differ")
     compare.add_argument("--fail-on-worse", action="store_true", help="A B: exit 1 when B is worse somewhere")
+    _occupancy_option(compare, "occupancy model every cell is read with (default llvm23)")
     compare.set_defaults(run=_heavy(run_compare))
 
     baseline = commands.add_parser("baseline", help="build, then write each cell's baseline "
@@ -128,10 +129,20 @@ def register(subparsers) -> None:
 def _check_options(sub) -> None:
     sub.add_argument("--no-build", action="store_true", help="check what is built; do not build first")
     sub.add_argument("--gate", metavar="METRICS", help="override the baselines' gated metrics")
-    sub.add_argument("--occupancy-model", choices=("llvm22", "llvm23", "llvm24", "producer"), default=None,
-                     help="occupancy model to gate with (default: each baseline's own, llvm22 for a "
-                          "version-1 baseline)")
+    _occupancy_option(sub, "occupancy model to gate with, and of the side-by-side view (default: each "
+                           "baseline's own, llvm22 for a version-1 baseline; the view: llvm23)")
     sub.add_argument("--junit-dir", metavar="DIR", help="write DIR/<cell>.xml (JUnit) per checked cell")
+
+
+def _occupancy_option(sub, help_text: str) -> None:
+    from spillway.resources.occupancy import MODEL_CHOICES
+    sub.add_argument("--occupancy-model", choices=MODEL_CHOICES, default=None, help=help_text)
+
+
+def _view_model(args) -> str:
+    """The one occupancy model of the side-by-side view and of a two-cell comparison."""
+    from spillway.resources.occupancy import DEFAULT_MODEL
+    return getattr(args, "occupancy_model", None) or DEFAULT_MODEL
 
 
 # -- shared pieces ---------------------------------------------------------------------
@@ -419,7 +430,7 @@ def run_compare(args) -> int:
         return _compare_two(args, fmt, matrix, build_dir, named[0], named[1])
     cells = named or (list(matrix.cells.values()) if not args.local
                       else [c for c in matrix.cells.values() if c.local])
-    summary = mx.summarize(matrix, build_dir, cells)
+    summary = mx.summarize(matrix, build_dir, cells, _view_model(args))
     missing = [c.name for c in cells if c not in summary.cells]
     if named and missing:
         raise UsageError(f"not built: {', '.join(missing)} (run spillway matrix build {' '.join(missing)})")
@@ -454,7 +465,7 @@ def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cel
     from spillway.gate.compare import markdown, table
     from spillway.report.table import console as make_console
 
-    comparison = mx.compare_cells(matrix, build_dir, old, new)
+    comparison = mx.compare_cells(matrix, build_dir, old, new, _view_model(args))
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
     if fmt == "json":
         write(args.output, comparison.json_chunks())
@@ -518,7 +529,7 @@ def run_run(args) -> int:
     document_on_stdout = fmt in ("json", "markdown") and args.output in (None, "-")
     console = _err() if document_on_stdout else stdout_console()
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
-    summary = mx.summarize(matrix, build_dir, built) if built else None
+    summary = mx.summarize(matrix, build_dir, built, _view_model(args)) if built else None
     if summary is not None and summary.cells:
         if fmt in ("json", "markdown"):
             _emit_summary(fmt, args.output, summary, args.differing, args.names)

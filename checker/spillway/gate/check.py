@@ -338,10 +338,11 @@ def sniff_json(path: str) -> bool:
 
 def read_sources(paths: list[str], options: "ReadOptions",
                  read_binaries: Callable[..., dict] | None = None, *,
-                 allow_baseline: bool = False, side: str = "") -> Inputs:
+                 allow_baseline: bool = False, side: str = "", allow_empty: bool = False) -> Inputs:
     """Read binaries (with ``read_binaries``, by default the reader) and JSON
     documents named on the command line; raise InputError when nothing
-    yields a kernel."""
+    yields a kernel (unless ``allow_empty``: the matrix's view shows a cell
+    without kernels as an empty column)."""
     from spillway.gate.baseline import BASELINE_PREFIX, baseline_usage, parse_baseline
     from spillway.gate.report_input import open_report
     from spillway.report.reader import read_report
@@ -397,7 +398,7 @@ def read_sources(paths: list[str], options: "ReadOptions",
     for part in baseline_usage_parts:
         for ident, usage in part.items():
             _merge(inputs.usage, ident, usage)
-    if not inputs.usage:
+    if not inputs.usage and not allow_empty:
         where = f"{side}: " if side else ""
         raise InputError(f"{where}no kernels found in {', '.join(paths)}"
                          + (" for the selected targets" if options.targets else ""))

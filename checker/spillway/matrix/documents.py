@@ -53,6 +53,7 @@ def summary_json_schema() -> dict:
     from pydantic import BaseModel, ConfigDict, Field
 
     from spillway.gate.check import Resources   # the one resource record (worst values per kernel)
+    from spillway.report.record import OccupancyModelChoice
 
     class CellRef(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -75,6 +76,9 @@ def summary_json_schema() -> dict:
 
         schema_: Literal["spillway.matrix-summary/2"] = Field(MATRIX_SUMMARY_SCHEMA, alias="schema")
         spillway_version: str
+        occupancy_model: OccupancyModelChoice = Field(
+            description="The occupancy model every cell's figures follow (--occupancy-model, default "
+                        "llvm23; producer: per code object, the producing LLVM's)")
         cells: list[CellRef]
         kernels: list[Row]
 

@@ -13,6 +13,7 @@ from typing import Optional
 from spillway.errors import UsageError
 from spillway.matrix.build import library_path
 from spillway.matrix.cells import Cell, Matrix
+from spillway.resources.occupancy import DEFAULT_MODEL
 
 
 def target_group(target_id: str) -> str:
@@ -24,19 +25,28 @@ def target_group(target_id: str) -> str:
     return f"gfx{match.group(1)}" if match else processor
 
 
-def read_cell(matrix: Matrix, build_dir: Path, cell: Cell):
-    """{(target group, stable key): KernelUsage} of a built cell, or None."""
-    from spillway.gate.check import aggregate
-    from spillway.report.reader import ReadOptions, read_report
+def read_cell(matrix: Matrix, build_dir: Path, cell: Cell, occupancy_model: str = DEFAULT_MODEL):
+    """({(target group, stable key): KernelUsage}, processors built) of a built
+    cell, occupancy under ``occupancy_model``, or None when it is not built.
+    Read as check reads a build (compact rows folded as the workers hand them
+    over), then each kernel's targets folded into its target group."""
+    from spillway.gate.check import KernelUsage, read_sources
+    from spillway.report.reader import ReadOptions
 
     library = library_path(matrix, build_dir, cell)
     if not library.is_file():
         return None
-    document = read_report([str(library)], ReadOptions())
-    records = []
-    for record in document["kernels"]:
-        records.append(dict(record, target=target_group(record["target"]), name=short_name(record["name"])))
-    return aggregate(records), sorted({r["target"] for r in document["kernels"]})
+    usage = read_sources([str(library)], ReadOptions(occupancy_model=occupancy_model), allow_empty=True).usage
+    grouped: dict[tuple[str, str], KernelUsage] = {}
+    for (target, key), kernel in usage.items():
+        ident = (target_group(target), key)
+        seen = grouped.get(ident)
+        if seen is None:
+            grouped[ident] = KernelUsage(ident[0], key, short_name(kernel.name), kernel.resources,
+                                         kernel.instances, kernel.occupancy_next)
+        else:
+            seen.add_instance(kernel.resources, kernel.occupancy_next, kernel.instances)
+    return grouped, sorted({target for target, _ in usage})
 
 
 def short_name(demangled: str) -> str:
@@ -52,6 +62,7 @@ class Summary:
     targets: dict[str, list[str]]                  # cell -> processors built
     rows: list[tuple[str, str, str]]               # (group, key, name)
     usage: dict[str, dict]                         # cell -> {(group, key): KernelUsage}
+    occupancy_model: str = DEFAULT_MODEL           # what every cell's waves per SIMD follow
 
     def value(self, cell: str, row: tuple[str, str, str]):
         usage = self.usage[cell].get((row[0], row[1]))
@@ -67,13 +78,16 @@ class Summary:
         return None if r is None else (r.vgprs, r.spills, r.scratch, r.occupancy)
 
 
-def summarize(matrix: Matrix, build_dir: Path, cells: list[Cell]) -> Summary:
+def summarize(matrix: Matrix, build_dir: Path, cells: list[Cell],
+              occupancy_model: str = DEFAULT_MODEL) -> Summary:
+    """The built ones of ``cells`` side by side, every cell's occupancy under one
+    model (as compare applies one model to both sides)."""
     usage: dict[str, dict] = {}
     targets: dict[str, list[str]] = {}
     rows: dict[tuple[str, str], str] = {}
     built = []
     for cell in cells:
-        read = read_cell(matrix, build_dir, cell)
+        read = read_cell(matrix, build_dir, cell, occupancy_model)
         if read is None:
             continue
         built.append(cell)
@@ -81,7 +95,7 @@ def summarize(matrix: Matrix, build_dir: Path, cells: list[Cell]) -> Summary:
         for (group, key), kernel in usage[cell.name].items():
             rows.setdefault((group, key), kernel.name)
     order = sorted(rows, key=lambda gk: (rows[gk], _group_order(gk[0]), gk[1]))
-    return Summary(built, targets, [(g, k, rows[(g, k)]) for g, k in order], usage)
+    return Summary(built, targets, [(g, k, rows[(g, k)]) for g, k in order], usage, occupancy_model)
 
 
 def _group_order(group: str) -> tuple:
@@ -105,7 +119,7 @@ def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
     from spillway.gate.compare import md_code
     cells = summary.cells
     out = ["**spillway matrix**: per kernel, in each cell: VGPRs / spilled registers / scratch bytes per lane / "
-           "waves per SIMD (bold: spills or scratch).", ""]
+           f"waves per SIMD (occupancy model {md_code(summary.occupancy_model)}; bold: spills or scratch).", ""]
     groups = ", ".join(f"{md_code(c.name)}: {' '.join(summary.targets[c.name])}" for c in cells)
     out.append(f"Targets built: {groups}. Rows `gfx11` hold each cell's gfx11 target.")
     out.append("")
@@ -143,7 +157,8 @@ def summary_table(summary: Summary, differing_only: bool = False, console=None, 
             values.append((figures(r), "red" if r is not None and (r.spills or r.scratch) else ""))
         rows.append([table_name(row[2], names), row[0], *values])
     return grid(console, columns, rows, names=names,
-                title="per kernel: VGPRs / spilled registers / scratch B/lane / waves per SIMD")
+                title="per kernel: VGPRs / spilled registers / scratch B/lane / waves per SIMD "
+                      f"(occupancy model {summary.occupancy_model})")
 
 
 def summary_json(summary: Summary) -> dict:
@@ -152,6 +167,7 @@ def summary_json(summary: Summary) -> dict:
     return {
         "schema": MATRIX_SUMMARY_SCHEMA,
         "spillway_version": __version__,
+        "occupancy_model": summary.occupancy_model,
         "cells": [{"name": c.name, "toolchain": c.toolchain(), "targets": summary.targets[c.name]}
                   for c in summary.cells],
         "kernels": [{"name": row[2], "key": row[1], "target": row[0],
@@ -161,17 +177,17 @@ def summary_json(summary: Summary) -> dict:
     }
 
 
-def compare_cells(matrix: Matrix, build_dir: Path, old: Cell, new: Cell):
+def compare_cells(matrix: Matrix, build_dir: Path, old: Cell, new: Cell, occupancy_model: str = DEFAULT_MODEL):
     """spillway's own comparison (compare.compare) of two cells, kernels
-    matched by stable key and target group."""
+    matched by stable key and target group, both read under ``occupancy_model``."""
     from spillway.gate.compare import compare
     sides = []
     for cell in (old, new):
-        read = read_cell(matrix, build_dir, cell)
+        read = read_cell(matrix, build_dir, cell, occupancy_model)
         if read is None:
             raise UsageError(f"cell {cell.name} is not built (run spillway matrix build {cell.name})")
         sides.append(read[0])
-    return compare(sides[1], sides[0], [new.name], [old.name])
+    return compare(sides[1], sides[0], [new.name], [old.name], occupancy_model=occupancy_model)
 
 
 def sys_isatty() -> bool:

@@ -149,6 +149,8 @@ def test_an_empty_kernels_list(tmp_path):
         assert collect(path)[1] == []
         with pytest.raises(InputError, match="no kernels found"):
             read(path)
+        # The matrix's side-by-side view shows such a cell as an empty column.
+        assert read_sources([path], ReadOptions(occupancy_model="llvm23"), allow_empty=True).usage == {}
 
 
 def test_members_after_the_kernels(tmp_path):

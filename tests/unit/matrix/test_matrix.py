@@ -22,6 +22,7 @@ import pytest
 
 from spillway import matrix as mx
 from spillway.errors import UsageError
+from spillway.matrix.summary import target_group
 from support.matrix_fixtures import cell_table
 from support.toolchains import REPO, require
 
@@ -54,6 +55,16 @@ def cells_file(tmp_path: Path, cells: dict[str, dict], sources=("kernels/rmsnorm
 
 def matrix_args(cells: Path, build: Path) -> list[str]:
     return ["--cells", str(cells), "--root", str(REPO), "--build-dir", str(build)]
+
+
+def built_debian_cells(tmp_path: Path, versions: tuple[int, ...], source: str) -> tuple[Path, Path]:
+    """(cells file, build folder) of the clang-N cells built from one source."""
+    for version in versions:
+        require(f"clang++-{version}")
+    path = cells_file(tmp_path, {f"clang-{v}": debian_cell(v) for v in versions}, sources=(source,))
+    build = tmp_path / "build"
+    assert spillway("matrix", "build", *matrix_args(path, build)).returncode == 0
+    return path, build
 
 
 # -- the cells file ----------------------------------------------------------------------
@@ -326,12 +337,7 @@ def test_compare_two_cells_matches_versioned_namespaces(tmp_path):
     """prim_scan.hip's rocPRIM-style namespace follows the compiler
     (ROCPRIM_301900_NS vs ROCPRIM_302200_NS): the cells only line up through
     the stable key."""
-    require("clang++-19")
-    require("clang++-22")
-    path = cells_file(tmp_path, {"clang-19": debian_cell(19), "clang-22": debian_cell(22)},
-                      sources=("kernels/prim_scan.hip",))
-    build = tmp_path / "build"
-    assert spillway("matrix", "build", *matrix_args(path, build)).returncode == 0
+    path, build = built_debian_cells(tmp_path, (19, 22), "kernels/prim_scan.hip")
     result = spillway("matrix", "compare", "clang-19", "clang-22", "--format", "json", *matrix_args(path, build))
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
@@ -351,6 +357,48 @@ def test_compare_two_cells_matches_versioned_namespaces(tmp_path):
     import jsonschema
     from spillway.schemas import schema_for
     jsonschema.validate(data, schema_for("matrix-summary"))
+
+
+def test_compare_reads_every_cell_with_the_occupancy_model_asked_for(tmp_path):
+    """LLVM 23 charges gfx90a SGPRs more than LLVM 22 did: clang 16's
+    topk_sample<32, 256> is 8 waves under llvm22 and 7 under llvm23.  The
+    side-by-side view, the two-cell comparison and `matrix run` name their one
+    model and follow it: each cell's figure is what `spillway report
+    --occupancy-model` gives for that library."""
+    path, build = built_debian_cells(tmp_path, (16, 19), "kernels/sampling.hip")
+    figures = {}
+    for model in ("llvm22", "llvm23"):
+        result = spillway("matrix", "compare", "--format", "json", "--occupancy-model", model,
+                          *matrix_args(path, build))
+        assert result.returncode == 0, result.stderr
+        document = json.loads(result.stdout)
+        assert document["occupancy_model"] == model
+        for cell in ("clang-16", "clang-19"):
+            report = json.loads(spillway("report", "--all", "--occupancy-model", model,
+                                         str(build / cell / "libengine.so"), "--json").stdout)
+            expected: dict[tuple[str, str], int] = {}
+            for record in report["kernels"]:
+                ident = (target_group(record["target"]), record["key"])
+                expected[ident] = min(expected.get(ident, 99), record["occupancy"])
+            got = {(k["target"], k["key"]): k["cells"][cell]["occupancy"] for k in document["kernels"]
+                   if k["cells"][cell] is not None}
+            assert got == expected, (model, cell)
+        figures[model] = {(k["name"], k["target"]): k["cells"]["clang-16"]["occupancy"]
+                          for k in document["kernels"] if k["cells"]["clang-16"]}
+    assert figures["llvm22"][("topk_sample<32, 256>", "gfx90a")] == 8
+    assert figures["llvm23"][("topk_sample<32, 256>", "gfx90a")] == 7
+    assert spillway("matrix", "compare", *matrix_args(path, build)).stdout.count("(occupancy model llvm23)") == 1
+
+    markdown = spillway("matrix", "compare", "--format", "markdown", "--occupancy-model", "llvm22",
+                        *matrix_args(path, build)).stdout
+    assert "waves per SIMD (occupancy model `llvm22`;" in markdown
+    two = json.loads(spillway("matrix", "compare", "clang-16", "clang-19", "--format", "json",
+                              "--occupancy-model", "llvm22", *matrix_args(path, build)).stdout)
+    assert two["occupancy_model"] == "llvm22"
+    row = next(k for k in two["kernels"] if k["name"] == "topk_sample<32, 256>" and k["target"] == "gfx90a")
+    assert row["old"]["occupancy"] == 8
+    bad = spillway("matrix", "compare", "--occupancy-model", "llvm99", *matrix_args(path, build))
+    assert bad.returncode == 2 and "invalid choice: 'llvm99'" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_baseline_then_check_round_trip(tmp_path):
@@ -397,6 +445,7 @@ def test_the_repository_matrix_passes_its_committed_baselines(tmp_path):
         else:
             assert re.search(rf"^PASS +{re.escape(cell)} +OK: \d+ kernels within baseline", result.stdout, re.M)
     summary = (tmp_path / "summary.md").read_text()
+    assert "waves per SIMD (occupancy model `llvm23`; bold: spills or scratch)" in summary
     # The toolchains differ on the register-hungry WMMA GEMM: LLVM 15 caps gfx11 at 128 VGPRs and spills.
     row = next(line for line in summary.splitlines() if line.startswith("| `gemm_i8<128, 128, 32, 2, 2, 128>` | gfx11"))
     cells = [c.strip() for c in row.strip("|").split("|")][2:]
