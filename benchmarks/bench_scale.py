@@ -5,10 +5,12 @@ redirected to a file), `baseline write`, `check` and `compare` on large ROCm
 libraries, with time, CPU and memory per command.
 
     python3 benchmarks/bench_scale.py LIB [--old OLD_LIB] [--runs N] [--json FILE]
-        [--only report,baseline,check,compare,report_json]
+        [--only report,baseline,check,check_junit,compare,report_json]
 
 LIB is a file or a folder (rocBLAS: the whole package folder).  With --old,
 `compare LIB --against OLD_LIB` is timed too (markdown and terminal).
+`check_junit` times `check --format junit -o FILE` (a test case per kernel and
+gated metric).
 `report_json` (with `report`) times `check` and `compare` given the report JSON
 that `report --all --json` wrote (streamed record by record: gate.report_input),
 as written and pretty-printed by `jq .` (the general reader), when jq is installed.
@@ -100,7 +102,7 @@ def main() -> int:
     parser.add_argument("--old", help="older build of the same library, for compare")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default="report,baseline,check,compare",
-                        help="comma-separated steps: report, baseline, check, compare, report_json")
+                        help="comma-separated steps: report, baseline, check, check_junit, compare, report_json")
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--source-only", action="store_true",
                         help="no bytecode cache: with PYTHONDONTWRITEBYTECODE, each run compiles from source")
@@ -136,7 +138,7 @@ def main() -> int:
             print(f"report --all --json > FILE: {_line(results['report_stdout'])}")
             piped.unlink()
         baseline = work_dir / "baseline.json"
-        if "baseline" in wanted or "check" in wanted:
+        if wanted & {"baseline", "check", "check_junit"}:
             runs = []
             for _ in range(args.runs if "baseline" in wanted else 1):
                 baseline.unlink(missing_ok=True)
@@ -150,6 +152,19 @@ def main() -> int:
             runs = [run(spillway("check", library, "--baseline", str(baseline))) for _ in range(args.runs)]
             results["check"] = best(runs)
             print(f"check (same build): {_line(results['check'])}, exit {results['check']['status']}")
+        if "check_junit" in wanted and baseline.exists():
+            # Every kernel a test case (the baseline's gate: 239,806 on librocsparse1 7.2.4).
+            junit = work_dir / "check.xml"
+            runs = []
+            for _ in range(args.runs):
+                junit.unlink(missing_ok=True)
+                runs.append(run(spillway("check", library, "--baseline", str(baseline), "--format", "junit",
+                                         "-o", str(junit))))
+            results["check_junit"] = best(runs)
+            results["check_junit"]["junit_bytes"] = junit.stat().st_size if junit.exists() else None
+            print(f"check --format junit -o FILE: {_line(results['check_junit'])}, "
+                  f"{_mb(results['check_junit']['junit_bytes'])} XML")
+            junit.unlink(missing_ok=True)
         if "report_json" in wanted and (work_dir / "report.json").exists():
             results["report_json"] = _report_json_inputs(work_dir, baseline, args.runs)
         if "compare" in wanted and args.old:

@@ -132,7 +132,7 @@ def run(args) -> int:
     if fmt == "json":
         write(args.output, dump_json(result.to_json()))
     elif fmt == "junit":
-        write(args.output, junit.document(result, suite, remedy.accept))
+        write(args.output, junit.document_chunks(result, suite, remedy.accept))
     elif fmt == "markdown":
         write(args.output, (markdown_marker("check") + _markdown(result, args, remedy)).encode())
     elif fmt == "tsv":

@@ -184,7 +184,7 @@ def write_to(path: str | None, produce: Callable[[int], None], chunks: Callable[
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def write(path: str | None, data: bytes) -> None:
+def write(path: str | None, data: bytes | Iterable[bytes]) -> None:
     """Write to a claimed file atomically, or to stdout for None or '-'."""
     chunks = (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data   # or pieces of it
     if path is None or path == "-":

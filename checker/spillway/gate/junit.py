@@ -15,14 +15,18 @@ spillway's, so a later run may replace it.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from spillway import atomic
 from spillway.errors import UsageError
 from spillway.gate.check import METRICS, CheckResult, Finding
 
 MARKER = b"<!-- spillway junit: written by spillway; safe to overwrite with spillway -->\n"
+_HEAD = b'<?xml version="1.0" encoding="utf-8"?>\n' + MARKER
+
+# Test cases per piece of output: the document is written as a stream (a
+# library's check is 480,000 cases: as one ElementTree it took 1 GB).
+_CASES_PER_PIECE = 4096
 
 
 # What XML 1.0 cannot carry: control characters but tab, newline and carriage
@@ -33,14 +37,97 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 def _clean(text: str) -> str:
     """``text`` without what XML 1.0 cannot carry (one regular expression: with a
     character-by-character pass, check --format junit on librocsparse1 6.4.3
-    took 16.2 s, not 9.6)."""
-    return _NOT_XML.sub("", text)
+    took 16.2 s, not 9.6).  Nothing XML cannot carry is printable: most text
+    is, and is passed as it is without the expression's scan."""
+    return text if text.isprintable() else _NOT_XML.sub("", text)
 
 
-def _serialize(root: ET.Element) -> bytes:
-    ET.indent(root)
-    body = ET.tostring(root, encoding="unicode")
-    return b'<?xml version="1.0" encoding="utf-8"?>\n' + MARKER + body.encode("utf-8") + b"\n"
+def _text(text: str) -> str:
+    """Character data, escaped (str.replace: a kernel name has dozens of < and >,
+    and a substitution with a function per match took 4 of 7 s on a library)."""
+    text = _clean(text)
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
+
+
+def _attribute(text: str) -> str:
+    """A quoted attribute value; tab, newline and carriage return as references,
+    which a parser keeps (it would turn them into spaces)."""
+    text = _text(text)
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
+    if "\n" in text:
+        text = text.replace("\n", "&#10;")
+    if "\t" in text:
+        text = text.replace("\t", "&#09;")
+    return f'"{text}"'
+
+
+def _tag(name: str, attributes: dict[str, str], close: str = " />") -> str:
+    """``<name a="1" b="2" />`` (or ``>`` with ``close=">"``), attributes in order."""
+    return f"<{name} " + " ".join(f"{key}={_attribute(value)}" for key, value in attributes.items()) + close
+
+
+def _document(suite: str, tests: int, failures: int, errors: int, skipped: int,
+              properties: dict[str, str], cases: Iterator[str]) -> Iterator[bytes]:
+    """The whole file, indented two spaces a level: one <testsuites> holding one
+    <testsuite>, its properties, then ``cases`` (each whole lines, four
+    spaces in), in pieces of a few thousand cases."""
+    head = [_tag("testsuites", {"name": "spillway", "tests": str(tests), "failures": str(failures),
+                                "errors": str(errors), "time": "0"}, ">"),
+            "  " + _tag("testsuite", {"name": suite, "tests": str(tests), "failures": str(failures),
+                                      "errors": str(errors), "skipped": str(skipped), "time": "0"}, ">")]
+    if properties:
+        head.append("    <properties>")
+        head += ["      " + _tag("property", {"name": name, "value": value}) for name, value in properties.items()]
+        head.append("    </properties>")
+    yield _HEAD + ("\n".join(head) + "\n").encode("utf-8")
+    piece: list[str] = []
+    for case in cases:
+        piece.append(case)
+        if len(piece) >= _CASES_PER_PIECE:
+            yield "".join(piece).encode("utf-8")
+            piece.clear()
+    piece.append("  </testsuite>\n</testsuites>\n")
+    yield "".join(piece).encode("utf-8")
+
+
+def _case(classname: str, name: str, inner: str = "") -> str:
+    """One <testcase>, with ``inner`` (one element, or none) inside; ``classname``
+    and ``name`` quoted already (_attribute)."""
+    if not inner:
+        return f'    <testcase classname={classname} name={name} time="0" />\n'
+    return f'    <testcase classname={classname} name={name} time="0">\n      {inner}\n    </testcase>\n'
+
+
+# What the quoted names may hold, in characters: all of a library's names, as a
+# name recurs once per target (librocsparse1 7.2.4: 17,129 names of 239,806
+# kernels, 15 MB), but never more, however many there are.
+_QUOTED_CHARACTERS = 32 << 20
+
+
+class _Quoted(dict):
+    """Attribute values quoted once each (a second or later target's kernels
+    are written in 0.65 s rather than 1.2 s on librocsparse1 7.2.4); emptied
+    when full."""
+
+    held = 0
+
+    def __missing__(self, text: str) -> str:
+        quoted = _attribute(text)
+        if self.held + len(quoted) > _QUOTED_CHARACTERS:
+            self.clear()
+            self.held = 0
+        self[text] = quoted
+        self.held += len(quoted)
+        return quoted
 
 
 def suite_name_for(baseline_path: str) -> str:
@@ -52,62 +139,62 @@ def suite_name_for(baseline_path: str) -> str:
     return name[:-5] if name.endswith(".json") else name or "spillway"
 
 
-def document(result: CheckResult, suite: Optional[str] = None,
-             accept: Optional[Callable[[Finding], str]] = None) -> bytes:
-    """``accept(finding)``: the command that accepts a failure, appended to its message."""
+def document_chunks(result: CheckResult, suite: Optional[str] = None,
+                    accept: Optional[Callable[[Finding], str]] = None) -> Iterator[bytes]:
+    """The check's JUnit document, piece by piece.  ``accept(finding)``: the
+    command that accepts a failure, appended to its message."""
     suite = suite or suite_name_for(result.baseline_path)
     failures = result.failures
     skipped = len(result.vanished) * len(result.gate)
     tests = len(result.findings) + skipped
-    root = ET.Element("testsuites", name="spillway", tests=str(tests), failures=str(len(failures)),
-                      errors="0", time="0")
-    element = ET.SubElement(root, "testsuite", name=_clean(suite), tests=str(tests),
-                            failures=str(len(failures)), errors="0", skipped=str(skipped), time="0")
-    properties = ET.SubElement(element, "properties")
-    ET.SubElement(properties, "property", name="baseline", value=_clean(result.baseline_path))
-    ET.SubElement(properties, "property", name="gate", value=",".join(result.gate))
-    ET.SubElement(properties, "property", name="occupancy_model", value=result.occupancy_model)
-    for finding in result.findings:
-        case = ET.SubElement(element, "testcase", classname=_clean(f"{suite}.{finding.target}"),
-                             name=_clean(f"{finding.name} [{finding.metric}]"), time="0")
-        if not finding.passed:
+
+    def cases() -> Iterator[str]:
+        quoted = _Quoted()
+        for finding in result.findings:
+            # (A metric's name needs no escaping: the kernel's name is quoted once for every metric.)
+            classname = quoted[f"{suite}.{finding.target}"]
+            name = f'{quoted[finding.name][:-1]} [{finding.metric}]"'
+            if finding.passed:
+                yield _case(classname, name)
+                continue
             message = finding.message()
             if accept is not None:
                 message += f"; accept with: {accept(finding)}"
-            failure = ET.SubElement(case, "failure", type=finding.metric, message=_clean(message))
-            failure.text = _clean(f"kernel: {finding.name}\nkey: {finding.key}\ntarget: {finding.target}\n"
-                                  f"{METRICS[finding.metric].description}\n{message}\n")
-    for target, _key, name in result.vanished:
-        for metric in result.gate:
-            case = ET.SubElement(element, "testcase", classname=_clean(f"{suite}.{target}"),
-                                 name=_clean(f"{name} [{metric}]"), time="0")
-            ET.SubElement(case, "skipped", message="in the baseline but no longer built")
-    return _serialize(root)
+            text = (f"kernel: {finding.name}\nkey: {finding.key}\ntarget: {finding.target}\n"
+                    f"{METRICS[finding.metric].description}\n{message}\n")
+            yield _case(classname, name, _tag("failure", {"type": finding.metric, "message": message}, ">")
+                        + _text(text) + "</failure>")
+        gone = _tag("skipped", {"message": "in the baseline but no longer built"})
+        for target, _key, name in result.vanished:
+            for metric in result.gate:
+                yield _case(quoted[f"{suite}.{target}"], f'{quoted[name][:-1]} [{metric}]"', gone)
+
+    properties = {"baseline": result.baseline_path, "gate": ",".join(result.gate),
+                  "occupancy_model": result.occupancy_model}
+    return _document(suite, tests, len(failures), 0, skipped, properties, cases())
+
+
+def document(result: CheckResult, suite: Optional[str] = None,
+             accept: Optional[Callable[[Finding], str]] = None) -> bytes:
+    return b"".join(document_chunks(result, suite, accept))
 
 
 def unchecked_document(suite: str, verdict: str, reason: str) -> bytes:
     """A cell that was not checked: one skipped (toolchain missing) or error
     (build failed, no baseline) case, so the cell still has its file."""
     error = verdict != "skipped"
-    root = ET.Element("testsuites", name="spillway", tests="1", failures="0", errors="1" if error else "0",
-                      time="0")
-    element = ET.SubElement(root, "testsuite", name=_clean(suite), tests="1", failures="0",
-                            errors="1" if error else "0", skipped="0" if error else "1", time="0")
-    case = ET.SubElement(element, "testcase", classname=_clean(suite), name=_clean(f"{suite} [check]"), time="0")
-    if error:
-        ET.SubElement(case, "error", type="spillway", message=_clean(reason))
-    else:
-        ET.SubElement(case, "skipped", message=_clean(reason))
-    return _serialize(root)
+    inner = _tag("error", {"type": "spillway", "message": reason}) if error else _tag("skipped", {"message": reason})
+    case = _case(_attribute(suite), _attribute(f"{suite} [check]"), inner)
+    return b"".join(_document(suite, 1, 0, int(error), 0 if error else 1, {}, iter([case])))
 
 
 def write(path: str, result: CheckResult, suite: Optional[str] = None,
           accept: Optional[Callable[[Finding], str]] = None) -> None:
-    write_bytes(path, document(result, suite, accept))
+    write_bytes(path, document_chunks(result, suite, accept))
 
 
-def write_bytes(path: str, data: bytes) -> None:
+def write_bytes(path: str, data: bytes | Iterator[bytes]) -> None:
     try:
-        atomic.write_bytes(path, data)
+        atomic.write_chunks(path, (data,) if isinstance(data, bytes) else data)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None

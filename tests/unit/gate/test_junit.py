@@ -70,3 +70,64 @@ def test_a_baseline_path_that_is_not_utf8_still_gives_a_valid_document():
     junit_schema().validate(data.decode())
     (suite,) = ET.fromstring(data).findall("testsuite")
     assert suite.find("properties/property[@name='baseline']").get("value") == "checks/bse\x7f.json"
+
+
+def test_every_value_reads_back_exactly_as_given():
+    """Attribute values keep quotes, markup characters, tabs, newlines and
+    carriage returns (written as character references, which a parser does not
+    fold into spaces); failure text keeps its lines; only what XML cannot carry
+    is dropped."""
+    names = ['q"uote\ttab\nnl\rcr', "a<b>&c", "]]> end", "é 𝔘 ok", "ctrl\x01\x1f"]
+    findings = [Finding("gfx90a", f"_Z{i}v", name, "scratch", 0, 16, passed=i % 2 == 1, new_kernel=True)
+                for i, name in enumerate(names)]
+    gone = [("gfx1100", "_Zg", 'gone"<&\n')]
+    r = CheckResult('b"<&>.json', ("scratch", "spills"), 4, findings, gone, [])
+    data = junit.document(r, suite='s"<&>', accept=lambda f: f"accept '{f.key}' \"<&>\"")
+    junit_schema().validate(data.decode())
+    suite = ET.fromstring(data).find("testsuite")
+    assert suite.get("name") == 's"<&>'
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [f"{n.replace(chr(1), '').replace(chr(0x1f), '')} [scratch]"
+                                             for n in names] + ['gone"<&\n [scratch]', 'gone"<&\n [spills]']
+    assert {c.get("classname") for c in cases} == {'s"<&>.gfx90a', 's"<&>.gfx1100'}
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert [c.get("name") for c in failed] == [f"{names[i]} [scratch]" for i in (0, 2)] + ["ctrl [scratch]"]
+    failure = failed[0].find("failure")
+    assert failure.get("message").endswith("; accept with: accept '_Z0v' \"<&>\"")
+    assert failure.text.splitlines()[:3] == ['kernel: q"uote\ttab', "nl", "cr"] or \
+        failure.text.startswith('kernel: q"uote\ttab\nnl\ncr\nkey: _Z0v\n')   # (a parser reads \r as \n)
+    assert [c.find("skipped").get("message") for c in cases[-2:]] == ["in the baseline but no longer built"] * 2
+
+
+def test_a_large_check_is_written_as_a_stream(tmp_path, monkeypatch):
+    """480,000 test cases on a ROCm library: the document is written in pieces
+    of a few thousand cases, and quoted names are kept up to a bound, so what
+    it allocates does not grow with it (as one ElementTree the file took
+    1.3 GB for a 267 MB document).  The bound is lowered here so that a test
+    of a few megabytes goes past it."""
+    import tracemalloc
+
+    monkeypatch.setattr(junit, "_QUOTED_CHARACTERS", 2 << 20)
+    monkeypatch.setattr(junit, "_CASES_PER_PIECE", 1024)
+
+    def big(count: int) -> CheckResult:
+        name = "void rocprim::detail::kernel<" + "int, " * 200 + "float>(int*, float const*)"
+        findings = [Finding(f"gfx{900 + i % 7}", f"_Z{i}v", f"{name}{i}", "scratch", 0, 0, passed=True)
+                    for i in range(count)]
+        return CheckResult("base.json", ("scratch",), 1, findings, [], [])
+
+    peaks = {}
+    for count in (5_000, 40_000):
+        result = big(count)
+        len(result.findings)
+        path = tmp_path / f"{count}.xml"
+        tracemalloc.start()
+        junit.write(str(path), result)
+        peaks[count] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        size = path.stat().st_size
+        assert size > count * 1000
+        root = ET.parse(path).getroot()
+        assert len(root.find("testsuite").findall("testcase")) == count
+        assert b"".join(junit.document_chunks(result)) == junit.document(result) == path.read_bytes()
+    assert peaks[40_000] < 3 * peaks[5_000] and peaks[40_000] < size / 4, (peaks, size)
