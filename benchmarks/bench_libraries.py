@@ -18,8 +18,8 @@ and medians.
 
 The LLVM-tools figure is, by default, the time stored in the committed oracle
 expectation (tests/data/oracle/, measured by scripts/generate-oracle.py when
-it was written, one core); --llvm reruns that pipeline here (about 6 minutes
-per library).
+it was written, one core); --llvm reruns that pipeline here (0.5-6 minutes
+per library, by the machine's load).
 
 Goals from issue 9 (2 cores): librocsparse1 7.2.4 <= 4 s and <= 600 MB;
 librocblas5 7.2.4 folder <= 8 s and <= 800 MB; librocsparse1 6.4.3 <= 4 s
