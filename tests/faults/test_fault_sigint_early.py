@@ -15,7 +15,8 @@ What no entry module can close:
 - the console script's own import lines (pip writes ``import re``, ``import
   sys``, ``from spillway.launch import main``) until launch.py's handler is in
   place, about 2 ms: Python's KeyboardInterrupt traceback through the import
-  machinery alone.
+  machinery alone, or through the ``spillway`` package's ``__init__.py`` (a
+  docstring and ``__version__``) while it is loaded.
 The tests allow exactly these, check that such a traceback has no frame of
 spillway's past the handler, and count each outcome (printed with -s)."""
 
@@ -36,6 +37,7 @@ import pytest
 from faultkit import CODE_OBJECT, REPO, spillway
 
 LAUNCH = REPO / "checker" / "spillway" / "launch.py"
+PACKAGE = REPO / "checker" / "spillway" / "__init__.py"   # a docstring and __version__: no handler yet
 
 DELAYS_MS = [i * 2.5 for i in range(121)]      # 0 to 300 ms after spawn, 121 points
 
@@ -112,6 +114,8 @@ def _before_our_handler(stderr: str) -> bool:
         if filename == "<string>":   # what the standard library evaluates (collections.namedtuple)
             continue
         if filename == str(LAUNCH) and function == "<module>" and int(line) <= HANDLER_LINE:
+            continue
+        if filename == str(PACKAGE) and function == "<module>":   # (line 0: while it is loaded)
             continue
         if Path(filename).name == "spillway" and function == "<module>" and \
                 (line == "0" or source.startswith(("import ", "from "))):   # 0: before its first line
