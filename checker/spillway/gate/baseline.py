@@ -57,6 +57,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import hashlib
+import operator
 import os
 import re
 from dataclasses import dataclass, field
@@ -265,6 +266,8 @@ def _expanded(document: dict, path: str) -> Baseline:
     gate = list(header.gate)
     figures: dict[tuple, Resources] = {}
     allowances: dict[tuple, Allowance] = {}
+    implied_for: dict[int, Allowance] = {}          # id of a shared Resources -> its implied allowance
+    values_of = operator.attrgetter(*FIGURES)
     entries: list[dict[str, Any]] = []
     for index, raw in enumerate(lines or ()):
         try:
@@ -274,17 +277,20 @@ def _expanded(document: dict, path: str) -> Baseline:
         name = demangle(line.key)
         target: Any                     # a TargetFigures (made by create_model)
         for target in line.targets:
-            values = tuple(getattr(target, figure) for figure in FIGURES)
+            values = values_of(target)
             recorded = figures.get(values)
             if recorded is None:
                 recorded = figures[values] = Resources(*values)
             allow = target.allow
             if allow is None:
-                implied = implied_allowance(gate, recorded)
-                ident = tuple(implied.items())
-                allow = allowances.get(ident)
+                allow = implied_for.get(id(recorded))
                 if allow is None:
-                    allow = allowances[ident] = Allowance(**implied)
+                    implied = implied_allowance(gate, recorded)
+                    ident = tuple(implied.items())
+                    allow = allowances.get(ident)
+                    if allow is None:
+                        allow = allowances[ident] = Allowance(**implied)
+                    implied_for[id(recorded)] = allow
             entries.append({"target": target.target, "key": line.key, "name": name, "recorded": recorded,
                             "allow": allow, "reason": target.reason})
     entries.sort(key=lambda e: (e["target"], e["key"]))
@@ -610,6 +616,7 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     result = UpdateResult(baseline=None, updated=previous is not None)  # type: ignore[arg-type]
     matched_patterns: set[str] = set()
     entries: list[Entry] = []
+    allowances: dict[tuple, Allowance] = {}
     if record_all or allows:
         candidates = sorted(inputs.usage)
     else:
@@ -678,7 +685,13 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             kept_reason: str | None = "; ".join(reasons)
         else:
             kept_reason = prev.reason if prev else None
-        entries.append(Entry(target=usage.target, key=usage.key, name=usage.name, allow=Allowance(**allow),
+        # Kernels share their allowances, as they share their Resources: a record-all
+        # baseline of librocsparse1 7.2.4 has 239,806 entries but few distinct allowances.
+        shared = tuple(allow.items())
+        allowance = allowances.get(shared)
+        if allowance is None:
+            allowance = allowances[shared] = Allowance(**allow)
+        entries.append(Entry(target=usage.target, key=usage.key, name=usage.name, allow=allowance,
                              recorded=resources, reason=kept_reason))
     for ident, entry in old_entries.items():
         if ident in inputs.usage:
