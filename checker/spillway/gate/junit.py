@@ -42,32 +42,30 @@ def _clean(text: str) -> str:
     return text if text.isprintable() else _NOT_XML.sub("", text)
 
 
-def _text(text: str) -> str:
-    """Character data, escaped (str.replace: a kernel name has dozens of < and >,
-    and a substitution with a function per match took 4 of 7 s on a library)."""
+# Escapes, applied in order (``&`` first), with str.replace: a kernel name has
+# dozens of < and >, and a substitution with a function per match took 4 of 7 s
+# on a library.  An attribute also keeps tab, newline and carriage return as
+# references, which a parser keeps (it would turn them into spaces).
+_TEXT_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
+_ATTRIBUTE_ESCAPES = (*_TEXT_ESCAPES, ('"', "&quot;"), ("\r", "&#13;"), ("\n", "&#10;"), ("\t", "&#09;"))
+
+
+def _escaped(text: str, escapes: tuple[tuple[str, str], ...]) -> str:
     text = _clean(text)
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
+    for special, reference in escapes:
+        if special in text:
+            text = text.replace(special, reference)
     return text
 
 
+def _text(text: str) -> str:
+    """Character data, escaped."""
+    return _escaped(text, _TEXT_ESCAPES)
+
+
 def _attribute(text: str) -> str:
-    """A quoted attribute value; tab, newline and carriage return as references,
-    which a parser keeps (it would turn them into spaces)."""
-    text = _text(text)
-    if '"' in text:
-        text = text.replace('"', "&quot;")
-    if "\r" in text:
-        text = text.replace("\r", "&#13;")
-    if "\n" in text:
-        text = text.replace("\n", "&#10;")
-    if "\t" in text:
-        text = text.replace("\t", "&#09;")
-    return f'"{text}"'
+    """A quoted attribute value."""
+    return f'"{_escaped(text, _ATTRIBUTE_ESCAPES)}"'
 
 
 def _tag(name: str, attributes: dict[str, str], close: str = " />") -> str:
