@@ -240,6 +240,17 @@ def implied_allowance(gate: Sequence[str], recorded: Resources) -> dict[str, Any
     return out
 
 
+def _shared_allowance(allowances: dict[tuple, Allowance], values: Mapping[str, Any]) -> Allowance:
+    """The one Allowance of these values in ``allowances`` (made on first use):
+    a library's kernels share few distinct allowances, as they share their
+    Resources (a record-all baseline of librocsparse1 7.2.4: 239,806 entries)."""
+    ident = tuple(values.items())
+    allow = allowances.get(ident)
+    if allow is None:
+        allow = allowances[ident] = Allowance(**values)
+    return allow
+
+
 def _allowance_dict(allow: Allowance) -> dict[str, object]:
     """The allowance without absent fields; ``dynamic_stack: false`` means the
     same as absent."""
@@ -264,9 +275,9 @@ def _expanded(document: dict, path: str) -> Baseline:
         head["kernels"] = []            # validated below, line by line
     header = _validated_model(BaselineDocument, head, path)
     gate = list(header.gate)
-    figures: dict[tuple, Resources] = {}
+    # Recorded figures -> their Resources and the allowance they imply, each made once.
+    figures: dict[tuple, tuple[Resources, Allowance]] = {}
     allowances: dict[tuple, Allowance] = {}
-    implied_for: dict[int, Allowance] = {}          # id of a shared Resources -> its implied allowance
     values_of = operator.attrgetter(*FIGURES)
     entries: list[dict[str, Any]] = []
     for index, raw in enumerate(lines or ()):
@@ -278,19 +289,12 @@ def _expanded(document: dict, path: str) -> Baseline:
         target: Any                     # a TargetFigures (made by create_model)
         for target in line.targets:
             values = values_of(target)
-            recorded = figures.get(values)
-            if recorded is None:
-                recorded = figures[values] = Resources(*values)
-            allow = target.allow
-            if allow is None:
-                allow = implied_for.get(id(recorded))
-                if allow is None:
-                    implied = implied_allowance(gate, recorded)
-                    ident = tuple(implied.items())
-                    allow = allowances.get(ident)
-                    if allow is None:
-                        allow = allowances[ident] = Allowance(**implied)
-                    implied_for[id(recorded)] = allow
+            known = figures.get(values)
+            if known is None:
+                recorded = Resources(*values)
+                known = figures[values] = (recorded, _shared_allowance(allowances, implied_allowance(gate, recorded)))
+            recorded, implied = known
+            allow = implied if target.allow is None else target.allow
             entries.append({"target": target.target, "key": line.key, "name": name, "recorded": recorded,
                             "allow": allow, "reason": target.reason})
     entries.sort(key=lambda e: (e["target"], e["key"]))
@@ -685,14 +689,8 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             kept_reason: str | None = "; ".join(reasons)
         else:
             kept_reason = prev.reason if prev else None
-        # Kernels share their allowances, as they share their Resources: a record-all
-        # baseline of librocsparse1 7.2.4 has 239,806 entries but few distinct allowances.
-        shared = tuple(allow.items())
-        allowance = allowances.get(shared)
-        if allowance is None:
-            allowance = allowances[shared] = Allowance(**allow)
-        entries.append(Entry(target=usage.target, key=usage.key, name=usage.name, allow=allowance,
-                             recorded=resources, reason=kept_reason))
+        entries.append(Entry(target=usage.target, key=usage.key, name=usage.name,
+                             allow=_shared_allowance(allowances, allow), recorded=resources, reason=kept_reason))
     for ident, entry in old_entries.items():
         if ident in inputs.usage:
             continue
