@@ -18,6 +18,7 @@ from functools import lru_cache
 import zstandard
 
 from spillway.errors import InputError
+from spillway.formats.walk import advance
 
 UNCOMPRESSED_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 COMPRESSED_MAGIC = b"CCOB"
@@ -374,7 +375,7 @@ def walk_lazy(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRES
         else:
             raise InputError(f"expected an offload bundle, found bytes {head[:8].hex()}",
                              container=container, offset=position)
-        position = _skip_zeros(data, position + length)
+        position = _skip_zeros(data, advance(position, position + length, container=container, what="bundle"))
     return found
 
 

@@ -21,13 +21,12 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from spillway.formats import bundles, embedded, kpack, offload_binary
+from spillway.formats.ar import AR_MAGIC, THIN_AR_MAGIC, iter_ar_members
 from spillway.formats.codeobject import is_amdgpu_elf
 from spillway.formats.elfstream import MemoryStream
 from spillway.errors import InputError, NoDeviceCode
 from spillway import paths
 
-AR_MAGIC = b"!<arch>\n"
-THIN_AR_MAGIC = b"!<thin>\n"
 ZIP_MAGIC = b"PK\x03\x04"
 RDC_SECTION_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
 MAX_NESTING = 4
@@ -396,61 +395,7 @@ def _scan_embedded(data: memoryview, name: str, options: ScanOptions, result: Sc
                                          image_offset=image.offset))
 
 
-# -- archives ---------------------------------------------------------------
-
-def iter_ar_members(data: memoryview, name: str):
-    """Yield (member name, member data, offset) of a GNU/BSD ar archive."""
-    if bytes(data[:8]) == THIN_AR_MAGIC:
-        raise InputError("thin archive: its members are separate files, pass those instead",
-                         file=name, container="ar archive", offset=0)
-    position = 8
-    long_names = b""
-    size = len(data)
-    while position < size:
-        if position + 60 > size:
-            if not any(bytes(data[position:])) or bytes(data[position:]) == b"\n":
-                break
-            raise InputError("truncated member header", file=name, container="ar archive", offset=position)
-        header = bytes(data[position:position + 60])
-        if header[58:60] != b"`\n":
-            raise InputError("bad member header terminator", file=name, container="ar archive",
-                             offset=position)
-        raw_name = header[:16].decode("latin-1").rstrip()
-        try:
-            member_size = int(header[48:58].decode("ascii").strip() or "0")
-        except ValueError:
-            raise InputError("bad member size field", file=name, container="ar archive",
-                             offset=position + 48) from None
-        start = position + 60
-        if start + member_size > size:
-            raise InputError(f"member of {member_size} bytes runs past the end of the archive",
-                             file=name, container="ar archive", offset=position)
-        body = data[start:start + member_size]
-        member_name: str | None = raw_name
-        if raw_name.startswith("#1/"):  # BSD: name follows the header
-            try:
-                name_len = int(raw_name[3:] or "0")
-            except ValueError:
-                raise InputError(f"bad BSD member name length {raw_name!r}", file=name,
-                                 container="ar archive", offset=position) from None
-            member_name = bytes(body[:name_len]).rstrip(b"\0").decode("utf-8", "replace")
-            body = body[name_len:]
-            start += name_len
-        elif raw_name == "//":
-            long_names = bytes(body)
-            member_name = None
-        elif raw_name in ("/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"):
-            member_name = None
-        elif raw_name.startswith("/") and raw_name[1:].isdigit():
-            index = int(raw_name[1:])
-            end = long_names.find(b"\n", index)
-            member_name = long_names[index:end if end >= 0 else None].decode("utf-8", "replace").rstrip("/")
-        else:
-            member_name = raw_name.rstrip("/")
-        if member_name is not None:
-            yield member_name, body, start
-        position += 60 + member_size
-        position += position & 1
+# -- archives: spillway.formats.ar -------------------------------------------
 
 
 # -- wheels -----------------------------------------------------------------

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from spillway.errors import InputError, NoDeviceCode
 from spillway.formats import metadata
 from spillway.formats.codeobject import ElfImage
+from spillway.formats.walk import advance
 from spillway.resources.targets import ELFOSABI_AMDGPU_HSA, EM_AMDGPU
 
 ELF_MAGIC = b"\x7fELF"
@@ -183,7 +184,7 @@ def find_in_section(data: memoryview, section: str, base: int, finder: _Finder |
             raise
         if has_metadata:
             images.append(EmbeddedImage(section, base + found, view[:size]))
-        position = found + size
+        position = advance(found, found + size, container=section, what="embedded code object")
 
 
 def find_images(data: memoryview) -> list[EmbeddedImage]:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import msgpack
 
 from spillway.errors import InputError
+from spillway.formats.walk import advance
 from spillway.formats import bundles
 
 MAGIC = b"KPAK"
@@ -194,7 +195,7 @@ def parse_archive(data: memoryview) -> Archive:
                 raise InputError(f"frame {number} ({frame_size} bytes) runs past the zstd blob "
                                  f"(ends at {end:#x})", container=container, offset=position)
             blobs.append((position + 4, frame_size))
-            position += 4 + frame_size
+            position = advance(position, position + 4 + frame_size, container=container, what="frame")
 
     entries = []
     for key, arches in table.items():

@@ -12,6 +12,7 @@ import msgpack
 import msgspec
 
 from spillway.errors import InputError
+from spillway.formats.walk import advance
 
 NT_AMDGPU_METADATA = 32
 AMDGPU_NOTE_NAME = b"AMDGPU"
@@ -48,7 +49,8 @@ def iter_notes(data: bytes | memoryview):
                              f"note section ({size} bytes)", offset=position)
         name = bytes(data[name_start:name_start + namesz]).rstrip(b"\0")
         yield name, note_type, data[desc_start:desc_end], position
-        position = desc_start + ((descsz + 3) & ~3)
+        position = advance(position, desc_start + ((descsz + 3) & ~3), container="note section",
+                           what="note record")
 
 
 # Keys are read as bytes (msgpack raw mode): decoding every string of the

@@ -27,6 +27,7 @@ import struct
 from dataclasses import dataclass
 
 from spillway.errors import InputError
+from spillway.formats.walk import advance
 from spillway.formats import bundles
 
 MAGIC = b"\x10\xff\x10\xad"
@@ -196,5 +197,5 @@ def parse_section(data: memoryview, *, max_decompressed: int = 4 << 30) -> list[
             continue
         found, size = parse_record(data[position:], position, max_decompressed=max_decompressed)
         images.extend(found)
-        position = (position + size + 7) & ~7
+        position = advance(position, (position + size + 7) & ~7, container=CONTAINER, what="record")
     return images
