@@ -29,6 +29,7 @@ from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT
 from spillway.paths import document_chunks, dumps as json_dumps
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
+from spillway.report.pool import start_pool
 from spillway.resources.names import demangle, stable_key
 from spillway.resources.targets import target_selected
 from spillway.constants import REPORT_SCHEMA as SCHEMA
@@ -428,7 +429,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 if gc.isenabled():
                     gc.disable()
                     stack.callback(gc.enable)
-                pool = stack.enter_context(mp.get_context("fork").Pool(workers))
+                pool = start_pool(stack, workers)       # workers that leave Ctrl-C to the parent
                 # Tasks handed out ahead of the one being written: each result is small when the
                 # workers write the records themselves (the tasks ahead are put aside on disk).
                 # (well within the sink's slots for tasks put aside: a slot is reused 64 tasks on)
