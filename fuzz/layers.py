@@ -244,28 +244,70 @@ def host_elf(section_list: list[tuple[str, int, bytes]]) -> bytes:
 
 # -- ar and zip -----------------------------------------------------------------------
 
-def ar_archive(members: list[tuple[str, bytes]]) -> bytes:
-    """A GNU ar archive with a ``//`` long-name table."""
+# What the ar layer can write into a header field in place of the true number
+# (fuzz/targets.py's ar families pick one with a control byte).
+AR_FIELDS = ("size", "name")     # the member size; the BSD "#1/N" length or GNU "/N" index
+AR_VALUES = ("negative", "signed", "spaced", "underscore", "zero", "past_end", "huge")
+
+
+# "negative" variants: minus the true number, and the two that once sent the
+# walk back onto its own header forever (-60, -61: the header's size, with the
+# parity step).
+AR_NEGATIVE = ("true", "-60", "-61", "-1")
+
+
+def _ar_number(value: str, true: int, past_end: int, width: int, variant: int = 0) -> str:
+    negative = f"-{true or 1}" if AR_NEGATIVE[variant % 4] == "true" else AR_NEGATIVE[variant % 4]
+    text = {"negative": negative, "signed": f"+{true}", "spaced": f" {true}",
+            "underscore": f"{str(true)[:1]}_{str(true)[1:] or '0'}", "zero": "0",
+            "past_end": str(past_end), "huge": "9" * width}[value]
+    return text[:width]
+
+
+def ar_archive(members: list[tuple[str, bytes]], *, bsd: bool = False,
+               corrupt: tuple[str, str, int] | None = None, variant: int = 0) -> bytes:
+    """A GNU ar archive with a ``//`` long-name table, or (``bsd``) one with
+    ``#1/N`` names stored before each member's data.  ``corrupt`` = (field
+    of AR_FIELDS, value of AR_VALUES, header index): that header's field is
+    written with the value instead of the true number (``variant`` picks
+    the negative number, AR_NEGATIVE)."""
     long_names = bytearray()
     headers = []
-    for name, _ in members:
-        if len(name) >= 15:
-            headers.append(f"/{len(long_names)}")
+    for name, _ in members:     # (raw name, the number in it)
+        if bsd:
+            headers.append((f"#1/{len(name.encode())}", len(name.encode())))
+        elif len(name) >= 15:
+            headers.append((f"/{len(long_names)}", len(long_names)))
             long_names += name.encode() + b"/\n"
         else:
-            headers.append(name + "/")
+            headers.append((name + "/", None))
     out = bytearray(b"!<arch>\n")
+    # per header: (offset, size field's true value, the number in its name or None)
+    written: list[tuple[int, int, int | None]] = []
 
-    def add(raw_name: str, data: bytes) -> None:
+    def add(raw_name: str, number: int | None, data: bytes) -> None:
+        written.append((len(out), len(data), number))
         out.extend(f"{raw_name:<16}{0:<12}{0:<6}{0:<6}{644:<8}{len(data):<10}`\n".encode())
         out.extend(data)
         if len(out) % 2:
             out.extend(b"\n")
 
     if long_names:
-        add("//", bytes(long_names))
-    for raw_name, (_, data) in zip(headers, members):
-        add(raw_name, data)
+        add("//", None, bytes(long_names))
+    for (raw_name, number), (name, data) in zip(headers, members):
+        add(raw_name, number, name.encode() + data if bsd else data)
+    if corrupt is None or not written:
+        return bytes(out)
+    field, value, index = corrupt
+    at, size, number = written[index % len(written)]
+    if field == "size":
+        text = _ar_number(value, size, len(out) - at - 60 + 1, 10, variant)
+        out[at + 48:at + 58] = f"{text:<10}".encode()
+    else:
+        prefix = "#1/" if bsd else "/"
+        past_end = size + 1 if bsd else len(long_names) + 1
+        text = prefix + _ar_number(value, number or 0, past_end, 16 - len(prefix), variant)
+        out[at:at + 16] = f"{text:<16}".encode()
     return bytes(out)
 
 

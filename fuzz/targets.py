@@ -151,7 +151,31 @@ def build_host_elf(data: bytes) -> bytes:
 
 
 def build_ar(data: bytes) -> bytes:
-    return layers.ar_archive(layers.unpack_members(data))
+    """control, where, then framed members; rebuilt as an ar archive.  control
+    bit 0: BSD names (#1/N) instead of GNU's // table; bits 1-3: 0 keeps every
+    header true, 1-7 writes layers.AR_VALUES[n - 1] (negative, signed, spaced,
+    underscore, zero, just past the end, huge) into one field; bit 4: that
+    field is the name's number (BSD length, GNU long-name index), not the
+    member size; bits 5-6: which negative number (layers.AR_NEGATIVE: minus
+    the true one, -60, -61, -1); ``where`` picks the header."""
+    if len(data) < 2:
+        return layers.ar_archive([])
+    control, where = data[0], data[1]
+    value = (control >> 1) & 7
+    corrupt = (layers.AR_FIELDS[(control >> 4) & 1], layers.AR_VALUES[value - 1], where) if value else None
+    return layers.ar_archive(layers.unpack_members(data[2:]), bsd=bool(control & 1), corrupt=corrupt,
+                             variant=(control >> 5) & 3)
+
+
+def build_ar_in_zip(data: bytes) -> bytes:
+    """As build_ar, the archive then stored (control bit 7: deflated) in a wheel."""
+    deflate = bool(data[:1] and data[0] & 0x80)
+    return layers.zip_file([("pkg/lib/libk.a", build_ar(data))], deflate=deflate)
+
+
+def run_wheel(built: bytes) -> None:
+    from spillway.report.reader import read_path
+    read_path(_write_scratch(built, ".whl"), _options())
 
 
 def run_zip(data: bytes) -> None:
@@ -262,6 +286,17 @@ def _baseline_seed() -> bytes:
     return render(build(inputs, note="fuzz seed", gate=("scratch", "spills", "lds")).baseline)
 
 
+def _ar_seeds() -> list[bytes]:
+    """GNU and BSD archives, true and with one header field corrupted
+    (build_ar's control byte: a negative size, a signed BSD name length, a
+    long-name index past the table, a huge size)."""
+    members = [layers.pack_members([("a.o", host_objects()[0]), ("a_long_member_name.o", co)])
+               for co in code_objects()]
+    controls = (0x00, 0x01, 0x42, 0x13, 0x1C, 0x0C, 0x81)
+    return [bytes([control, where]) + body for body in members[:1] for control, where in
+            zip(controls, (0, 1, 2, 1, 2, 0, 0))] + [b"\x00\x00" + body for body in members[1:]]
+
+
 def _names_seeds() -> list[bytes]:
     out = [b"_ZN7rocprim17ROCPRIM_300400_NS6detail11scan_kernelILb1EEEvPfS2_",
            b"_Z4topkILi32EEvPKfPii", b"_ZN12_GLOBAL__N_16kernelEv", b"_Z1fDF16_DF16b",
@@ -347,8 +382,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("host_elf", lambda: [b"\xff" + o for o in host_objects()]
            + [bytes([c]) + _seed_bundle(code_objects()) for c in (0, 1, 2)],
            build_host_elf, run_read_buffer, _host_mutate),
-    Family("ar", lambda: [layers.pack_members([("a.o", host_objects()[0]), ("a_long_member_name.o", co)])
-                          for co in code_objects()], build_ar, run_read_buffer, mutators.mutate_members),
+    Family("ar", _ar_seeds, build_ar, run_read_buffer, _with_control(mutators.mutate_members)),
+    Family("ar_in_zip", _ar_seeds, build_ar_in_zip, run_wheel, _with_control(mutators.mutate_members)),
     Family("zip", lambda: [bytes([c]) + layers.pack_members([("pkg/lib.so", host_objects()[0]),
                                                              ("pkg/k.co", code_objects()[0])]) for c in (0, 1)],
            _identity, run_zip, _members_with_control),
