@@ -114,3 +114,12 @@ def parse_remarks(stderr: str) -> dict[str, dict[str, str]]:
         elif current is not None:
             current[match.group("key").strip()] = match.group("value")
     return out
+
+
+def cmake_project_compiler() -> str:
+    """The newest Debian clang here that builds tests/data/cmake_project (every
+    one of them does)."""
+    for version in (22, 19, 16, 15):
+        if shutil.which(f"clang++-{version}") and shutil.which(f"clang-offload-bundler-{version}"):
+            return f"clang++-{version}"
+    return require("clang++-19")

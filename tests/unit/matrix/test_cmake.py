@@ -12,18 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from support.toolchains import REPO, require
+from support.toolchains import REPO, cmake_project_compiler, require
 
 PROJECT = Path(__file__).resolve().parents[2] / "data" / "cmake_project"
 MODULE = REPO / "cmake" / "SpillwayKernelResources.cmake"
 
 
 def compiler() -> str:
-    """The newest Debian clang here (every one of them builds the project)."""
-    for version in (22, 19, 16, 15):
-        if shutil.which(f"clang++-{version}") and shutil.which(f"clang-offload-bundler-{version}"):
-            return f"clang++-{version}"
-    return require("clang++-19")
+    return cmake_project_compiler()
 
 
 def run(*command, cwd=None) -> subprocess.CompletedProcess:
