@@ -11,8 +11,9 @@ from support.toolchains import Builder
 # Inside a Nix build (the flake's `checks.tests`) the suite runs against the
 # Nix-built package with only the build's inputs: the fault tests (signals, full
 # disks, immutable folders, the fuzz smoke), the oracle tests on Debian's ROCm
-# packages and the sid-root cells need the host machine and run in .ci/run only.
-collect_ignore_glob = (["faults/*", "oracle/*", "unit/matrix/test_root_cells.py"]
+# packages, the sid-root cells and the package build (git, the package index)
+# need the host machine and run in .ci/run only.
+collect_ignore_glob = (["faults/*", "oracle/*", "unit/matrix/test_root_cells.py", "package/*"]
                        if os.environ.get("NIX_BUILD_TOP") else [])
 
 THIRD_PARTY = {
