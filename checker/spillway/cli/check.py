@@ -13,7 +13,7 @@ import shlex
 from typing import TYPE_CHECKING
 import sys
 
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
+from spillway.cli.common import add_read_options, dump_json, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  markdown_marker, text_marker, write)
 from spillway.constants import metrics_help
@@ -100,8 +100,10 @@ class Remedy:
 
 def run(args) -> int:
     from spillway.gate import junit
-    from spillway.gate.baseline import load_baseline  # pydantic: imported only when used
-    from spillway.gate.check import check, parse_metrics, read_sources
+    from spillway.gate.baseline import load_baseline, recorded_model  # pydantic: imported only when used
+    from spillway.gate.check import check
+    from spillway.gate.metrics import parse_metrics
+    from spillway.gate.reading import read_sources
 
     fmt = chosen_format(args)
     gate = parse_metrics(args.gate) if args.gate is not None else None
@@ -116,8 +118,9 @@ def run(args) -> int:
     if args.occupancy_model is None:
         # The figures are compared with the baseline's, so by default they follow its model
         # (a version-1 baseline names none: llvm22).
-        options.occupancy_model = baseline.occupancy_model or "llvm22"
-    inputs = read_sources(args.paths, options, read_inputs)
+        options.occupancy_model = recorded_model(baseline)
+    with progress_shown(args.paths, options):
+        inputs = read_sources(args.paths, options)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,
                    baseline_path=args.baseline, occupancy_model=options.occupancy_model)
     if args.occupancy_model is None and "occupancy" in result.gate:

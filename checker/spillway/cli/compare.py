@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from spillway.cli.common import add_read_options, read_inputs, read_options
+from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  markdown_marker, text_marker, write)
 from spillway.resources.names import table_name
@@ -40,15 +40,17 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from spillway.gate.check import read_sources
     from spillway.gate.compare import compare, markdown
+    from spillway.gate.reading import read_sources
 
     fmt = chosen_format(args)
     options = read_options(args)
     outputs = Outputs(args.new + args.against, force=args.force)
     outputs.claim(args.output, "-o")
-    new = read_sources(args.new, options, read_inputs, allow_baseline=True, side="NEW")
-    old = read_sources(args.against, options, read_inputs, allow_baseline=True, side="OLD")
+    with progress_shown(args.new, options):
+        new = read_sources(args.new, options, allow_baseline=True, side="NEW")
+    with progress_shown(args.against, options):
+        old = read_sources(args.against, options, allow_baseline=True, side="OLD")
     comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model)
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
     to_file = args.output not in (None, "-")

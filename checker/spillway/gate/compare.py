@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Final, Literal, Optional, Sequence
 
 from spillway import __version__
-from spillway.gate.check import Kernel, KernelUsage, Resources
+from spillway.gate.kernels import Kernel, KernelUsage, Resources
 from spillway.paths import document_chunks
 from spillway.resources.occupancy import DEFAULT_MODEL, next_step_text
 
@@ -407,7 +407,7 @@ def json_schema() -> dict:
 
     from spillway.report.record import OccupancyModelChoice, OccupancyNext
 
-    # The resource record is gate.check.Resources itself (one definition, as in baselines), and the
+    # The resource record is gate.kernels.Resources itself (one definition, as in baselines), and the
     # next step the report's OccupancyNext.
     next_description = ("The {side}'s occupancy_next, under occupancy_model: null at the hardware cap, when "
                         "nothing in the binary raises the figure, or when that side is a baseline (it keeps no "

@@ -33,7 +33,7 @@ class CellCheck:
 
 
 def _read(library: Path, occupancy_model: str | None = None):
-    from spillway.gate.check import read_sources
+    from spillway.gate.reading import read_sources
     from spillway.report.reader import ReadOptions
     from spillway.resources.occupancy import DEFAULT_MODEL
     return read_sources([str(library)], ReadOptions(occupancy_model=occupancy_model or DEFAULT_MODEL))
@@ -43,8 +43,9 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
                junit: Optional[Path] = None, occupancy_model: Optional[str] = None) -> CellCheck:
     """Gate one built cell; writes build/<cell>/check.json (and ``junit``)."""
     from spillway.gate import junit as junit_xml
-    from spillway.gate.baseline import load_baseline
-    from spillway.gate.check import check, parse_metrics
+    from spillway.gate.baseline import load_baseline, recorded_model
+    from spillway.gate.check import check
+    from spillway.gate.metrics import parse_metrics
 
     cell = build.cell
     if build.status == "skipped":
@@ -62,7 +63,7 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
         metrics = parse_metrics(gate) if gate else None
         baseline = load_baseline(str(baseline_path))
         # The baseline's occupancy model unless told otherwise (version 1: llvm22).
-        model = occupancy_model or baseline.occupancy_model or "llvm22"
+        model = occupancy_model or recorded_model(baseline)
         inputs = _read(library, model)
         result = check(inputs.usage, baseline, metrics or baseline.gate, baseline_path=str(baseline_path),
                        occupancy_model=model)
@@ -119,7 +120,8 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     """Write or update one built cell's baseline (what `spillway baseline
     write` does); returns (status, text): 1 when an allowance would have gone
     up (kept, as the command keeps it)."""
-    from spillway.gate.baseline import build as build_baseline, load_baseline, write_baseline as write_file
+    from spillway.gate.baseline import (build as build_baseline, load_baseline, recorded_model,
+                                        write_baseline as write_file)
 
     cell = build.cell
     baseline_path = matrix.resolve(cell.baseline)
@@ -133,7 +135,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         # one is renamed over it: a run killed before that keeps the old file.
         previous = load_baseline(str(baseline_path)) if baseline_path.is_file() and not fresh else None
         # An update keeps the model the baseline was written with (version 1: llvm22).
-        inputs = _read(Path(library), (previous.occupancy_model or "llvm22") if previous else None)
+        inputs = _read(Path(library), recorded_model(previous) if previous else None)
         inputs.sources = [library]
         result = build_baseline(inputs, note=baseline_note(matrix, build_dir, build), gate=tuple(cell.gate),
                                 previous=previous)

@@ -30,7 +30,8 @@ def read_cell(matrix: Matrix, build_dir: Path, cell: Cell, occupancy_model: str 
     cell, occupancy under ``occupancy_model``, or None when it is not built.
     Read as check reads a build (compact rows folded as the workers hand them
     over), then each kernel's targets folded into its target group."""
-    from spillway.gate.check import KernelUsage, read_sources
+    from spillway.gate.kernels import KernelUsage
+    from spillway.gate.reading import read_sources
     from spillway.report.reader import ReadOptions
 
     library = library_path(matrix, build_dir, cell)

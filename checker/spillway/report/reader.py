@@ -539,6 +539,12 @@ class ReadOptions:
     max_decompressed_total: int = DEFAULT_MAX_DECOMPRESSED_TOTAL   # per run (--max-decompressed-total)
     max_inflation: float = DEFAULT_MAX_INFLATION   # per input: times its size (--max-inflation)
     verify_hashes: bool = False   # check compressed bundles' MD5 hashes (--verify-hashes)
+    # Called as the read goes with (bytes just read, bytes of the input being read), and
+    # (0, its size) as each input starts: a progress bar, or work done meanwhile (baseline
+    # write hashes its inputs).
+    progress: Callable[[int, int], None] | None = None
+    # A read that finds no kernel is an InputError (no_kernels_found), not an empty report.
+    require_kernels: bool = False
 
     def budget(self) -> DecompressionBudget:
         return DecompressionBudget(self.max_inflation, self.max_decompressed_total)
@@ -551,6 +557,13 @@ class ReadOptions:
 RowsSink = Callable[[list[tuple]], None]
 
 
+def no_kernels_found(paths: Iterable[str], targets: list[str], side: str = "") -> InputError:
+    """The error of a read that found no kernel (``side``: which side of a comparison)."""
+    where = f"{side}: " if side else ""
+    return InputError(f"{where}no kernels found in {', '.join(paths)}"
+                      + (" for the selected targets" if targets else ""))
+
+
 def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], None] | None = None, *,
               budget: DecompressionBudget | None = None, compact: bool = False,
               rows_sink: RowsSink | None = None, rows_fields: tuple[str, ...] | None = None
@@ -560,6 +573,7 @@ def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], No
     ``rows_sink``: each batch of rows goes to it as it is read, and none is kept;
     ``rows_fields``: its rows hold only these fields (in this order)."""
     budget = budget or options.budget()
+    progress = progress or options.progress
     return _finish(scan_path(path, options.scan_options(budget)), path, options, progress, compact, rows_sink,
                    rows_fields)
 
@@ -961,6 +975,8 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
                  fd: int | None) -> Iterator[bytes]:
     global _SINK
     options = options or ReadOptions()
+    progress = progress or options.progress
+    paths = list(paths)
     budget = options.budget()
     head = json_dumps({"schema": SCHEMA, "spillway_version": __version__,
                        "occupancy_model": options.occupancy_model}, option=orjson.OPT_INDENT_2)
@@ -988,6 +1004,8 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
     opened = opened or (sink is not None and sink.opened)
     if not opened and on_empty is not None:
         on_empty()
+    if not opened and options.require_kernels:
+        raise no_kernels_found(paths, options.targets)
     tail = json_dumps({"files": files}, option=orjson.OPT_INDENT_2)[1:]     # '\n  "files": ...}'
     last = (b"\n  ]," if opened else head[:-2] + b',\n  "kernels": [],') + tail + b"\n"
     if sink is not None:
@@ -1008,6 +1026,8 @@ def read_report(paths: Iterable[str], options: ReadOptions | None = None,
     parse and never hold them all; ``rows_fields``: those rows hold only these
     fields, in this order (what the workers hand over is then smaller)."""
     options = options or ReadOptions()
+    progress = progress or options.progress
+    paths = list(paths)
     budget = options.budget()          # decompressed totals count over the whole run
     files = []
     kernels: list[dict] | KernelTable = KernelTable() if compact else []
@@ -1016,5 +1036,7 @@ def read_report(paths: Iterable[str], options: ReadOptions | None = None,
                                          rows_sink=rows_sink, rows_fields=rows_fields)
         files.append(file_record)
         kernels.extend(records)
+    if options.require_kernels and not any(f["kernels"] for f in files):
+        raise no_kernels_found(paths, options.targets)
     return {"schema": SCHEMA, "spillway_version": __version__, "occupancy_model": options.occupancy_model,
             "files": files, "kernels": kernels}

@@ -17,7 +17,7 @@ import jsonschema
 import orjson
 import pytest
 
-from spillway.gate.check import Resources, aggregate, aggregate_rows, worse_next
+from spillway.gate.kernels import Resources, aggregate, aggregate_rows, worse_next
 from spillway.gate.compare import compare, markdown, next_step
 from spillway.report.reader import KernelTable
 from spillway.resources.occupancy import compute

@@ -11,7 +11,7 @@ import pytest
 from support.gate_fixtures import load_json, record, run_cli, write_report
 
 from spillway.gate.baseline import FIGURE_DEFAULTS, Recorded, build, load_baseline, render
-from spillway.gate.check import Inputs, Resources, aggregate, aggregate_rows
+from spillway.gate.kernels import Inputs, Resources, aggregate, aggregate_rows
 from spillway.report.reader import FIELDS, KernelTable
 from spillway.schemas import schema_for
 
