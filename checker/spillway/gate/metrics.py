@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal, Optional
 
+from spillway.constants import metrics_help  # noqa: F401  (the --help words, worded once there)
 from spillway.errors import UsageError
 from spillway.gate.kernels import Resources
 
@@ -75,6 +76,3 @@ def parse_metrics(text: str) -> tuple[str, ...]:
         raise UsageError(f"{what} in --gate {text!r}; valid metrics: {', '.join(METRICS)}")
     return tuple(m for m in METRICS if m in names)
 
-
-def metrics_help() -> str:
-    return "comma-separated metrics: " + ", ".join(METRICS)
