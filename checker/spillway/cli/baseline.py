@@ -72,7 +72,7 @@ def _allows(args) -> list[tuple[str, str]]:
 def run_write(args) -> int:
     from spillway.cli.output import Outputs, schema_of
     from spillway.gate.baseline import (SourceHasher, build, load_baseline, recorded_model,  # (pydantic)
-                                        write_baseline)
+                                        update_summary, write_baseline)
     from spillway.gate.metrics import DEFAULT_GATE, METRICS, parse_metrics
     from spillway.gate.reading import read_sources
 
@@ -117,33 +117,14 @@ def run_write(args) -> int:
     if len(result.removed) > SHOWN:
         print(f"spillway: ... {len(result.removed) - SHOWN} more removed", file=out)
 
-    count = len(result.baseline.kernels)
-    summary = f"{'updated' if result.updated else 'wrote'} {args.output}: {count} kernel{'s' if count != 1 else ''}, " \
-              f"gate {','.join(result.baseline.gate)}"
-    if not result.baseline.records_every_kernel:
-        read = sum((result.baseline.kernels_written_from or {}).values())
-        summary += f", of {read} read (the rest are at zero; --record-all records every kernel)"
-    if result.updated:
-        details = [f"{len(result.tightened)} allowances tightened", f"{len(result.raised)} loosened with --allow",
-                   f"{len(result.added)} kernels added", f"{len(result.removed)} removed"]
-        if result.refused:
-            details.append(f"{len(result.refused)} kept because they would go up without --allow")
-        if result.kept_other_targets:
-            details.append(f"{result.kept_other_targets} kept for targets not read")
-        summary += " (" + ", ".join(details) + ")"
-    print(summary)
+    print(update_summary(result, args.output))
     return 1 if result.refused else 0
 
 
 def _accept(args, key: str) -> str:
     """This command again, with --allow for ``key``."""
-    words = ["spillway", "baseline", "write", *args.paths, "-o", args.output]
-    if args.gate:
-        words += ["--gate", args.gate]
-    if args.target:
-        words += ["--target", ",".join(args.target)]
-    return " ".join(_quote(w) for w in words + ["--allow", key]) + " --reason TEXT"
+    from spillway.gate.commands import accept_command, quote_every_path
 
-
-def _quote(text: str) -> str:
-    return text if all(c.isalnum() or c in "_.-" for c in text) else "'" + text.replace("'", "'\\''") + "'"
+    return accept_command(args.paths, args.output, [key], gate=args.gate,
+                          targets=",".join(args.target) if args.target else None,
+                          quote=quote_every_path)

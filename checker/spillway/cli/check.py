@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import os
-import shlex
 from typing import TYPE_CHECKING
 import sys
 
@@ -63,37 +62,32 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def _command(words: list[str]) -> str:
-    return " ".join(shlex.quote(w) for w in words)
-
-
 class Remedy:
     """The commands that accept a failure or write a missing baseline."""
 
     def __init__(self, paths: list[str], baseline: str, baseline_gate: tuple[str, ...], targets: list[str]):
         self.paths, self.baseline, self.baseline_gate, self.targets = paths, baseline, baseline_gate, targets
 
-    def _base(self, extra_metrics: set[str]) -> list[str]:
-        words = ["spillway", "baseline", "write", *self.paths, "-o", self.baseline]
+    def _accept(self, keys: list[str], extra_metrics: set[str]) -> str:
+        from spillway.gate.commands import accept_command
+
         gate = [m for m in self.baseline_gate] + sorted(extra_metrics - set(self.baseline_gate))
-        if set(gate) != set(self.baseline_gate):
-            words += ["--gate", ",".join(gate)]
-        if self.targets:
-            words += ["--target", ",".join(self.targets)]
-        return words
+        return accept_command(self.paths, self.baseline, keys,
+                              gate=",".join(gate) if set(gate) != set(self.baseline_gate) else None,
+                              targets=",".join(self.targets) if self.targets else None)
 
     def accept(self, finding: Finding) -> str:
-        return _command(self._base({finding.metric}) + ["--allow", finding.key]) + " --reason TEXT"
+        return self._accept([finding.key], {finding.metric})
 
     def accept_all(self, result: CheckResult) -> tuple[str, int]:
         keys = list(dict.fromkeys(f.key for f in result.failures))
-        words = self._base({f.metric for f in result.failures})
-        for key in keys[:ACCEPT_ALL_MAX]:
-            words += ["--allow", key]
-        return _command(words) + " --reason TEXT", max(0, len(keys) - ACCEPT_ALL_MAX)
+        return (self._accept(keys[:ACCEPT_ALL_MAX], {f.metric for f in result.failures}),
+                max(0, len(keys) - ACCEPT_ALL_MAX))
 
     def write_missing(self) -> str:
-        text = _command(["spillway", "baseline", "write", *self.paths, "-o", self.baseline]) + " --note TEXT"
+        from spillway.gate.commands import write_command
+
+        text = write_command(self.paths, self.baseline)
         other = os.environ.get(WRITE_BASELINE_ENV)
         return f"{text}" + (f" (or: {other})" if other else "")
 

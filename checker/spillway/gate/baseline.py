@@ -734,6 +734,25 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     return result
 
 
+def update_summary(result: UpdateResult, shown: str) -> str:
+    """The one line that says what a write or an update did (``shown``: the file)."""
+    count = len(result.baseline.kernels)
+    summary = f"{'updated' if result.updated else 'wrote'} {shown}: {count} kernel{'s' if count != 1 else ''}, " \
+              f"gate {','.join(result.baseline.gate)}"
+    if not result.baseline.records_every_kernel:
+        read = sum((result.baseline.kernels_written_from or {}).values())
+        summary += f", of {read} read (the rest are at zero; --record-all records every kernel)"
+    if result.updated:
+        details = [f"{len(result.tightened)} allowances tightened", f"{len(result.raised)} loosened with --allow",
+                   f"{len(result.added)} kernels added", f"{len(result.removed)} removed"]
+        if result.refused:
+            details.append(f"{len(result.refused)} kept because they would go up without --allow")
+        if result.kept_other_targets:
+            details.append(f"{result.kept_other_targets} kept for targets not read")
+        summary += " (" + ", ".join(details) + ")"
+    return summary
+
+
 def _created(baseline: Baseline, previous: Baseline | None) -> str:
     """SOURCE_DATE_EPOCH; else the previous time when nothing else changed; else now."""
     if os.environ.get("SOURCE_DATE_EPOCH", "").strip():

@@ -17,7 +17,7 @@ from spillway import atomic
 from spillway.errors import SpillwayError
 from spillway.matrix.build import CellBuild, cell_dir, library_path
 from spillway.matrix.cells import Cell, Matrix
-from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED
+from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, exit_status as run_status
 
 Verdict = Literal["pass", "fail", "error", "skipped"]
 
@@ -78,13 +78,9 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
 
 
 def exit_status(checks: list[CellCheck]) -> int:
-    if any(c.verdict in ("fail", "error") for c in checks):
-        return EXIT_FAILED
-    if any(c.verdict == "skipped" and c.required for c in checks):
-        return EXIT_SKIPPED
-    if not any(c.verdict == "pass" for c in checks):
-        return EXIT_SKIPPED
-    return EXIT_OK
+    return run_status(failed=any(c.verdict in ("fail", "error") for c in checks),
+                      required_skipped=any(c.verdict == "skipped" and c.required for c in checks),
+                      any_done=any(c.verdict == "pass" for c in checks))
 
 
 def required_cells(cells: list[Cell], explicit: bool, named: Optional[bool] = None) -> set[str]:
@@ -120,7 +116,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     """Write or update one built cell's baseline (what `spillway baseline
     write` does); returns (status, text): 1 when an allowance would have gone
     up (kept, as the command keeps it)."""
-    from spillway.gate.baseline import (build as build_baseline, load_baseline, recorded_model,
+    from spillway.gate.baseline import (build as build_baseline, load_baseline, recorded_model, update_summary,
                                         write_baseline as write_file)
 
     cell = build.cell
@@ -144,11 +140,5 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         return EXIT_FAILED, f"error: {exc}"
     lines = [f"kept {c.metric} of {c.name} [{c.target}] at {c.old} (now {c.new}): raise it with "
              f"spillway baseline write --allow" for c in result.refused]
-    count = len(result.baseline.kernels)
-    summary = (f"{'updated' if result.updated else 'wrote'} {shown}: {count} kernel{'s' if count != 1 else ''}, "
-               f"gate {','.join(result.baseline.gate)}")
-    if result.updated:
-        summary += (f" ({len(result.tightened)} allowances tightened, {len(result.added)} kernels added, "
-                    f"{len(result.removed)} removed)")
-    lines.append(summary)
+    lines.append(update_summary(result, shown))
     return (EXIT_FAILED if result.refused else EXIT_OK), "\n".join(lines)
