@@ -11,7 +11,7 @@ SCHEMAS: dict[str, str] = {
     "report": "spillway.report.record:json_schema",
     "baseline": "spillway.gate.baseline:json_schema",
     "check": "spillway.gate.check_schema:json_schema",
-    "compare": "spillway.gate.compare:json_schema",
+    "compare": "spillway.gate.compare_schema:json_schema",
     "matrix-list": "spillway.matrix.documents:list_json_schema",
     "matrix-summary": "spillway.matrix.documents:summary_json_schema",
 }

@@ -133,7 +133,7 @@ def run(args) -> int:
     elif fmt == "markdown":
         write(args.output, (markdown_marker("check") + _markdown(result, args, remedy)).encode())
     elif fmt == "tsv":
-        from spillway.gate.outputs import check_tsv_rows
+        from spillway.gate.tsv import check_tsv_rows
         from spillway.report.table import tsv
 
         write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)).encode())
@@ -150,7 +150,7 @@ def run(args) -> int:
 
 
 def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
-    from spillway.gate.outputs import check_markdown
+    from spillway.gate.markdown import check_markdown
 
     accept_all = None
     if result.failures:
@@ -159,8 +159,7 @@ def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
 
 
 def _github(result: CheckResult, args, remedy: Remedy) -> None:
-    from spillway.gate.github import annotation_lines, append_step_summary
-    from spillway.gate.outputs import check_annotations
+    from spillway.gate.github import annotation_lines, append_step_summary, check_annotations
 
     summary = _markdown(result, args, remedy)
     append_step_summary(summary)
@@ -175,7 +174,7 @@ def print_result(result: CheckResult, args, remedy: Remedy, file=None) -> None:
     """A table on a terminal, one line per failure (ending with the command
     that accepts it) elsewhere; then notes and one summary line."""
     from spillway.report.table import Column, console as make_console, grid, limited
-    from spillway.gate.outputs import actual_text, allowed_text
+    from spillway.gate.wording import actual_text, allowed_text
 
     console = make_console(file)
     failures, hidden = limited(result.failures, args.limit)

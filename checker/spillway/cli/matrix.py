@@ -459,7 +459,8 @@ def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: 
 def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
     import io
 
-    from spillway.gate.compare import markdown, table
+    from spillway.gate.markdown import compare_markdown
+    from spillway.gate.table import compare_table
     from spillway.report.table import console as make_console
 
     comparison = mx.compare_cells(matrix, build_dir, old, new, _view_model(args))
@@ -467,11 +468,12 @@ def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cel
     if fmt == "json":
         write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
-        write(args.output, (markdown_marker("compare") + markdown(comparison, args.all, 0, args.names)).encode())
+        text = compare_markdown(comparison, args.all, 0, args.names)
+        write(args.output, (markdown_marker("compare") + text).encode())
     else:
         buffer = io.StringIO()
         console = make_console(None if args.output in (None, "-") else buffer)
-        grid, shown, _ = table(comparison, args.all, console=console, names=args.names)
+        grid, shown, _ = compare_table(comparison, args.all, console=console, names=args.names)
         console.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
                              f"gfx11 rows: {new.name} built "
                              f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "

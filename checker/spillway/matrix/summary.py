@@ -117,7 +117,7 @@ def figures(r, markdown: bool = False) -> str:
 
 def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
     from spillway.resources.names import table_name   # the name every table shows
-    from spillway.gate.compare import md_code
+    from spillway.report.markdown import md_code
     cells = summary.cells
     out = ["**spillway matrix**: per kernel, in each cell: VGPRs / spilled registers / scratch bytes per lane / "
            f"waves per SIMD (occupancy model {md_code(summary.occupancy_model)}; bold: spills or scratch).", ""]
