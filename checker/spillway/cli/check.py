@@ -17,13 +17,10 @@ from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_t
                                  markdown_marker, text_marker, write)
 from spillway.constants import metrics_help
 from spillway.errors import UsageError
-from spillway.resources.names import table_name
 
 if TYPE_CHECKING:  # the gate imports pydantic: only when a check runs
     from spillway.gate.check import CheckResult, Finding
 
-# Removed kernels listed by name; beyond this only counted (all of them are in --json).
-VANISHED_SHOWN = 20
 # Kernels named with --allow in the one "accept all" command.
 ACCEPT_ALL_MAX = 10
 FORMATS = ("table", "json", "markdown", "junit", "github", "tsv")
@@ -171,36 +168,8 @@ def _github(result: CheckResult, args, remedy: Remedy) -> None:
 
 
 def print_result(result: CheckResult, args, remedy: Remedy, file=None) -> None:
-    """A table on a terminal, one line per failure (ending with the command
-    that accepts it) elsewhere; then notes and one summary line."""
-    from spillway.report.table import Column, console as make_console, grid, limited
-    from spillway.gate.wording import actual_text, allowed_text
+    from spillway.gate.table import print_check
+    from spillway.report.table import console as make_console
 
-    console = make_console(file)
-    failures, hidden = limited(result.failures, args.limit)
-    if failures and console.is_terminal:
-        columns = [Column("kernel", name=True), Column("target"), Column("metric"), Column("allowed", "right"),
-                   Column("actual", "right"), Column("note")]
-        rows = [[table_name(f.name, args.names), f.target, f.metric, allowed_text(f), actual_text(f),
-                 "not in baseline" if f.new_kernel else ""] for f in failures]
-        console.print(grid(console, columns, rows, names=args.names, title="over baseline"))
-    else:
-        for f in failures:
-            console.print(f"over baseline: {table_name(f.name, args.names)} [{f.target}]: {f.message()}; "
-                          f"accept with: {remedy.accept(f)}", markup=False, soft_wrap=True)
-    if hidden:
-        console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
-    if result.failures:
-        command, more = remedy.accept_all(result)
-        console.print(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
-                      + (f" (and --allow for {more} more kernels: see --format json)" if more else ""),
-                      markup=False, soft_wrap=True)
-    if result.vanished:
-        count = len(result.vanished)
-        console.print(f"note: {count} kernel{'s' if count != 1 else ''} in the baseline {'are' if count != 1 else 'is'}"
-                      f" no longer built (not a failure):", markup=False)
-        for target, _key, name in result.vanished[:VANISHED_SHOWN]:
-            console.print(f"  {table_name(name, args.names)} [{target}]", markup=False, soft_wrap=True)
-        if count > VANISHED_SHOWN:
-            console.print(f"  ... and {count - VANISHED_SHOWN} more (see --format json)", markup=False)
-    console.print(result.summary(), markup=False, soft_wrap=True)
+    print_check(result, make_console(file), limit=args.limit, names=args.names, accept=remedy.accept,
+                accept_all=remedy.accept_all)

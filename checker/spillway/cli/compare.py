@@ -7,7 +7,6 @@ import io
 from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  markdown_marker, text_marker, write)
-from spillway.resources.names import table_name
 
 FORMATS = ("table", "json", "markdown", "github", "tsv")
 TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs", "new_vgprs", "old_vgpr_spills",
@@ -95,39 +94,7 @@ def _github(comparison, args) -> None:
 
 
 def _print_table(comparison, args, file=None) -> None:
-    from spillway.gate.compare import selected
-    from spillway.gate.table import NEXT_STEP, compare_table
-    from spillway.gate.wording import diff_next_step, next_step
-    from spillway.report.table import console as make_console, limited
+    from spillway.gate.table import print_compare
+    from spillway.report.table import console as make_console
 
-    console = make_console(file)
-    grid, shown, hidden = compare_table(comparison, args.all, args.limit, console=console, names=args.names)
-    listing = bool(shown) or bool(comparison.only_new) or bool(comparison.only_old)
-    if listing:
-        # The verdict and the counts lead; they close the listing too, for the end of a long scroll.
-        console.print(comparison.sentence(), markup=False, soft_wrap=True)
-    if shown:
-        console.print(grid)
-    if hidden:
-        console.print(f"... and {hidden} more (--limit 0 shows all).", markup=False)
-    if shown and all(column.header != NEXT_STEP for column in grid.columns):
-        # The next-step column did not fit: the steps of the kernels whose occupancy changed, one a line.
-        for diff in selected(comparison, args.all, args.limit)[0]:
-            step = diff_next_step(diff)
-            if step and diff.old.occupancy != diff.new.occupancy:
-                console.print(f"next step: {table_name(diff.name, args.names)} [{diff.target}]: {step}",
-                              markup=False, soft_wrap=True)
-    for title, group in (("added (only in the new build)", comparison.only_new),
-                         ("removed (only in the old build)", comparison.only_old)):
-        if group:
-            console.print(f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:", markup=False)
-            listed, more = limited(group, args.limit)
-            for usage in listed:
-                r = usage.resources
-                step = next_step(r, usage.occupancy_next)
-                console.print(f"  {table_name(usage.name, args.names)} [{usage.target}]: {r.vgprs} VGPRs, "
-                              f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
-                              + (f"; {step}" if step else ""), markup=False, soft_wrap=True)
-            if more:
-                console.print(f"  ... and {more} more (--limit 0 shows all)", markup=False)
-    console.print(comparison.sentence(), markup=False, soft_wrap=True)
+    print_compare(comparison, make_console(file), everything=args.all, limit=args.limit, names=args.names)

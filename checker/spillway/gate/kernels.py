@@ -18,6 +18,7 @@ from typing import Annotated, Iterable, Optional
 
 from pydantic import ConfigDict, Field
 
+from spillway.report.fields import FIELDS, RESOURCE_FIELDS
 from spillway.report.report_input import NEED_ORDER   # occupancy_next's resources, as it lists them
 from spillway.resources.occupancy import UNNAMED_MODEL
 
@@ -122,12 +123,6 @@ def worse_next(occupancy: Optional[int], step: Optional[dict], other_occupancy: 
 
 
 
-# What check, baseline write and compare read of a kernel row: the reader's
-# workers hand over only these fields (not file names, mangled symbols...).
-GATE_ROW_FIELDS = ("target", "key", "name", "private_segment_fixed_size", "uses_dynamic_stack",
-                   "vgpr_spill_count", "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",
-                   "group_segment_fixed_size", "occupancy", "occupancy_next", "compiler",
-                   "code_object_version", "occupancy_model")
 
 
 _SHARED_RESOURCES: dict[tuple, Resources] = {}
@@ -137,14 +132,10 @@ def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | Non
                    fields: tuple[str, ...] | None = None) -> dict[Kernel, KernelUsage]:
     """Like ``aggregate``, from the reader's compact rows (KernelTable.rows,
     FIELDS order, or ``fields``), without a dict per kernel."""
-    from spillway.report.reader import FIELDS
-
     usage = {} if usage is None else usage
     at = (fields or FIELDS).index
     target_at, key_at, name_at = at("target"), at("key"), at("name")
-    picks = tuple(at(f) for f in ("private_segment_fixed_size", "uses_dynamic_stack", "vgpr_spill_count",
-                                  "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",
-                                  "group_segment_fixed_size", "occupancy"))
+    picks = tuple(at(f) for f in RESOURCE_FIELDS)
     next_at = at("occupancy_next")
     head = operator.itemgetter(target_at, key_at, name_at, next_at)
     figures = operator.itemgetter(*picks)
@@ -219,8 +210,6 @@ class Inputs:
             self.occupancy_models.add(record.get("occupancy_model") or UNNAMED_MODEL)
 
     def note_rows(self, rows: list[tuple], fields: tuple[str, ...] | None = None) -> None:
-        from spillway.report.reader import FIELDS
-
         at = (fields or FIELDS).index
         for index, found in ((at("compiler"), self.compilers),
                              (at("code_object_version"), self.code_object_versions),

@@ -9,7 +9,8 @@ import os
 from typing import Iterable, Optional
 
 from spillway.errors import InputError
-from spillway.gate.kernels import GATE_ROW_FIELDS, Inputs, Kernel, KernelUsage, aggregate, aggregate_rows
+from spillway.gate.kernels import Inputs, Kernel, KernelUsage, aggregate, aggregate_rows
+from spillway.report.fields import GATE_ROW_FIELDS
 from spillway.report.reader import ReadOptions, no_kernels_found
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected

@@ -31,6 +31,7 @@ from spillway.formats.metadata import KernelMetadata
 from spillway.resources.names import demangle, stable_key
 from spillway.resources.targets import target_selected
 from spillway.constants import REPORT_SCHEMA as SCHEMA
+from spillway.report.fields import FIELDS
 from spillway.report.ordered_writer import _Sink
 
 
@@ -53,12 +54,6 @@ def _occupancy(target_id, vgprs, agprs, sgprs, lds, wave, max_wg, wgp, model):
                              max_flat_workgroup_size=max_wg, workgroup_processor_mode=wgp, model=model)
 
 
-FIELDS = ("file", "bundle_index", "target", "code_object_version", "compiler", "symbol", "name", "key",
-          "vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count", "sgpr_spill_count",
-          "private_segment_fixed_size", "uses_dynamic_stack", "group_segment_fixed_size",
-          "wavefront_size", "max_flat_workgroup_size", "workgroup_processor_mode",
-          "occupancy", "occupancy_limit", "occupancy_model", "occupancy_next", "scratch_cause",
-          "image_offset", "archive")
 
 
 def kernel_values(kernel: KernelMetadata, code: codeobject.CodeObject, file: str,
