@@ -12,7 +12,7 @@ LIB is a file or a folder (rocBLAS: the whole package folder).  With --old,
 `check_junit` times `check --format junit -o FILE` (a test case per kernel and
 gated metric).
 `report_json` (with `report`) times `check` and `compare` given the report JSON
-that `report --all --json` wrote (streamed record by record: gate.report_input),
+that `report --all --json` wrote (streamed record by record: report.report_input),
 as written and pretty-printed by `jq .` (the general reader), when jq is installed.
 
 Each command is a fresh process, and each writes a new output file (the last

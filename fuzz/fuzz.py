@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
         import spillway.cli  # noqa: F401  (imports every subcommand module)
         import spillway.formats.bundles, spillway.formats.codeobject, spillway.formats.containers  # noqa
         import spillway.formats.metadata, spillway.formats.offload_binary  # noqa
-        import spillway.gate.baseline, spillway.gate.check, spillway.report.reader  # noqa
+        import spillway.gate.baseline, spillway.gate.check, spillway.gate.reading, spillway.report.reader  # noqa
         import spillway.resources.names, spillway.resources.occupancy  # noqa
     from spillway.errors import SpillwayError
     import targets

@@ -189,7 +189,7 @@ def run_zip(data: bytes) -> None:
 
 
 def run_report_json(data: bytes) -> None:
-    from spillway.gate.check import read_sources
+    from spillway.gate.reading import read_sources
     path = _write_scratch(data, ".json")
     read_sources([path], _options(), allow_baseline=True)
 
@@ -279,7 +279,7 @@ def _report_seed() -> bytes:
 def _baseline_seed() -> bytes:
     import orjson
     from spillway.gate.baseline import build, render
-    from spillway.gate.check import Inputs, aggregate
+    from spillway.gate.kernels import Inputs, aggregate
     records = orjson.loads(_report_seed())["kernels"]
     source = _write_scratch(_seed_bundle(code_objects()), ".hipfb")
     inputs = Inputs(sources=[source], usage=aggregate(records))

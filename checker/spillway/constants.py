@@ -8,7 +8,7 @@ REPORT_SCHEMA: Final = "spillway.report/2"
 # Compiler processes `spillway matrix build` runs at once (one per core here).
 MATRIX_DEFAULT_JOBS = 2
 
-# The gate's metric names, in order (gate.check.METRICS defines them; the
+# The gate's metric names, in order (gate.metrics.METRICS defines them; the
 # command line words its --help from this copy so that building the parser
 # does not import the gate, which imports pydantic; a test keeps them equal).
 METRIC_NAMES = ("scratch", "spills", "occupancy", "vgprs", "lds")

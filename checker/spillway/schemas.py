@@ -10,8 +10,8 @@ import importlib
 SCHEMAS: dict[str, str] = {
     "report": "spillway.report.record:json_schema",
     "baseline": "spillway.gate.baseline:json_schema",
-    "check": "spillway.gate.check:json_schema",
-    "compare": "spillway.gate.compare:json_schema",
+    "check": "spillway.gate.check_schema:json_schema",
+    "compare": "spillway.gate.compare_schema:json_schema",
     "matrix-list": "spillway.matrix.documents:list_json_schema",
     "matrix-summary": "spillway.matrix.documents:summary_json_schema",
 }

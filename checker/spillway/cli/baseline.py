@@ -11,7 +11,7 @@ import sys
 
 from spillway.errors import UsageError
 from spillway.constants import DEFAULT_GATE_NAMES, metrics_help
-from spillway.cli.common import add_read_options, read_inputs, read_options
+from spillway.cli.common import add_read_options, progress_shown, read_options
 
 SHOWN = 20
 
@@ -71,8 +71,10 @@ def _allows(args) -> list[tuple[str, str]]:
 
 def run_write(args) -> int:
     from spillway.cli.output import Outputs, schema_of
-    from spillway.gate.baseline import SourceHasher, build, load_baseline, write_baseline  # (pydantic)
-    from spillway.gate.check import DEFAULT_GATE, METRICS, parse_metrics, read_sources
+    from spillway.gate.baseline import (SourceHasher, build, load_baseline, recorded_model,  # (pydantic)
+                                        update_summary, write_baseline)
+    from spillway.gate.metrics import DEFAULT_GATE, METRICS, parse_metrics
+    from spillway.gate.reading import read_sources
 
     allows = _allows(args)
     gate = parse_metrics(args.gate) if args.gate is not None else None
@@ -90,18 +92,11 @@ def run_write(args) -> int:
     if previous is not None and args.occupancy_model is None:
         # An update keeps the occupancy model the baseline was written with (version 1: llvm22),
         # so its occupancy floors are compared with figures of the same arithmetic.
-        options.occupancy_model = previous.occupancy_model or "llvm22"
+        options.occupancy_model = recorded_model(previous)
     hasher = SourceHasher(args.paths)
-
-    def read_and_hash(paths, options, rows_sink=None, **keywords):
-        # The inputs are hashed a piece per batch of rows, while the workers read them.
-        def sink(rows) -> None:
-            rows_sink(rows)
-            hasher.advance()
-
-        return read_inputs(paths, options, sink if rows_sink is not None else None, **keywords)
-
-    inputs = read_sources(args.paths, options, read_and_hash)
+    # The inputs are hashed a piece at a time while the workers read them.
+    with progress_shown(args.paths, options, also=hasher.advance):
+        inputs = read_sources(args.paths, options)
     result = build(inputs, note=args.note, gate=gate, previous=previous, allows=allows,
                    targets=options.targets, record_all=args.record_all, digests=hasher.digests())
     write_baseline(args.output, result.baseline)
@@ -122,33 +117,14 @@ def run_write(args) -> int:
     if len(result.removed) > SHOWN:
         print(f"spillway: ... {len(result.removed) - SHOWN} more removed", file=out)
 
-    count = len(result.baseline.kernels)
-    summary = f"{'updated' if result.updated else 'wrote'} {args.output}: {count} kernel{'s' if count != 1 else ''}, " \
-              f"gate {','.join(result.baseline.gate)}"
-    if not result.baseline.records_every_kernel:
-        read = sum((result.baseline.kernels_written_from or {}).values())
-        summary += f", of {read} read (the rest are at zero; --record-all records every kernel)"
-    if result.updated:
-        details = [f"{len(result.tightened)} allowances tightened", f"{len(result.raised)} loosened with --allow",
-                   f"{len(result.added)} kernels added", f"{len(result.removed)} removed"]
-        if result.refused:
-            details.append(f"{len(result.refused)} kept because they would go up without --allow")
-        if result.kept_other_targets:
-            details.append(f"{result.kept_other_targets} kept for targets not read")
-        summary += " (" + ", ".join(details) + ")"
-    print(summary)
+    print(update_summary(result, args.output))
     return 1 if result.refused else 0
 
 
 def _accept(args, key: str) -> str:
     """This command again, with --allow for ``key``."""
-    words = ["spillway", "baseline", "write", *args.paths, "-o", args.output]
-    if args.gate:
-        words += ["--gate", args.gate]
-    if args.target:
-        words += ["--target", ",".join(args.target)]
-    return " ".join(_quote(w) for w in words + ["--allow", key]) + " --reason TEXT"
+    from spillway.gate.commands import accept_command, quote_every_path
 
-
-def _quote(text: str) -> str:
-    return text if all(c.isalnum() or c in "_.-" for c in text) else "'" + text.replace("'", "'\\''") + "'"
+    return accept_command(args.paths, args.output, [key], gate=args.gate,
+                          targets=",".join(args.target) if args.target else None,
+                          quote=quote_every_path)

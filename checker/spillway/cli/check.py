@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import io
 import os
-import shlex
 from typing import TYPE_CHECKING
 import sys
 
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
+from spillway.cli.common import add_read_options, dump_json, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  markdown_marker, text_marker, write)
 from spillway.constants import metrics_help
 from spillway.errors import UsageError
-from spillway.resources.names import table_name
 
 if TYPE_CHECKING:  # the gate imports pydantic: only when a check runs
     from spillway.gate.check import CheckResult, Finding
 
-# Removed kernels listed by name; beyond this only counted (all of them are in --json).
-VANISHED_SHOWN = 20
 # Kernels named with --allow in the one "accept all" command.
 ACCEPT_ALL_MAX = 10
 FORMATS = ("table", "json", "markdown", "junit", "github", "tsv")
@@ -63,45 +59,42 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def _command(words: list[str]) -> str:
-    return " ".join(shlex.quote(w) for w in words)
-
-
 class Remedy:
     """The commands that accept a failure or write a missing baseline."""
 
     def __init__(self, paths: list[str], baseline: str, baseline_gate: tuple[str, ...], targets: list[str]):
         self.paths, self.baseline, self.baseline_gate, self.targets = paths, baseline, baseline_gate, targets
 
-    def _base(self, extra_metrics: set[str]) -> list[str]:
-        words = ["spillway", "baseline", "write", *self.paths, "-o", self.baseline]
+    def _accept(self, keys: list[str], extra_metrics: set[str]) -> str:
+        from spillway.gate.commands import accept_command
+
         gate = [m for m in self.baseline_gate] + sorted(extra_metrics - set(self.baseline_gate))
-        if set(gate) != set(self.baseline_gate):
-            words += ["--gate", ",".join(gate)]
-        if self.targets:
-            words += ["--target", ",".join(self.targets)]
-        return words
+        return accept_command(self.paths, self.baseline, keys,
+                              gate=",".join(gate) if set(gate) != set(self.baseline_gate) else None,
+                              targets=",".join(self.targets) if self.targets else None)
 
     def accept(self, finding: Finding) -> str:
-        return _command(self._base({finding.metric}) + ["--allow", finding.key]) + " --reason TEXT"
+        return self._accept([finding.key], {finding.metric})
 
     def accept_all(self, result: CheckResult) -> tuple[str, int]:
         keys = list(dict.fromkeys(f.key for f in result.failures))
-        words = self._base({f.metric for f in result.failures})
-        for key in keys[:ACCEPT_ALL_MAX]:
-            words += ["--allow", key]
-        return _command(words) + " --reason TEXT", max(0, len(keys) - ACCEPT_ALL_MAX)
+        return (self._accept(keys[:ACCEPT_ALL_MAX], {f.metric for f in result.failures}),
+                max(0, len(keys) - ACCEPT_ALL_MAX))
 
     def write_missing(self) -> str:
-        text = _command(["spillway", "baseline", "write", *self.paths, "-o", self.baseline]) + " --note TEXT"
+        from spillway.gate.commands import write_command
+
+        text = write_command(self.paths, self.baseline)
         other = os.environ.get(WRITE_BASELINE_ENV)
         return f"{text}" + (f" (or: {other})" if other else "")
 
 
 def run(args) -> int:
     from spillway.gate import junit
-    from spillway.gate.baseline import load_baseline  # pydantic: imported only when used
-    from spillway.gate.check import check, parse_metrics, read_sources
+    from spillway.gate.baseline import load_baseline, recorded_model  # pydantic: imported only when used
+    from spillway.gate.check import check
+    from spillway.gate.metrics import parse_metrics
+    from spillway.gate.reading import read_sources
 
     fmt = chosen_format(args)
     gate = parse_metrics(args.gate) if args.gate is not None else None
@@ -116,8 +109,9 @@ def run(args) -> int:
     if args.occupancy_model is None:
         # The figures are compared with the baseline's, so by default they follow its model
         # (a version-1 baseline names none: llvm22).
-        options.occupancy_model = baseline.occupancy_model or "llvm22"
-    inputs = read_sources(args.paths, options, read_inputs)
+        options.occupancy_model = recorded_model(baseline)
+    with progress_shown(args.paths, options):
+        inputs = read_sources(args.paths, options)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,
                    baseline_path=args.baseline, occupancy_model=options.occupancy_model)
     if args.occupancy_model is None and "occupancy" in result.gate:
@@ -136,7 +130,7 @@ def run(args) -> int:
     elif fmt == "markdown":
         write(args.output, (markdown_marker("check") + _markdown(result, args, remedy)).encode())
     elif fmt == "tsv":
-        from spillway.gate.outputs import check_tsv_rows
+        from spillway.gate.tsv import check_tsv_rows
         from spillway.report.table import tsv
 
         write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)).encode())
@@ -153,7 +147,7 @@ def run(args) -> int:
 
 
 def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
-    from spillway.gate.outputs import check_markdown
+    from spillway.gate.markdown import check_markdown
 
     accept_all = None
     if result.failures:
@@ -162,8 +156,7 @@ def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
 
 
 def _github(result: CheckResult, args, remedy: Remedy) -> None:
-    from spillway.gate.github import annotation_lines, append_step_summary
-    from spillway.gate.outputs import check_annotations
+    from spillway.gate.github import annotation_lines, append_step_summary, check_annotations
 
     summary = _markdown(result, args, remedy)
     append_step_summary(summary)
@@ -175,36 +168,8 @@ def _github(result: CheckResult, args, remedy: Remedy) -> None:
 
 
 def print_result(result: CheckResult, args, remedy: Remedy, file=None) -> None:
-    """A table on a terminal, one line per failure (ending with the command
-    that accepts it) elsewhere; then notes and one summary line."""
-    from spillway.report.table import Column, console as make_console, grid, limited
-    from spillway.gate.outputs import actual_text, allowed_text
+    from spillway.gate.table import print_check
+    from spillway.report.table import console as make_console
 
-    console = make_console(file)
-    failures, hidden = limited(result.failures, args.limit)
-    if failures and console.is_terminal:
-        columns = [Column("kernel", name=True), Column("target"), Column("metric"), Column("allowed", "right"),
-                   Column("actual", "right"), Column("note")]
-        rows = [[table_name(f.name, args.names), f.target, f.metric, allowed_text(f), actual_text(f),
-                 "not in baseline" if f.new_kernel else ""] for f in failures]
-        console.print(grid(console, columns, rows, names=args.names, title="over baseline"))
-    else:
-        for f in failures:
-            console.print(f"over baseline: {table_name(f.name, args.names)} [{f.target}]: {f.message()}; "
-                          f"accept with: {remedy.accept(f)}", markup=False, soft_wrap=True)
-    if hidden:
-        console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
-    if result.failures:
-        command, more = remedy.accept_all(result)
-        console.print(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
-                      + (f" (and --allow for {more} more kernels: see --format json)" if more else ""),
-                      markup=False, soft_wrap=True)
-    if result.vanished:
-        count = len(result.vanished)
-        console.print(f"note: {count} kernel{'s' if count != 1 else ''} in the baseline {'are' if count != 1 else 'is'}"
-                      f" no longer built (not a failure):", markup=False)
-        for target, _key, name in result.vanished[:VANISHED_SHOWN]:
-            console.print(f"  {table_name(name, args.names)} [{target}]", markup=False, soft_wrap=True)
-        if count > VANISHED_SHOWN:
-            console.print(f"  ... and {count - VANISHED_SHOWN} more (see --format json)", markup=False)
-    console.print(result.summary(), markup=False, soft_wrap=True)
+    print_check(result, make_console(file), limit=args.limit, names=args.names, accept=remedy.accept,
+                accept_all=remedy.accept_all)

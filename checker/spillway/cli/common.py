@@ -8,7 +8,7 @@ import contextlib
 import math
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import orjson
 
@@ -17,8 +17,7 @@ from spillway.paths import dumps as json_dumps
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
 from spillway.formats.containers import DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, MIN_INPUT_ALLOWANCE
 from spillway.cli.output import write_to
-from spillway.errors import InputError
-from spillway.report.reader import KernelTable, ReadOptions, RowsSink, json_chunks, read_report, report_json
+from spillway.report.reader import KernelTable, ReadOptions, json_chunks, read_report, report_json
 from spillway.report.reader import write_report_json as write_report_json_to
 from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
 
@@ -93,7 +92,7 @@ def read_options(args) -> ReadOptions:
                        max_decompressed_total=args.max_decompressed_total, max_inflation=args.max_inflation,
                        scan_embedded=args.scan_embedded, kpack_archives=args.kpack,
                        occupancy_model=getattr(args, "occupancy_model", None) or DEFAULT_MODEL,
-                       verify_hashes=getattr(args, "verify_hashes", False))
+                       verify_hashes=getattr(args, "verify_hashes", False), require_kernels=True)
 
 
 # (rich is imported where a console is made: a JSON report needs none, and importing
@@ -135,37 +134,46 @@ def reading_progress(paths: list[str]):
         yield advance
 
 
-def _no_kernels(paths: list[str], options: ReadOptions) -> InputError:
-    return InputError(f"no kernels found in {', '.join(paths)}"
-                      + (" for the selected targets" if options.targets else ""))
-
-
-def read_inputs(paths: list[str], options: ReadOptions, rows_sink: RowsSink | None = None,
-                rows_fields: tuple[str, ...] | None = None) -> dict:
-    """Read paths into a report document, with a progress bar on long reads
-    (``rows_sink``, ``rows_fields``: see report.reader.read_report)."""
+@contextlib.contextmanager
+def progress_shown(paths: list[str], options: ReadOptions, also: Callable[[], None] | None = None):
+    """While a read of ``paths`` runs, ``options.progress`` shows a bar on long
+    reads (reading_progress) and calls ``also`` (work done meanwhile)."""
     with reading_progress(paths) as advance:
-        document = read_report(paths, options, progress=advance, compact=True, rows_sink=rows_sink,
-                               rows_fields=rows_fields)
-    if not any(f["kernels"] for f in document["files"]):
-        raise _no_kernels(paths, options)
-    return document
+        if advance is None and also is None:
+            yield
+            return
+
+        def progress(done: int, total: int) -> None:
+            if advance is not None:
+                advance(done, total)
+            if also is not None:
+                also()
+
+        options.progress = progress
+        try:
+            yield
+        finally:
+            options.progress = None
+
+
+def read_inputs(paths: list[str], options: ReadOptions) -> dict:
+    """Read paths into a report document (its kernels a KernelTable), with a
+    progress bar on long reads."""
+    with progress_shown(paths, options):
+        return read_report(paths, options, compact=True)
 
 
 def write_report_json(paths: list[str], options: ReadOptions, output: str | None) -> None:
     """The report of ``paths`` as JSON, written to ``output`` (see cli.output.write_to)
     while it is read, by the workers themselves (report.reader.write_report_json),
     with a progress bar on long reads."""
-    def refuse() -> None:
-        raise _no_kernels(paths, options)
-
     def produce(fd: int) -> None:
-        with reading_progress(paths) as advance:
-            write_report_json_to(fd, paths, options, advance, on_empty=refuse)
+        with progress_shown(paths, options):
+            write_report_json_to(fd, paths, options)
 
     def chunks():
-        with reading_progress(paths) as advance:
-            yield from report_json(paths, options, advance, on_empty=refuse)
+        with progress_shown(paths, options):
+            yield from report_json(paths, options)
 
     write_to(output, produce, chunks)
 

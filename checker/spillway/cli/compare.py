@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import io
 
-from spillway.cli.common import add_read_options, read_inputs, read_options
+from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  markdown_marker, text_marker, write)
-from spillway.resources.names import table_name
 
 FORMATS = ("table", "json", "markdown", "github", "tsv")
 TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs", "new_vgprs", "old_vgpr_spills",
@@ -40,27 +39,32 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from spillway.gate.check import read_sources
-    from spillway.gate.compare import compare, markdown
+    from spillway.gate.compare import compare
+    from spillway.gate.markdown import compare_markdown
+    from spillway.gate.reading import read_sources
 
     fmt = chosen_format(args)
     options = read_options(args)
     outputs = Outputs(args.new + args.against, force=args.force)
     outputs.claim(args.output, "-o")
-    new = read_sources(args.new, options, read_inputs, allow_baseline=True, side="NEW")
-    old = read_sources(args.against, options, read_inputs, allow_baseline=True, side="OLD")
+    with progress_shown(args.new, options):
+        new = read_sources(args.new, options, allow_baseline=True, side="NEW")
+    with progress_shown(args.against, options):
+        old = read_sources(args.against, options, allow_baseline=True, side="OLD")
     comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model)
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
     to_file = args.output not in (None, "-")
     if fmt == "json":
         write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
-        text = markdown(comparison, args.all, args.limit, args.names)
+        text = compare_markdown(comparison, args.all, args.limit, args.names)
         write(args.output, (markdown_marker("compare") + text).encode())
     elif fmt == "tsv":
         from spillway.report.table import tsv
 
-        write(args.output, tsv(TSV_FIELDS, _tsv_rows(comparison, args.all)).encode())
+        from spillway.gate.tsv import compare_tsv_rows
+
+        write(args.output, tsv(TSV_FIELDS, compare_tsv_rows(comparison, args.all)).encode())
     elif fmt == "github":
         _github(comparison, args)
     elif to_file:
@@ -75,90 +79,22 @@ def run(args) -> int:
     return status
 
 
-def _tsv_rows(comparison, everything: bool):
-    """One row per kernel; ``next_step`` in report's words ("96 or fewer VGPRs for 7")."""
-    from spillway.resources.occupancy import next_step_text
-
-    for k in comparison.kernels:
-        if not everything and k.status == "same":
-            continue
-        o, n = k.old, k.new
-        yield (k.status, k.target, k.name, k.key, ",".join(k.worse), ",".join(k.better), o.vgprs, n.vgprs,
-               o.vgpr_spills, n.vgpr_spills, o.sgpr_spills, n.sgpr_spills, o.scratch, n.scratch, o.dynamic_stack,
-               n.dynamic_stack, o.occupancy, n.occupancy, next_step_text(k.occupancy_next))
-    for status, group in (("added", comparison.only_new), ("removed", comparison.only_old)):
-        for u in group:
-            r = u.resources
-            figures = (r.vgprs, r.vgpr_spills, r.sgpr_spills, r.scratch, r.dynamic_stack, r.occupancy)
-            old, new = ((None,) * 6, figures) if status == "added" else (figures, (None,) * 6)
-            # The next step is the new side's: a removed kernel has none.
-            step = next_step_text(u.occupancy_next) if status == "added" else ""
-            yield (status, u.target, u.name, u.key, "", "", *(v for pair in zip(old, new) for v in pair), step)
-
-
 def _github(comparison, args) -> None:
-    from spillway.gate.compare import diff_next_step, markdown, uses_scratch
-    from spillway.gate.github import Annotation, annotation_lines, append_step_summary
+    from spillway.gate.github import annotation_lines, append_step_summary, compare_annotations
+    from spillway.gate.markdown import compare_markdown
 
-    file = args.new[0]
-    notes = []
-    for diff in comparison.kernels:
-        if diff.worse:
-            title = f"spillway compare: {table_name(diff.name, args.names)} [{diff.target}] {diff.status}"
-            for metric in diff.worse:
-                old, new = getattr(diff.old, metric), getattr(diff.new, metric)
-                step = diff_next_step(diff) if metric == "occupancy" else ""
-                notes.append(Annotation(file, f"{title} ({metric})", f"{metric}: {old} -> {new} against "
-                                                                        f"{', '.join(args.against)}"
-                                        + (f" ({step})" if step else "")))
-    for usage in comparison.only_new:
-        if uses_scratch(usage.resources):
-            r = usage.resources
-            notes.append(Annotation(file, f"spillway compare: {table_name(usage.name, args.names)} "
-                                          f"[{usage.target}] added with scratch",
-                                    f"new kernel uses {r.scratch} B/lane scratch and {r.spills} spilled registers"))
     level = "error" if args.fail_on_worse else "warning"
-    summary = markdown(comparison, args.all, args.limit, args.names)
+    summary = compare_markdown(comparison, args.all, args.limit, args.names)
     append_step_summary(summary)
     if args.output not in (None, "-"):
         write(args.output, (markdown_marker("compare") + summary).encode())
-    for line in annotation_lines([Annotation(a.file, a.title, a.message, level) for a in notes]):
+    for line in annotation_lines(compare_annotations(comparison, args.new[0], args.against, args.names, level)):
         print(line, flush=True)
     _print_table(comparison, args)
 
 
 def _print_table(comparison, args, file=None) -> None:
-    from spillway.gate.compare import NEXT_STEP, diff_next_step, next_step, selected, table
-    from spillway.report.table import console as make_console, limited
+    from spillway.gate.table import print_compare
+    from spillway.report.table import console as make_console
 
-    console = make_console(file)
-    grid, shown, hidden = table(comparison, args.all, args.limit, console=console, names=args.names)
-    listing = bool(shown) or bool(comparison.only_new) or bool(comparison.only_old)
-    if listing:
-        # The verdict and the counts lead; they close the listing too, for the end of a long scroll.
-        console.print(comparison.sentence(), markup=False, soft_wrap=True)
-    if shown:
-        console.print(grid)
-    if hidden:
-        console.print(f"... and {hidden} more (--limit 0 shows all).", markup=False)
-    if shown and all(column.header != NEXT_STEP for column in grid.columns):
-        # The next-step column did not fit: the steps of the kernels whose occupancy changed, one a line.
-        for diff in selected(comparison, args.all, args.limit)[0]:
-            step = diff_next_step(diff)
-            if step and diff.old.occupancy != diff.new.occupancy:
-                console.print(f"next step: {table_name(diff.name, args.names)} [{diff.target}]: {step}",
-                              markup=False, soft_wrap=True)
-    for title, group in (("added (only in the new build)", comparison.only_new),
-                         ("removed (only in the old build)", comparison.only_old)):
-        if group:
-            console.print(f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:", markup=False)
-            listed, more = limited(group, args.limit)
-            for usage in listed:
-                r = usage.resources
-                step = next_step(r, usage.occupancy_next)
-                console.print(f"  {table_name(usage.name, args.names)} [{usage.target}]: {r.vgprs} VGPRs, "
-                              f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
-                              + (f"; {step}" if step else ""), markup=False, soft_wrap=True)
-            if more:
-                console.print(f"  ... and {more} more (--limit 0 shows all)", markup=False)
-    console.print(comparison.sentence(), markup=False, soft_wrap=True)
+    print_compare(comparison, make_console(file), everything=args.all, limit=args.limit, names=args.names)

@@ -57,7 +57,7 @@ def translate(argv: list[str]) -> list[str]:
 
 def _require_spillway_baseline(parser: argparse.ArgumentParser, path: str, binary: str) -> None:
     """The original script's baseline files are not JSON: say how to replace them."""
-    from spillway.gate.check import sniff_json
+    from spillway.gate.reading import sniff_json
 
     if os.path.isfile(path) and not sniff_json(path):
         parser.exit(2, f"{PROG}: error: {path} is not a spillway baseline; write one once with: "

@@ -348,15 +348,12 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
 def _accept_command(c: mx.CellCheck, keys: list[str]) -> str:
     """The `spillway baseline write` that accepts these kernels of a failing cell."""
     import os
-    import shlex
 
-    words = ["spillway", "baseline", "write"]
+    from spillway.gate.commands import accept_command
+
     library = _cell_library(c)
-    words.append(os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY")
-    words += ["-o", c.cell.baseline, "--gate", ",".join(c.cell.gate)]
-    for key in keys[:10]:
-        words += ["--allow", key]
-    return " ".join(shlex.quote(w) for w in words) + " --reason TEXT"
+    path = os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY"
+    return accept_command([path], c.cell.baseline, keys[:10], gate=",".join(c.cell.gate))
 
 
 def _cell_library(c: mx.CellCheck):
@@ -462,7 +459,8 @@ def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: 
 def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
     import io
 
-    from spillway.gate.compare import markdown, table
+    from spillway.gate.markdown import compare_markdown
+    from spillway.gate.table import compare_table
     from spillway.report.table import console as make_console
 
     comparison = mx.compare_cells(matrix, build_dir, old, new, _view_model(args))
@@ -470,11 +468,12 @@ def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cel
     if fmt == "json":
         write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
-        write(args.output, (markdown_marker("compare") + markdown(comparison, args.all, 0, args.names)).encode())
+        text = compare_markdown(comparison, args.all, 0, args.names)
+        write(args.output, (markdown_marker("compare") + text).encode())
     else:
         buffer = io.StringIO()
         console = make_console(None if args.output in (None, "-") else buffer)
-        grid, shown, _ = table(comparison, args.all, console=console, names=args.names)
+        grid, shown, _ = compare_table(comparison, args.all, console=console, names=args.names)
         console.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
                              f"gfx11 rows: {new.name} built "
                              f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
@@ -494,27 +493,23 @@ def run_baseline(args) -> int:
     cells, required = _selected(args, matrix)
     builds = _build(matrix, build_dir, cells, args.jobs)
     console = stdout_console()
-    status = mx.EXIT_OK
+    failed = required_skipped = False
     wrote = 0
     for build in builds:
         if build.status == "skipped":
             console.print(escape(f"SKIPPED  {build.cell.name}: {build.reason}"), highlight=False)
-            if build.cell.name in required:
-                status = max(status, mx.EXIT_SKIPPED) if status != mx.EXIT_FAILED else status
+            required_skipped = required_skipped or build.cell.name in required
             continue
         if build.status == "failed":
             console.print(escape(f"FAILED   {build.cell.name}: {build.reason}"), highlight=False)
-            status = mx.EXIT_FAILED
+            failed = True
             continue
         code, text = mx.write_baseline(matrix, build_dir, build, fresh=args.fresh)
         wrote += 1
         for line in text.splitlines():
             console.print(escape(f"{build.cell.name}: {line}"), highlight=False)
-        if code != 0:
-            status = mx.EXIT_FAILED
-    if not wrote and status == mx.EXIT_OK:
-        status = mx.EXIT_SKIPPED
-    return status
+        failed = failed or code != 0
+    return mx.run_exit_status(failed=failed, required_skipped=required_skipped, any_done=bool(wrote))
 
 
 # -- run: the main job -------------------------------------------------------------------------

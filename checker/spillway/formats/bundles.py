@@ -22,7 +22,6 @@ from spillway.formats.walk import advance
 
 UNCOMPRESSED_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 COMPRESSED_MAGIC = b"CCOB"
-ELF_MAGIC = b"\x7fELF"
 BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")  # raw and wrapper bitcode
 
 # Default cap on what one compressed bundle may inflate to.  Large libraries

@@ -30,7 +30,7 @@ metric is the recorded figure (a dynamic stack is allowed when one was
 recorded), unless the target has an ``allow`` object: then that holds the
 allowances (an update that kept an allowance lower than the new figure, see
 ``build``), with ``reason`` saying why one was raised.  Occupancy is a floor,
-the other metrics ceilings (gate.check.METRICS); ``check --gate`` holds
+the other metrics ceilings (gate.metrics.METRICS); ``check --gate`` holds
 metrics the baseline does not gate to the recorded figures, and ``compare``
 uses the recorded figures as one side.
 
@@ -71,7 +71,9 @@ from spillway import __version__, atomic
 from spillway.paths import dumps as json_dumps, loads as json_loads, readable
 from spillway.report.record import PATH_ENCODING
 from spillway.errors import InputError, UsageError
-from spillway.gate.check import ALL_KERNEL_GATES, METRICS, Inputs, Kernel, KernelUsage, MetricName, Resources
+from spillway.gate.kernels import Inputs, Kernel, KernelUsage, Resources
+from spillway.gate.metrics import ALL_KERNEL_GATES, METRICS, MetricName
+from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected
 from spillway.resources.names import demangle, display_key, short_name
 
@@ -100,7 +102,7 @@ class Allowance(BaseModel):
 
 
 # The values recorded when the baseline was written: the one resource record
-# (gate.check.Resources), validated and published by pydantic from its annotations.
+# (gate.kernels.Resources), validated and published by pydantic from its annotations.
 Recorded = Resources
 
 class Entry(BaseModel):
@@ -380,6 +382,11 @@ def load_baseline(path: str) -> Baseline:
 
 # What version 1 and 2 files start with; other spellings take the general path.
 _SCHEMA_FIELD = re.compile(rb'\A\{\s*"schema":\s*"spillway\.baseline/[12]"')
+
+
+def recorded_model(baseline: Baseline) -> str:
+    """The occupancy model a baseline's figures follow (a version-1 file names none)."""
+    return baseline.occupancy_model or UNNAMED_MODEL
 
 
 def baseline_usage(baseline: Baseline) -> dict[Kernel, KernelUsage]:
@@ -725,6 +732,25 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     baseline.provenance.created = _created(baseline, previous)
     result.baseline = baseline
     return result
+
+
+def update_summary(result: UpdateResult, shown: str) -> str:
+    """The one line that says what a write or an update did (``shown``: the file)."""
+    count = len(result.baseline.kernels)
+    summary = f"{'updated' if result.updated else 'wrote'} {shown}: {count} kernel{'s' if count != 1 else ''}, " \
+              f"gate {','.join(result.baseline.gate)}"
+    if not result.baseline.records_every_kernel:
+        read = sum((result.baseline.kernels_written_from or {}).values())
+        summary += f", of {read} read (the rest are at zero; --record-all records every kernel)"
+    if result.updated:
+        details = [f"{len(result.tightened)} allowances tightened", f"{len(result.raised)} loosened with --allow",
+                   f"{len(result.added)} kernels added", f"{len(result.removed)} removed"]
+        if result.refused:
+            details.append(f"{len(result.refused)} kept because they would go up without --allow")
+        if result.kept_other_targets:
+            details.append(f"{result.kept_other_targets} kept for targets not read")
+        summary += " (" + ", ".join(details) + ")"
+    return summary
 
 
 def _created(baseline: Baseline, previous: Baseline | None) -> str:

@@ -1,5 +1,6 @@
 """Comparing two builds kernel by kernel: classification, the summary
-sentence, and terminal / markdown / JSON rendering.
+sentence and the JSON document -- the model every rendering of ``spillway
+compare`` reads (gate.markdown, gate.table, gate.tsv, gate.github).
 
 A kernel present on both sides (same target and stable key) is *worse* when
 it needs more scratch (or starts using a dynamic stack), spills more
@@ -16,12 +17,12 @@ under the one model both sides are read with; a baseline side has none.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Final, Literal, Optional, Sequence
+from typing import Final, Literal, Optional, Sequence
 
 from spillway import __version__
-from spillway.gate.check import Kernel, KernelUsage, Resources
+from spillway.gate.kernels import Kernel, KernelUsage, Resources
 from spillway.paths import document_chunks
-from spillway.resources.occupancy import DEFAULT_MODEL, next_step_text
+from spillway.resources.occupancy import DEFAULT_MODEL
 
 COMPARE_SCHEMA: Final = "spillway.compare/2"
 Status = Literal["worse", "mixed", "better", "same"]
@@ -219,256 +220,8 @@ def compare(new: dict[Kernel, KernelUsage], old: dict[Kernel, KernelUsage],
                       occupancy_model)
 
 
-# -- cells -----------------------------------------------------------------------
-
-def _arrow(old, new, arrow: str) -> str:
-    old_text = "?" if old is None else str(old)
-    new_text = "?" if new is None else str(new)
-    return new_text if old == new else f"{old_text}{arrow}{new_text}"
-
-
-def _scratch(r: Resources) -> str:
-    return f"{r.scratch}+dyn" if r.dynamic_stack else str(r.scratch)
-
-
-def _spilled(r: Resources) -> str:
-    return f"{r.vgpr_spills} (+{r.sgpr_spills} SGPR)" if r.sgpr_spills else str(r.vgpr_spills)
-
-
-def cells(diff: KernelDiff, arrow: str = " -> ") -> tuple[str, str, str, str]:
-    """VGPRs, spilled VGPRs, scratch, occupancy: ``old -> new`` where they differ."""
-    old, new = diff.old, diff.new
-    return (_arrow(old.vgprs, new.vgprs, arrow), _arrow(_spilled(old), _spilled(new), arrow),
-            _arrow(_scratch(old), _scratch(new), arrow), _arrow(old.occupancy, new.occupancy, arrow))
-
-
-_FIGURES = {"vgpr": ("VGPRs", lambda r: r.vgprs, ""), "agpr": ("AGPRs", lambda r: r.agprs, ""),
-            "sgpr": ("SGPRs", lambda r: r.sgprs, ""), "lds": ("LDS", lambda r: r.lds, " B")}
-
-
-def next_step(new: Resources, step: Optional[dict], old: Optional[Resources] = None, arrow: str = " -> ") -> str:
-    """The next step of a kernel as compare shows it: each limiting resource's
-    figure (``old -> new`` where it changed), the waves, and what the limits
-    must come down to for one more wave, from the new side's ``occupancy_next``:
-    "VGPRs 104 -> 112, 6 waves; 96 or fewer for 7".  "" when there is none (at
-    the cap, nothing in the binary raises it, or the side is a baseline, which
-    keeps no wave size or work-group bound to compute it from)."""
-    if not step or not step.get("needs") or new.occupancy is None:
-        return ""
-    figures = []
-    for need in step["needs"]:
-        resource = need["resource"]
-        if resource not in _FIGURES:                   # workgroup: the bound is not among the figures
-            figures.append("work-group size")
-            continue
-        label, value, unit = _FIGURES[resource]
-        shown = str(value(new)) if old is None else _arrow(value(old), value(new), arrow)
-        figures.append(f"{label} {shown}{unit}")
-    waves = f"{new.occupancy} wave{'' if new.occupancy == 1 else 's'}"
-    needs = step["needs"]
-    if len(needs) == 1 and needs[0]["resource"] in ("vgpr", "agpr", "sgpr"):
-        wanted = f"{needs[0]['at_most']} or fewer for {step['waves']}"    # the unit was just named
-    else:
-        wanted = next_step_text(step)
-    return f"{', '.join(figures)}, {waves}; {wanted}"
-
-
-def diff_next_step(diff: KernelDiff, arrow: str = " -> ") -> str:
-    return next_step(diff.new, diff.occupancy_next, diff.old, arrow)
-
-
 def selected(comparison: Comparison, everything: bool, limit: int) -> tuple[list[KernelDiff], int]:
     rows = comparison.kernels if everything else [k for k in comparison.kernels if k.status != "same"]
     if limit > 0 and len(rows) > limit:
         return rows[:limit], len(rows) - limit
     return rows, 0
-
-
-# -- markdown ----------------------------------------------------------------------
-
-def md_code(text: str) -> str:
-    """A code span that survives a GitHub table: pipes escaped, backticks fenced."""
-    text = text.replace("|", "\\|")
-    if "`" not in text:
-        return f"`{text}`"
-    fence = "``" if "``" not in text else "```"
-    return f"{fence} {text} {fence}"
-
-
-# A pull-request comment holds at most 65,536 characters (GitHub); the text
-# stays under this, whatever the number of kernels (JSON is always complete).
-MARKDOWN_BUDGET = 60_000
-# Sections longer than this go in <details>.
-OPEN_SECTION_ROWS = 20
-
-
-def markdown(comparison: Comparison, everything: bool = False, limit: int = 0, names: str = "short",
-             budget: int = MARKDOWN_BUDGET) -> str:
-    """The comparison for a pull request: the sentence, then the changed
-    kernels worst first, then the kernels on one side only (worst first),
-    long sections folded in <details>; rows stop at ``limit`` per section
-    (0: no limit) or when the text would pass ``budget`` characters, with a
-    count of what was left out."""
-    from spillway.resources.names import table_name
-
-    rows, hidden = selected(comparison, everything, 0)
-    new = ", ".join(md_code(s) for s in comparison.new_sources) or "new"
-    old = ", ".join(md_code(s) for s in comparison.old_sources) or "old"
-    out = [f"**spillway compare**: {new} against {old}", "", comparison.sentence(), ""]
-    used = sum(len(line) + 1 for line in out)
-    sections: list[tuple[str, list[str], list, Callable]] = []    # (title, head, items, render)
-
-    def diff_line(diff: KernelDiff) -> str:
-        vgprs, spilled, scratch, occupancy = cells(diff)
-        return (f"| {diff.status} | {md_code(table_name(diff.name, names))} | {md_code(diff.target)} "
-                f"| {vgprs} | {spilled} | {scratch} | {occupancy} | {diff_next_step(diff)} |")
-
-    def usage_line(usage: KernelUsage) -> str:
-        r = usage.resources
-        step = next_step(r, usage.occupancy_next)
-        return (f"- {md_code(table_name(usage.name, names))} ({md_code(usage.target)}): {r.vgprs} VGPRs, "
-                f"{_spilled(r)} spilled VGPRs, {_scratch(r)} B/lane scratch, "
-                f"occupancy {'?' if r.occupancy is None else r.occupancy}" + (f"; {step}" if step else ""))
-
-    if rows:
-        what = "changed kernels" if not everything else "kernels on both sides"
-        sections.append((f"{kernels(len(rows))}: {what}, worst first",
-                         ["| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy | next step |",
-                          "|---|---|---|--:|--:|--:|--:|---|"], rows, diff_line))
-    for title, group in (("only in the new build", comparison.only_new),
-                         ("only in the old build", comparison.only_old)):
-        if group:
-            sections.append((f"{kernels(len(group))} {title}, worst first", [], group, usage_line))
-    reserve = 400 * len(sections)            # closing tags and the "left out" line of each section
-    for number, (title, head, items, render) in enumerate(sections):
-        folded = len(items) > OPEN_SECTION_ROWS
-        part = [f"<details><summary>{title}</summary>", ""] if folded else [f"{title}:", ""]
-        part += head
-        used += sum(len(line) + 1 for line in part)
-        # Each section may use its share of what is left (a short one leaves the rest to the next).
-        share = used + (budget - reserve - used) // (len(sections) - number)
-        shown = 0
-        for item in items:                   # lines are made only for the rows that fit
-            if limit > 0 and shown >= limit:
-                break
-            line = render(item)
-            if used + len(line) + 1 > share:
-                break
-            part.append(line)
-            used += len(line) + 1
-            shown += 1
-        left = len(items) - shown
-        tail = []
-        if left:
-            why = "--limit" if limit > 0 and shown >= limit else "to fit a pull-request comment"
-            tail += ["", f"... and {left} more not shown ({why}; `--format json` lists every kernel)."]
-        tail.append("")
-        if folded:
-            tail += ["</details>", ""]
-        used += sum(len(line) + 1 for line in tail)
-        reserve -= 400
-        out += part + tail
-    return "\n".join(out).rstrip("\n") + "\n"
-
-
-# -- terminal ------------------------------------------------------------------------
-
-NEXT_STEP = "next step"
-
-
-def table(comparison: Comparison, everything: bool = False, limit: int = 0, console=None, names: str = "short"):
-    """(rich table fitting ``console``, rows shown, rows hidden by ``limit``)."""
-    from spillway.report.table import Column, console as make_console, grid
-    from spillway.resources.names import table_name
-
-    console = console or make_console()
-    rows, hidden = selected(comparison, everything, limit)
-    columns = [Column(""), Column("kernel", name=True), Column("target")]
-    columns += [Column(h, "right") for h in ("VGPRs", "spilled VGPRs", "scratch B/lane", "waves/SIMD")]
-    style = {"worse": "red", "mixed": "yellow", "better": "green", "same": ""}
-    cells_ = [[(diff.status, style[diff.status]), table_name(diff.name, names), diff.target, *cells(diff, " → ")]
-              for diff in rows]
-    steps = [diff_next_step(diff, " → ") for diff in rows]
-    if any(steps):
-        # Left out first on a narrow output (the CLI then lists the steps of the rows whose occupancy changed).
-        columns.append(Column(NEXT_STEP, drop=1))
-        for row, step in zip(cells_, steps):
-            row.append(step)
-    return grid(console, columns, cells_, names=names), len(rows), hidden
-
-
-# -- published schema of `spillway compare --format json` ----------------------------
-
-def json_schema() -> dict:
-    """The JSON schema of ``compare --format json``.  The pydantic models are
-    built here, on demand, so that every run of the CLI does not pay for
-    importing pydantic."""
-    from pydantic import BaseModel, ConfigDict, Field
-
-    from spillway.report.record import OccupancyModelChoice, OccupancyNext
-
-    # The resource record is gate.check.Resources itself (one definition, as in baselines), and the
-    # next step the report's OccupancyNext.
-    next_description = ("The {side}'s occupancy_next, under occupancy_model: null at the hardware cap, when "
-                        "nothing in the binary raises the figure, or when that side is a baseline (it keeps no "
-                        "wave size or work-group bound)")
-
-    class DiffModel(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-
-        target: str
-        key: str
-        name: str
-        status: Status
-        worse: list[Literal["scratch", "spills", "occupancy"]]
-        better: list[Literal["scratch", "spills", "occupancy"]]
-        old: Resources
-        new: Resources
-        occupancy_next: Optional[OccupancyNext] = Field(description=next_description.format(side="new side"))
-
-
-    class OneSideModel(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-
-        target: str
-        key: str
-        name: str
-        resources: Resources
-        occupancy_next: Optional[OccupancyNext] = Field(description=next_description.format(side="kernel"))
-
-
-    class SummaryModel(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-
-        compared: int = Field(description="Kernels (target, key) on both sides")
-        spills_or_scratch_worse: int
-        occupancy_worse: int
-        worse: int
-        mixed: int
-        better: int
-        same: int
-        added: int = Field(description="Kernels only in NEW")
-        removed: int = Field(description="Kernels only in OLD")
-        added_using_scratch: int = Field(description="Kernels only in NEW that use scratch or spill")
-
-
-    class CompareDocument(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-
-        schema_: Literal["spillway.compare/2"] = Field(COMPARE_SCHEMA, alias="schema")
-        spillway_version: str
-        occupancy_model: OccupancyModelChoice = Field(
-            description="The one occupancy model applied to both sides (binaries read with it, report records "
-                        "recomputed under it); a baseline's figures stay as recorded")
-        new: list[str]
-        old: list[str]
-        summary: SummaryModel
-        sentence: str
-        kernels: list[DiffModel] = Field(description="Kernels on both sides, worst first")
-        added: list[OneSideModel] = Field(description="Kernels only in NEW")
-        removed: list[OneSideModel] = Field(description="Kernels only in OLD")
-
-    schema = CompareDocument.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/compare-2.json"
-    return schema

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+
+from spillway.resources.names import table_name
+
+if TYPE_CHECKING:
+    from spillway.gate.check import CheckResult, Finding
+    from spillway.gate.compare import Comparison
 
 MAX_ANNOTATIONS = 10
 
@@ -63,3 +69,38 @@ def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None)
         from spillway.errors import UsageError
         raise UsageError(f"cannot append to GITHUB_STEP_SUMMARY {path}: {exc.strerror}") from None
     return path
+
+
+def check_annotations(result: CheckResult, file: str, accept: Callable[[Finding], str],
+                      names: str = "short") -> list[Annotation]:
+    out = []
+    for f in result.failures:
+        title = f"spillway check: {table_name(f.name, names)} [{f.target}] over baseline ({f.metric})"
+        out.append(Annotation(file, title, f"{f.message()}. Accept with: {accept(f)}"))
+    return out
+
+
+def compare_annotations(comparison: Comparison, file: str, against: list[str], names: str = "short",
+                        level: str = "warning") -> list[Annotation]:
+    """One annotation per worse metric of a kernel on both sides, and one per
+    kernel only in NEW that arrives with scratch."""
+    from spillway.gate.compare import uses_scratch
+    from spillway.gate.wording import diff_next_step
+
+    notes = []
+    for diff in comparison.kernels:
+        if diff.worse:
+            title = f"spillway compare: {table_name(diff.name, names)} [{diff.target}] {diff.status}"
+            for metric in diff.worse:
+                old, new = getattr(diff.old, metric), getattr(diff.new, metric)
+                step = diff_next_step(diff) if metric == "occupancy" else ""
+                notes.append(Annotation(file, f"{title} ({metric})", f"{metric}: {old} -> {new} against "
+                                                                        f"{', '.join(against)}"
+                                        + (f" ({step})" if step else "")))
+    for usage in comparison.only_new:
+        if uses_scratch(usage.resources):
+            r = usage.resources
+            notes.append(Annotation(file, f"spillway compare: {table_name(usage.name, names)} "
+                                          f"[{usage.target}] added with scratch",
+                                    f"new kernel uses {r.scratch} B/lane scratch and {r.spills} spilled registers"))
+    return [Annotation(a.file, a.title, a.message, level) for a in notes]

@@ -19,7 +19,8 @@ from typing import Callable, Iterator, Optional
 
 from spillway import atomic
 from spillway.errors import UsageError
-from spillway.gate.check import METRICS, CheckResult, Finding
+from spillway.gate.check import CheckResult, Finding
+from spillway.gate.metrics import METRICS
 
 MARKER = b"<!-- spillway junit: written by spillway; safe to overwrite with spillway -->\n"
 _HEAD = b'<?xml version="1.0" encoding="utf-8"?>\n' + MARKER

@@ -23,7 +23,7 @@ from spillway import atomic
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
 from spillway.matrix.cells import Cell, Matrix
-from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED
+from spillway.matrix.exits import exit_status
 from spillway.matrix.toolchains import Availability, probe
 
 Status = Literal["built", "up to date", "failed", "skipped"]
@@ -303,10 +303,6 @@ def _first_error(output: str) -> str:
 
 
 def build_exit_status(builds: list[CellBuild], required: set[str]) -> int:
-    if any(b.status == "failed" for b in builds):
-        return EXIT_FAILED
-    if any(b.status == "skipped" and b.cell.name in required for b in builds):
-        return EXIT_SKIPPED
-    if not any(b.status in ("built", "up to date") for b in builds):
-        return EXIT_SKIPPED
-    return EXIT_OK
+    return exit_status(failed=any(b.status == "failed" for b in builds),
+                       required_skipped=any(b.status == "skipped" and b.cell.name in required for b in builds),
+                       any_done=any(b.status in ("built", "up to date") for b in builds))

@@ -18,7 +18,6 @@ from spillway.errors import UsageError
 
 CELLS_FILE = Path("matrix") / "cells.toml"
 SCHEMA = "1"
-METRIC_NAMES = ("scratch", "spills", "occupancy", "vgprs", "lds")
 # Offload targets as --offload-arch takes them: a processor and optional features.
 _TARGET = re.compile(r"^gfx[0-9a-f]{2,5}(:[a-z0-9_-]+[+-])*$")
 _CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")

@@ -52,7 +52,7 @@ def list_json_schema() -> dict:
 def summary_json_schema() -> dict:
     from pydantic import BaseModel, ConfigDict, Field
 
-    from spillway.gate.check import Resources   # the one resource record (worst values per kernel)
+    from spillway.gate.kernels import Resources   # the one resource record (worst values per kernel)
     from spillway.report.record import OccupancyModelChoice
 
     class CellRef(BaseModel):

@@ -17,7 +17,7 @@ from spillway import atomic
 from spillway.errors import SpillwayError
 from spillway.matrix.build import CellBuild, cell_dir, library_path
 from spillway.matrix.cells import Cell, Matrix
-from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED
+from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, exit_status as run_status
 
 Verdict = Literal["pass", "fail", "error", "skipped"]
 
@@ -33,7 +33,7 @@ class CellCheck:
 
 
 def _read(library: Path, occupancy_model: str | None = None):
-    from spillway.gate.check import read_sources
+    from spillway.gate.reading import read_sources
     from spillway.report.reader import ReadOptions
     from spillway.resources.occupancy import DEFAULT_MODEL
     return read_sources([str(library)], ReadOptions(occupancy_model=occupancy_model or DEFAULT_MODEL))
@@ -43,8 +43,9 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
                junit: Optional[Path] = None, occupancy_model: Optional[str] = None) -> CellCheck:
     """Gate one built cell; writes build/<cell>/check.json (and ``junit``)."""
     from spillway.gate import junit as junit_xml
-    from spillway.gate.baseline import load_baseline
-    from spillway.gate.check import check, parse_metrics
+    from spillway.gate.baseline import load_baseline, recorded_model
+    from spillway.gate.check import check
+    from spillway.gate.metrics import parse_metrics
 
     cell = build.cell
     if build.status == "skipped":
@@ -62,7 +63,7 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
         metrics = parse_metrics(gate) if gate else None
         baseline = load_baseline(str(baseline_path))
         # The baseline's occupancy model unless told otherwise (version 1: llvm22).
-        model = occupancy_model or baseline.occupancy_model or "llvm22"
+        model = occupancy_model or recorded_model(baseline)
         inputs = _read(library, model)
         result = check(inputs.usage, baseline, metrics or baseline.gate, baseline_path=str(baseline_path),
                        occupancy_model=model)
@@ -77,13 +78,9 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
 
 
 def exit_status(checks: list[CellCheck]) -> int:
-    if any(c.verdict in ("fail", "error") for c in checks):
-        return EXIT_FAILED
-    if any(c.verdict == "skipped" and c.required for c in checks):
-        return EXIT_SKIPPED
-    if not any(c.verdict == "pass" for c in checks):
-        return EXIT_SKIPPED
-    return EXIT_OK
+    return run_status(failed=any(c.verdict in ("fail", "error") for c in checks),
+                      required_skipped=any(c.verdict == "skipped" and c.required for c in checks),
+                      any_done=any(c.verdict == "pass" for c in checks))
 
 
 def required_cells(cells: list[Cell], explicit: bool, named: Optional[bool] = None) -> set[str]:
@@ -119,7 +116,8 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     """Write or update one built cell's baseline (what `spillway baseline
     write` does); returns (status, text): 1 when an allowance would have gone
     up (kept, as the command keeps it)."""
-    from spillway.gate.baseline import build as build_baseline, load_baseline, write_baseline as write_file
+    from spillway.gate.baseline import (build as build_baseline, load_baseline, recorded_model, update_summary,
+                                        write_baseline as write_file)
 
     cell = build.cell
     baseline_path = matrix.resolve(cell.baseline)
@@ -133,7 +131,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         # one is renamed over it: a run killed before that keeps the old file.
         previous = load_baseline(str(baseline_path)) if baseline_path.is_file() and not fresh else None
         # An update keeps the model the baseline was written with (version 1: llvm22).
-        inputs = _read(Path(library), (previous.occupancy_model or "llvm22") if previous else None)
+        inputs = _read(Path(library), recorded_model(previous) if previous else None)
         inputs.sources = [library]
         result = build_baseline(inputs, note=baseline_note(matrix, build_dir, build), gate=tuple(cell.gate),
                                 previous=previous)
@@ -142,11 +140,5 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         return EXIT_FAILED, f"error: {exc}"
     lines = [f"kept {c.metric} of {c.name} [{c.target}] at {c.old} (now {c.new}): raise it with "
              f"spillway baseline write --allow" for c in result.refused]
-    count = len(result.baseline.kernels)
-    summary = (f"{'updated' if result.updated else 'wrote'} {shown}: {count} kernel{'s' if count != 1 else ''}, "
-               f"gate {','.join(result.baseline.gate)}")
-    if result.updated:
-        summary += (f" ({len(result.tightened)} allowances tightened, {len(result.added)} kernels added, "
-                    f"{len(result.removed)} removed)")
-    lines.append(summary)
+    lines.append(update_summary(result, shown))
     return (EXIT_FAILED if result.refused else EXIT_OK), "\n".join(lines)

@@ -10,6 +10,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from spillway.constants import REPORT_SCHEMA as SCHEMA
+from spillway.resources.occupancy import UNNAMED_MODEL
 
 ScratchCause = Literal["none", "spill", "private", "dynamic_stack"]
 OccupancyLimit = Literal["vgpr", "sgpr", "lds", "workgroup", "hardware", "unknown target"]
@@ -74,8 +75,8 @@ class KernelRecord(BaseModel):
     occupancy: Optional[int] = Field(description="Waves per SIMD the resources allow (LLVM's model); "
                                                  "null for an unknown target")
     occupancy_limit: OccupancyLimit
-    occupancy_model: OccupancyModelName = Field("llvm22", description="The LLVM occupancy model the figure "
-                                                                      "follows (version-1 documents: llvm22)")
+    occupancy_model: OccupancyModelName = Field(UNNAMED_MODEL, description="The LLVM occupancy model the figure "
+                                                                           "follows (version-1 documents: llvm22)")
     occupancy_next: Optional[OccupancyNext] = Field(None, description="The next step: null at the hardware cap, "
                                                                 "for an unknown target, or when nothing in "
                                                                 "the binary would raise the figure")
@@ -107,7 +108,7 @@ class Report(BaseModel):
     schema_: Literal["spillway.report/2"] = Field(SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: Literal["llvm22", "llvm23", "llvm24", "producer"] = Field(
-        "llvm22", description="The occupancy model asked for (producer: per code object, the model of the "
+        UNNAMED_MODEL, description="The occupancy model asked for (producer: per code object, the model of the "
                               "LLVM that built it; each kernel names the one applied); version-1 documents: llvm22")
     files: list[FileRecord]
     kernels: list[KernelRecord]

@@ -34,11 +34,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Optional
+from typing import Final, Optional
 
 from .targets import MODEL_NAMES, SGPR_TRAP_RESERVE, OccupancyModel, occupancy_model, processor_of
 
 DEFAULT_MODEL = "llvm23"            # the newest released LLVM's
+# The model of figures whose document names none: version-1 baselines, and report
+# records written before spillway had occupancy models.
+UNNAMED_MODEL: Final = "llvm22"
 MODEL_CHOICES = (*MODEL_NAMES, "producer")
 
 

@@ -324,7 +324,7 @@ def test_schema_lists_every_document(capsys):
 
 def test_metric_names_of_the_help_are_the_gates():
     from spillway import constants
-    from spillway.gate.check import DEFAULT_GATE, METRICS, metrics_help
+    from spillway.gate.metrics import DEFAULT_GATE, METRICS, metrics_help
 
     assert constants.METRIC_NAMES == tuple(METRICS)
     assert constants.DEFAULT_GATE_NAMES == DEFAULT_GATE

@@ -18,7 +18,7 @@ from support.gate_fixtures import load_json, record, run_cli, write_report
 
 from spillway.gate.baseline import (FIGURES, SCHEMA, SCHEMA_V1, SCHEMA_V2, Allowance, Baseline, Entry, Provenance,
                                     build, implied_allowance, load_baseline, parse_baseline, render)
-from spillway.gate.check import Inputs, Resources, aggregate
+from spillway.gate.kernels import Inputs, Resources, aggregate
 from spillway.resources.names import demangle
 from spillway.schemas import schema_for
 

@@ -1,4 +1,4 @@
-"""Report JSON read back by check, compare and baseline write (gate.report_input):
+"""Report JSON read back by check, compare and baseline write (report.report_input):
 streamed record by record in spillway's own layout (one kernel per line) and in
 any other layout of valid JSON (ijson), with the same one-line errors; truncated
 or malformed documents are refused whole; paths that are not UTF-8 come back
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from spillway import __version__
 from spillway.constants import REPORT_SCHEMA
 from spillway.errors import InputError
-from spillway.gate import report_input
-from spillway.gate.check import read_sources
-from spillway.gate.report_input import RECORD_TYPES, open_report
+from spillway.report import report_input
+from spillway.gate.reading import read_sources
+from spillway.report.report_input import RECORD_TYPES, open_report
 from spillway.paths import dumps
 from spillway.report.reader import FIELDS, KernelTable, ReadOptions, json_chunks, read_path
 from support.gate_fixtures import assert_one_line_error, record, run_cli

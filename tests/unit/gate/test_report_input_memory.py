@@ -15,8 +15,8 @@ import pytest
 
 from spillway import __version__
 from spillway.constants import REPORT_SCHEMA
-from spillway.gate.check import read_sources
-from spillway.gate.report_input import open_report
+from spillway.gate.reading import read_sources
+from spillway.report.report_input import open_report
 from spillway.report.reader import KernelTable, ReadOptions, json_chunks
 from support.gate_fixtures import record
 

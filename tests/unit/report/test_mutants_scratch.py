@@ -8,7 +8,8 @@ import pytest
 
 from conftest import DATA
 from spillway.formats.metadata import KernelMetadata
-from spillway.gate.check import METRICS, Resources, aggregate
+from spillway.gate.kernels import Resources, aggregate
+from spillway.gate.metrics import METRICS
 from spillway.report.reader import read_buffer, scratch_cause
 from support.toolchains import parse_remarks
 

@@ -1,4 +1,4 @@
-"""report.reader._Sink: tasks ahead of their turn put their records aside in
+"""report.ordered_writer._Sink: tasks ahead of their turn put their records aside in
 their process's spill file, and they reach the output in task order (copied
 by whoever completes the turn before them, or by the task itself when its
 turn comes while it runs); a failed task stops every later write; nothing is
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spillway.report.reader import _Sink
+from spillway.report.ordered_writer import _Sink
 
 HEAD = b"HEAD["
 
@@ -165,10 +165,10 @@ def test_forked_writers_finishing_in_any_order(tmp_path, seed):
 
 
 def test_no_room_to_put_aside_waits_for_the_turn_instead(tmp_path, monkeypatch):
-    from spillway.report import reader
+    from spillway.report import ordered_writer
 
     with started_sink(tmp_path, writers=1) as sink:
-        real = reader._write_all
+        real = ordered_writer._write_all
         calls = []
 
         def full(fd, parts, offset=None):
@@ -178,7 +178,7 @@ def test_no_room_to_put_aside_waits_for_the_turn_instead(tmp_path, monkeypatch):
                     raise OSError(28, "No space left on device")
             real(fd, parts, offset)
 
-        monkeypatch.setattr(reader, "_write_all", full)
+        monkeypatch.setattr(ordered_writer, "_write_all", full)
         early = threading.Thread(target=run_task, args=(sink, 1, [b"second", b"third", b"fourth"]))
         early.start()
         time.sleep(0.3)

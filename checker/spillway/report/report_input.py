@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, TypeVar
 from spillway.constants import REPORT_SCHEMA
 from spillway.errors import InputError
 from spillway.paths import loads as json_loads
+from spillway.report.fields import GATED_FIELDS
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import BinaryIO
@@ -50,9 +51,7 @@ T = TypeVar("T")
 # -- one record ---------------------------------------------------------------
 
 # Fields every record read back must have (what the gate and compare use).
-REPORT_FIELDS: Final = ("target", "key", "name", "private_segment_fixed_size", "uses_dynamic_stack",
-                        "vgpr_spill_count", "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",
-                        "group_segment_fixed_size", "occupancy")
+REPORT_FIELDS: Final = GATED_FIELDS
 
 # What each report field read back may hold (the report schema's types):
 # "count" is a non-negative int that is not a bool.

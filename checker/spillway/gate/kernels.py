@@ -1,0 +1,224 @@
+"""The gate's kernel vocabulary: a kernel's resource figures (Resources, the
+one definition of the record baselines, checks and comparisons share), its
+usage folded over every instance (KernelUsage: the worst value of each
+resource), and a build's kernels as read (Inputs).
+
+A kernel is identified by (target, key), key being the reader's stable
+mangled name.  When the same kernel appears several times (one instance per
+translation unit or bundle, or the same library read twice) its worst value
+of each resource counts.
+"""
+
+from __future__ import annotations
+
+import gc
+import operator
+from dataclasses import dataclass, field
+from typing import Annotated, Iterable, Optional
+
+from pydantic import ConfigDict, Field
+
+from spillway.report.fields import FIELDS, RESOURCE_FIELDS
+from spillway.report.report_input import NEED_ORDER   # occupancy_next's resources, as it lists them
+from spillway.resources.occupancy import UNNAMED_MODEL
+
+Kernel = tuple[str, str]        # (target, key)
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """The figures spillway gates and compares, for one kernel on one target:
+    the one definition of a kernel's resource record.  Baselines store it as
+    ``recorded`` and compare documents as ``old``/``new``/``resources``; their
+    JSON schemas are generated from this class (pydantic reads the
+    annotations), so the three cannot drift apart."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    scratch: Annotated[int, Field(ge=0, description="private_segment_fixed_size, bytes per lane")]
+    dynamic_stack: Annotated[bool, Field(description="uses_dynamic_stack")]
+    vgpr_spills: Annotated[int, Field(ge=0, description="vgpr_spill_count")]
+    sgpr_spills: Annotated[int, Field(ge=0, description="sgpr_spill_count")]
+    vgprs: Annotated[int, Field(ge=0, description="vgpr_count")]
+    agprs: Annotated[Optional[int], Field(description="agpr_count; null on targets without AGPRs")]
+    sgprs: Annotated[int, Field(ge=0, description="sgpr_count")]
+    lds: Annotated[int, Field(ge=0, description="group_segment_fixed_size, bytes per work-group")]
+    occupancy: Annotated[Optional[int], Field(description="Waves per SIMD; null for an unknown target")]
+
+    @property
+    def spills(self) -> int:
+        return self.vgpr_spills + self.sgpr_spills
+
+    @classmethod
+    def from_record(cls, record: dict) -> "Resources":
+        return cls(record["private_segment_fixed_size"], bool(record["uses_dynamic_stack"]),
+                   record["vgpr_spill_count"], record["sgpr_spill_count"], record["vgpr_count"],
+                   record["agpr_count"], record["sgpr_count"], record["group_segment_fixed_size"],
+                   record["occupancy"])
+
+    def worst(self, other: "Resources") -> "Resources":
+        """Each resource at its worse value of the two."""
+        return Resources(max(self.scratch, other.scratch), self.dynamic_stack or other.dynamic_stack,
+                         max(self.vgpr_spills, other.vgpr_spills), max(self.sgpr_spills, other.sgpr_spills),
+                         max(self.vgprs, other.vgprs), _max_optional(self.agprs, other.agprs),
+                         max(self.sgprs, other.sgprs), max(self.lds, other.lds),
+                         _min_optional(self.occupancy, other.occupancy))
+
+    def as_dict(self) -> dict:
+        return {"scratch": self.scratch, "dynamic_stack": self.dynamic_stack,
+                "vgpr_spills": self.vgpr_spills, "sgpr_spills": self.sgpr_spills, "vgprs": self.vgprs,
+                "agprs": self.agprs, "sgprs": self.sgprs, "lds": self.lds, "occupancy": self.occupancy}
+
+
+def _max_optional(a, b):
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _min_optional(a, b):
+    return b if a is None else a if b is None else min(a, b)
+
+
+@dataclass(slots=True)
+class KernelUsage:
+    target: str
+    key: str
+    name: str
+    resources: Resources
+    instances: int = 1
+    # The report record's ``occupancy_next`` under the model it was read with
+    # (its worst instance's); None at the cap, when nothing raises it, and for a
+    # baseline's kernels (a baseline keeps no wave size or work-group bound).
+    occupancy_next: Optional[dict] = None
+
+    def add_instance(self, resources: Resources, occupancy_next: Optional[dict], instances: int = 1) -> None:
+        """Fold in another instance of the kernel: each resource at its worse value."""
+        self.occupancy_next = worse_next(self.resources.occupancy, self.occupancy_next,
+                                         resources.occupancy, occupancy_next)
+        if self.resources != resources:
+            self.resources = self.resources.worst(resources)
+        self.instances += instances
+
+
+def worse_next(occupancy: Optional[int], step: Optional[dict], other_occupancy: Optional[int],
+               other_step: Optional[dict]) -> Optional[dict]:
+    """The next step of two instances of one kernel: the lower one's; at the same
+    figure, every need of both (each resource at its lower ``at_most``) for the
+    smaller ``waves``, which holds for both as fewer resources never cost a wave;
+    None when either instance has none (nothing known raises both)."""
+    if occupancy is None or other_occupancy is None:     # as Resources.worst: an unknown figure yields
+        return other_step if occupancy is None else step
+    if occupancy != other_occupancy:
+        return step if occupancy < other_occupancy else other_step
+    if step is None or other_step is None:
+        return None
+    if step == other_step:
+        return step
+    needs: dict[str, int] = {}
+    for need in (*step["needs"], *other_step["needs"]):
+        resource, at_most = need["resource"], need["at_most"]
+        needs[resource] = min(at_most, needs.get(resource, at_most))
+    return {"waves": min(step["waves"], other_step["waves"]),
+            "needs": [{"resource": r, "at_most": needs[r]} for r in NEED_ORDER if r in needs]}
+
+
+
+
+
+
+_SHARED_RESOURCES: dict[tuple, Resources] = {}
+
+
+def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | None = None,
+                   fields: tuple[str, ...] | None = None) -> dict[Kernel, KernelUsage]:
+    """Like ``aggregate``, from the reader's compact rows (KernelTable.rows,
+    FIELDS order, or ``fields``), without a dict per kernel."""
+    usage = {} if usage is None else usage
+    at = (fields or FIELDS).index
+    target_at, key_at, name_at = at("target"), at("key"), at("name")
+    picks = tuple(at(f) for f in RESOURCE_FIELDS)
+    next_at = at("occupancy_next")
+    head = operator.itemgetter(target_at, key_at, name_at, next_at)
+    figures = operator.itemgetter(*picks)
+    get = usage.get
+    shared = _SHARED_RESOURCES
+    if len(shared) > 1 << 16:
+        shared.clear()
+    shared_get = shared.get
+    # Folding makes no reference cycles, and the collector's passes over the growing table
+    # of kernels (a KernelUsage each) took 40% of the time (1.1 of 2.6 s on librocsparse1 7.2.4).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for row in rows:
+            target, key, name, step = head(row)
+            ident = (target, key)
+            # Resources are immutable, and a library's kernels have few distinct ones (35,557 of
+            # 249,970 on librocsparse1 7.2.4): each is made once (a frozen dataclass costs
+            # microseconds to build).
+            values = figures(row)
+            resources = shared_get(values)
+            if resources is None:
+                resources = shared[values] = Resources(values[0], bool(values[1]), *values[2:])
+            seen = get(ident)
+            if seen is None:
+                usage[ident] = KernelUsage(target, key, name, resources, 1, step)
+            else:
+                seen.add_instance(resources, step)
+    finally:
+        if collecting:
+            gc.enable()
+    return usage
+
+
+def aggregate(records: Iterable[dict]) -> dict[Kernel, KernelUsage]:
+    """Report records -> one KernelUsage per (target, key), worst values."""
+    usage: dict[Kernel, KernelUsage] = {}
+    for record in records:
+        ident = (record["target"], record["key"])
+        resources = Resources.from_record(record)
+        seen = usage.get(ident)
+        if seen is None:
+            usage[ident] = KernelUsage(record["target"], record["key"], record["name"], resources, 1,
+                                       record.get("occupancy_next"))
+        else:
+            seen.add_instance(resources, record.get("occupancy_next"))
+    return usage
+
+
+@dataclass
+class Inputs:
+    """Kernels read from binaries, spillway report JSON files and (where the
+    caller allows it) baseline files' recorded values."""
+
+    files: list[dict] = field(default_factory=list)        # report "files" entries
+    sources: list[str] = field(default_factory=list)       # the user-named paths
+    usage: dict[Kernel, KernelUsage] = field(default_factory=dict)
+    # What baselines record about where their kernels came from, gathered as
+    # the records go by (no record is kept, of a binary or a report JSON read
+    # back: a library has 250,000).
+    compilers: set[str] = field(default_factory=set)
+    code_object_versions: set[int] = field(default_factory=set)
+    occupancy_models: set[str] = field(default_factory=set)
+
+    def note_records(self, records: Iterable[dict]) -> None:
+        for record in records:
+            compiler, version = record.get("compiler"), record.get("code_object_version")
+            if isinstance(compiler, str) and compiler:
+                self.compilers.add(compiler)
+            if isinstance(version, int) and not isinstance(version, bool):
+                self.code_object_versions.add(version)
+            self.occupancy_models.add(record.get("occupancy_model") or UNNAMED_MODEL)
+
+    def note_rows(self, rows: list[tuple], fields: tuple[str, ...] | None = None) -> None:
+        at = (fields or FIELDS).index
+        for index, found in ((at("compiler"), self.compilers),
+                             (at("code_object_version"), self.code_object_versions),
+                             (at("occupancy_model"), self.occupancy_models)):
+            found.update({row[index] for row in rows} - {None, ""})
+
+    def kernels_written_from(self) -> dict[str, int]:
+        """Distinct kernels (target, key) per target."""
+        counts: dict[str, int] = {}
+        for target, _key in self.usage:
+            counts[target] = counts.get(target, 0) + 1
+        return dict(sorted(counts.items()))

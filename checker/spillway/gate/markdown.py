@@ -1,0 +1,124 @@
+"""Markdown renderings (a pull request, the GitHub job summary) of a check
+and of a comparison."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from spillway.gate.check import CheckResult
+from spillway.gate.compare import Comparison, KernelDiff, kernels, selected
+from spillway.gate.kernels import KernelUsage
+from spillway.gate.wording import (actual_text, allowed_text, cells, diff_next_step, next_step, scratch_text,
+                                   spilled_text)
+from spillway.report.markdown import md_code
+from spillway.resources.names import table_name
+
+
+def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
+                   accept_all: Optional[str] = None) -> str:
+    verdict = "passed" if result.passed else "failed"
+    out = [f"**spillway check** against {md_code(result.baseline_path)} {verdict}: {result.summary()}", ""]
+    failures = result.failures
+    shown = failures[:limit] if limit else failures
+    if shown:
+        out.append("| kernel | target | metric | allowed | actual | |")
+        out.append("|---|---|---|--:|--:|---|")
+        for f in shown:
+            note = "not in the baseline" if f.new_kernel else ""
+            out.append(f"| {md_code(table_name(f.name, names))} | {md_code(f.target)} | {f.metric} | "
+                       f"{allowed_text(f)} | {actual_text(f)} | {note} |")
+        if len(shown) < len(failures):
+            out.append("")
+            out.append(f"... and {len(failures) - len(shown)} more (--limit 0 shows all).")
+        out.append("")
+    if accept_all:
+        out.append("Intended? Accept with:")
+        out.append("")
+        out.append("```sh")
+        out.append(accept_all)
+        out.append("```")
+        out.append("")
+    if result.vanished:
+        out.append(f"<details><summary>{len(result.vanished)} baseline kernel"
+                   f"{'s' if len(result.vanished) != 1 else ''} no longer built (not a failure)</summary>")
+        out.append("")
+        for target, _key, name in result.vanished[:limit or None]:
+            out.append(f"- {md_code(table_name(name, names))} ({md_code(target)})")
+        out.append("")
+        out.append("</details>")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# A pull-request comment holds at most 65,536 characters (GitHub); the text
+# stays under this, whatever the number of kernels (JSON is always complete).
+MARKDOWN_BUDGET = 60_000
+# Sections longer than this go in <details>.
+OPEN_SECTION_ROWS = 20
+
+
+def compare_markdown(comparison: Comparison, everything: bool = False, limit: int = 0, names: str = "short",
+             budget: int = MARKDOWN_BUDGET) -> str:
+    """The comparison for a pull request: the sentence, then the changed
+    kernels worst first, then the kernels on one side only (worst first),
+    long sections folded in <details>; rows stop at ``limit`` per section
+    (0: no limit) or when the text would pass ``budget`` characters, with a
+    count of what was left out."""
+    rows, hidden = selected(comparison, everything, 0)
+    new = ", ".join(md_code(s) for s in comparison.new_sources) or "new"
+    old = ", ".join(md_code(s) for s in comparison.old_sources) or "old"
+    out = [f"**spillway compare**: {new} against {old}", "", comparison.sentence(), ""]
+    used = sum(len(line) + 1 for line in out)
+    sections: list[tuple[str, list[str], list, Callable]] = []    # (title, head, items, render)
+
+    def diff_line(diff: KernelDiff) -> str:
+        vgprs, spilled, scratch, occupancy = cells(diff)
+        return (f"| {diff.status} | {md_code(table_name(diff.name, names))} | {md_code(diff.target)} "
+                f"| {vgprs} | {spilled} | {scratch} | {occupancy} | {diff_next_step(diff)} |")
+
+    def usage_line(usage: KernelUsage) -> str:
+        r = usage.resources
+        step = next_step(r, usage.occupancy_next)
+        return (f"- {md_code(table_name(usage.name, names))} ({md_code(usage.target)}): {r.vgprs} VGPRs, "
+                f"{spilled_text(r)} spilled VGPRs, {scratch_text(r)} B/lane scratch, "
+                f"occupancy {'?' if r.occupancy is None else r.occupancy}" + (f"; {step}" if step else ""))
+
+    if rows:
+        what = "changed kernels" if not everything else "kernels on both sides"
+        sections.append((f"{kernels(len(rows))}: {what}, worst first",
+                         ["| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy | next step |",
+                          "|---|---|---|--:|--:|--:|--:|---|"], rows, diff_line))
+    for title, group in (("only in the new build", comparison.only_new),
+                         ("only in the old build", comparison.only_old)):
+        if group:
+            sections.append((f"{kernels(len(group))} {title}, worst first", [], group, usage_line))
+    reserve = 400 * len(sections)            # closing tags and the "left out" line of each section
+    for number, (title, head, items, render) in enumerate(sections):
+        folded = len(items) > OPEN_SECTION_ROWS
+        part = [f"<details><summary>{title}</summary>", ""] if folded else [f"{title}:", ""]
+        part += head
+        used += sum(len(line) + 1 for line in part)
+        # Each section may use its share of what is left (a short one leaves the rest to the next).
+        share = used + (budget - reserve - used) // (len(sections) - number)
+        shown = 0
+        for item in items:                   # lines are made only for the rows that fit
+            if limit > 0 and shown >= limit:
+                break
+            line = render(item)
+            if used + len(line) + 1 > share:
+                break
+            part.append(line)
+            used += len(line) + 1
+            shown += 1
+        left = len(items) - shown
+        tail = []
+        if left:
+            why = "--limit" if limit > 0 and shown >= limit else "to fit a pull-request comment"
+            tail += ["", f"... and {left} more not shown ({why}; `--format json` lists every kernel)."]
+        tail.append("")
+        if folded:
+            tail += ["</details>", ""]
+        used += sum(len(line) + 1 for line in tail)
+        reserve -= 400
+        out += part + tail
+    return "\n".join(out).rstrip("\n") + "\n"

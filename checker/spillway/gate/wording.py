@@ -1,0 +1,79 @@
+"""The words and figures the renderings of a check and of a comparison
+share (Markdown, tables, GitHub annotations, TSV): a finding's allowance and
+actual figure, a diff's ``old -> new`` cells, a kernel's next step."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from spillway.gate.check import Finding
+from spillway.gate.compare import KernelDiff
+from spillway.gate.kernels import Resources
+from spillway.resources.occupancy import next_step_text
+
+
+def allowed_text(finding: Finding) -> str:
+    if finding.allowed is None:
+        return "-"
+    return f"≥ {finding.allowed}" if finding.metric == "occupancy" else str(finding.allowed)
+
+
+def actual_text(finding: Finding) -> str:
+    text = "?" if finding.actual is None else str(finding.actual)
+    return text + ("+dyn" if finding.dynamic_stack else "")
+
+
+def _arrow(old, new, arrow: str) -> str:
+    old_text = "?" if old is None else str(old)
+    new_text = "?" if new is None else str(new)
+    return new_text if old == new else f"{old_text}{arrow}{new_text}"
+
+
+def scratch_text(r: Resources) -> str:
+    return f"{r.scratch}+dyn" if r.dynamic_stack else str(r.scratch)
+
+
+def spilled_text(r: Resources) -> str:
+    return f"{r.vgpr_spills} (+{r.sgpr_spills} SGPR)" if r.sgpr_spills else str(r.vgpr_spills)
+
+
+def cells(diff: KernelDiff, arrow: str = " -> ") -> tuple[str, str, str, str]:
+    """VGPRs, spilled VGPRs, scratch, occupancy: ``old -> new`` where they differ."""
+    old, new = diff.old, diff.new
+    return (_arrow(old.vgprs, new.vgprs, arrow), _arrow(spilled_text(old), spilled_text(new), arrow),
+            _arrow(scratch_text(old), scratch_text(new), arrow), _arrow(old.occupancy, new.occupancy, arrow))
+
+
+_FIGURES = {"vgpr": ("VGPRs", lambda r: r.vgprs, ""), "agpr": ("AGPRs", lambda r: r.agprs, ""),
+            "sgpr": ("SGPRs", lambda r: r.sgprs, ""), "lds": ("LDS", lambda r: r.lds, " B")}
+
+
+def next_step(new: Resources, step: Optional[dict], old: Optional[Resources] = None, arrow: str = " -> ") -> str:
+    """The next step of a kernel as compare shows it: each limiting resource's
+    figure (``old -> new`` where it changed), the waves, and what the limits
+    must come down to for one more wave, from the new side's ``occupancy_next``:
+    "VGPRs 104 -> 112, 6 waves; 96 or fewer for 7".  "" when there is none (at
+    the cap, nothing in the binary raises it, or the side is a baseline, which
+    keeps no wave size or work-group bound to compute it from)."""
+    if not step or not step.get("needs") or new.occupancy is None:
+        return ""
+    figures = []
+    for need in step["needs"]:
+        resource = need["resource"]
+        if resource not in _FIGURES:                   # workgroup: the bound is not among the figures
+            figures.append("work-group size")
+            continue
+        label, value, unit = _FIGURES[resource]
+        shown = str(value(new)) if old is None else _arrow(value(old), value(new), arrow)
+        figures.append(f"{label} {shown}{unit}")
+    waves = f"{new.occupancy} wave{'' if new.occupancy == 1 else 's'}"
+    needs = step["needs"]
+    if len(needs) == 1 and needs[0]["resource"] in ("vgpr", "agpr", "sgpr"):
+        wanted = f"{needs[0]['at_most']} or fewer for {step['waves']}"    # the unit was just named
+    else:
+        wanted = next_step_text(step)
+    return f"{', '.join(figures)}, {waves}; {wanted}"
+
+
+def diff_next_step(diff: KernelDiff, arrow: str = " -> ") -> str:
+    return next_step(diff.new, diff.occupancy_next, diff.old, arrow)
