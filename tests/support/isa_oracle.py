@@ -11,6 +11,12 @@ Which LLVM reads a code object
   the figures.  The sid root's tools run on this machine through the root's
   own dynamic loader and libraries (no chroot).  ``llvm-readelf-N -h`` of
   the same version names the target (the processor in its ``Flags:`` line).
+  Measured on the fixtures (tests/oracle/test_isa_oracle.py keeps it so):
+  LLVM 22, 23 and 24 print the same instructions (offset, length, mnemonic)
+  for every function of every target they know, and LLVM 19 the same
+  wherever it decodes (it does not know gfx950/gfx1250 or gfx9-4-generic,
+  and prints <unknown> for clang 23/24's gfx1201 code); so the order only
+  picks who answers, not the answer.
 
 What is a function, and which are kernels
   Every ``STT_FUNC`` symbol of ``.symtab`` (``.dynsym`` when there is no

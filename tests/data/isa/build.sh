@@ -11,7 +11,7 @@
 # no device libraries:
 #
 #   clang++-N -x hip --offload-arch=TARGET --cuda-device-only --no-gpu-bundle-output \
-#     -nogpuinc -nogpulib -O2 -c kernels.cpp -o co/TARGET.clangN.co
+#     -nogpuinc -nogpulib -O2 -cuid=spillway-isa -c kernels.cpp -o co/TARGET.clangN.co
 #   clang++-N ... (the same flags) -S kernels.cpp -o TARGET.clangN.s
 #
 # clang 19 and 22 are bookworm's (scripts/install-toolchains.sh); clang 23 and
@@ -24,7 +24,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-flags=(-x hip --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O2)
+# -cuid: a fixed compilation-unit ID (clang derives one from the paths otherwise, and
+# it names the static LDS variable), so the objects do not depend on where they are built.
+flags=(-x hip --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O2 -cuid=spillway-isa)
 asm=$(mktemp -d)
 trap 'rm -rf "$asm"' EXIT
 mkdir -p "$here/co"
