@@ -79,6 +79,14 @@ Per function (field: rule)
                    the 4-SGPR quads that hold the private segment buffer after
                    the entry block, e.g. ["s[0:3]", "s[8:11]"]
 
+Instruction classes and sequence digests (for libraries too large to commit)
+  Each instruction gets one class, the first that applies: scratch_load,
+  scratch_store (as counted above), flat, agpr_write, agpr_read, matrix, lds,
+  call, loop (a branch counted in ``loops``), other.  ``sequence_digests``
+  hashes "OFFSET LENGTH\n" (boundaries) and "OFFSET LENGTH CLASS\n" per
+  instruction (decimal offsets from the function's start), SHA-256 cut to 16
+  hex digits.
+
 The private segment buffer (PSB) of a kernel
   ``s[0:3]`` at entry when the kernel descriptor enables it: byte 56 of
   ``<kernel>.kd`` (``kernel_code_properties``), bit 0
@@ -114,6 +122,7 @@ Compiler comments
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -139,6 +148,8 @@ WIDTH_TOKENS = {
 }
 NO_WIDTH_TOKENS = {"format", "block"}
 NOT_LOOP_BRANCHES = {"s_cbranch_join", "s_cbranch_g_fork", "s_cbranch_i_fork"}
+CLASSES = ("scratch_load", "scratch_store", "flat", "agpr_write", "agpr_read", "matrix", "lds", "call", "loop",
+           "other")
 CALLS = {"s_swappc_b64", "s_call_b64", "s_swap_pc_i64", "s_call_i64"}   # the last two: gfx1250's names
 GETPC = {"s_getpc_b64", "s_get_pc_i64"}
 ADD_LO = {"s_add_u32", "s_add_co_u32"}
@@ -440,9 +451,10 @@ class Evidence:
     callees: list = field(default_factory=list)
     private_segment_buffer: list = field(default_factory=list)
     listing: list = field(default_factory=list)     # [(offset, length, mnemonic)]; not stored in expected.json
+    classes: list = field(default_factory=list)     # one class per instruction (CLASSES); not stored either
 
     def fields(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("listing", "symbol")}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("listing", "classes", "symbol")}
         out["scratch_unsized"] = dict(sorted(self.scratch_unsized.items()))
         return out
 
@@ -470,7 +482,9 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
     if function.size == 0:
         found.status = "size 0"
         return found
-    insns = [i for i in all_insns if start <= i.address < end]
+    first = bisect.bisect_left(all_insns, start, key=lambda i: i.address)
+    last = bisect.bisect_left(all_insns, end, lo=first, key=lambda i: i.address)
+    insns = all_insns[first:last]
     expected = start
     for insn in insns:
         if found.status == "complete":
@@ -499,9 +513,11 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
     found.loops = len(spans)
     unsized: Counter = Counter()
     pc_pairs: dict[int, int] = {}      # SGPR of an s_getpc_b64 pair -> the address it holds
+    loop_branches = {hi for _, hi in spans}
     for insn in insns:
         m = insn.mnemonic
         access = scratch_kind(insn, psb)
+        found.classes.append(instruction_class(insn, access, insn.address in loop_branches))
         if access:
             kind, width = access
             if kind == "load":
@@ -537,6 +553,39 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
             found.callees.append(starts.get(callee, f"0x{callee:x}") if callee is not None else "unknown")
     found.scratch_unsized = dict(unsized)
     return found
+
+
+def instruction_class(insn: Insn, access: tuple[str, int | None] | None, closes_loop: bool) -> str:
+    """The class of one instruction (CLASSES), by the rules of the fields."""
+    m = insn.mnemonic
+    if access:
+        return "scratch_" + access[0]
+    if m.startswith("flat_"):
+        return "flat"
+    if m.startswith("v_accvgpr_write"):
+        return "agpr_write"
+    if m.startswith("v_accvgpr_read"):
+        return "agpr_read"
+    if m.startswith(MATRIX_PREFIXES):
+        return "matrix"
+    if m.startswith("ds_"):
+        return "lds"
+    if m in CALLS:
+        return "call"
+    if closes_loop:
+        return "loop"
+    return "other"
+
+
+def sequence_digests(found: Evidence) -> tuple[str, str]:
+    """SHA-256 (first 16 hex digits) of the function's instruction boundaries,
+    "OFFSET LENGTH\n" per instruction (decimal, offset from the function's
+    start), and of its classes, "OFFSET LENGTH CLASS\n"."""
+    bounds, classes = hashlib.sha256(), hashlib.sha256()
+    for (offset, length, _), kind in zip(found.listing, found.classes):
+        bounds.update(f"{offset} {length}\n".encode())
+        classes.update(f"{offset} {length} {kind}\n".encode())
+    return bounds.hexdigest()[:16], classes.hexdigest()[:16]
 
 
 def _follow_call_address(insn: Insn, pairs: dict[int, int]) -> None:
@@ -613,7 +662,7 @@ def read_code_object(path: Path, versions: tuple[int, ...] = PREFERENCE) -> Code
         if not ok:
             tried.append(f"LLVM {version}: {text.strip().splitlines()[-1] if text.strip() else 'failed'}")
             continue
-        insns = parse_objdump(text)
+        insns = sorted(parse_objdump(text), key=lambda i: i.address)
         found = [evidence(f, insns, starts) for f in functions]
         undecoded = [e for e in found if e.status.startswith("undecoded")]
         if undecoded:
