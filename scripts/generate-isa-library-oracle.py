@@ -42,7 +42,8 @@ def main(argv: list[str]) -> int:
             sampled = isa_libraries.sample(root, Path(work))
             with ThreadPoolExecutor(args.jobs) as pool:
                 results = list(pool.map(isa_libraries.rows_of, sampled))
-        rows, seconds = [], {}
+        rows: list[list] = []
+        seconds: dict[str, float] = {}
         for one, (found, cpu) in zip(sampled, results):
             rows.extend(found)
             seconds[one.file] = seconds.get(one.file, 0.0) + cpu
