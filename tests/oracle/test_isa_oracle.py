@@ -346,3 +346,15 @@ other:
               "reload": 1, "reload_bytes": 8, "reload_on": {"buffer_load_dword": 1}},
         "other": {"spill": 1, "spill_bytes": 16, "spill_on": {"scratch_store_b128": 1},
                   "reload": 0, "reload_bytes": 0, "reload_on": {}}}
+
+
+def test_classes_and_sequence_digests():
+    e = synthetic(GFX906_ENTRY)
+    assert e.classes == ["other"] * 5 + ["scratch_store", "other", "scratch_load", "scratch_load", "flat",
+                                         "agpr_write", "lds", "loop", "other", "other", "other"]
+    bounds, classes = isa_oracle.sequence_digests(e)
+    lines = [(o, n, c) for (o, n, _), c in zip(e.listing, e.classes)]
+    import hashlib as h
+    assert bounds == h.sha256("".join(f"{o} {n}\n" for o, n, _ in lines).encode()).hexdigest()[:16]
+    assert classes == h.sha256("".join(f"{o} {n} {c}\n" for o, n, c in lines).encode()).hexdigest()[:16]
+    assert set(e.classes) <= set(isa_oracle.CLASSES)

@@ -15,7 +15,8 @@ Document (gzip'd JSON):
     {"schema", "package", "sha256", "every", "tensile_files",
      "llvm_seconds": {file: CPU seconds of the LLVM tools (objdump -d -z, readelf -h) on its sample},
      "fields": [...ROW_FIELDS], "strings": [...], "rows": [[...], ...]}
-String fields (file, target, symbol, status) are indices into ``strings``.
+String fields (file, entry, target, symbol, status) are indices into
+``strings``; ``entry`` is the bundle entry ID ("" for a plain code object).
 ``boundaries`` and ``classes`` are isa_oracle.sequence_digests.
 """
 
@@ -40,11 +41,11 @@ TENSILE_FILES = (
     "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx803.co",
     "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx1100.co",
 )
-ROW_FIELDS = ("file", "bundle_index", "target", "symbol", "kind", "address", "code_bytes", "code_sha256",
+ROW_FIELDS = ("file", "bundle_index", "entry", "target", "symbol", "kind", "address", "code_bytes", "code_sha256",
               "instructions", "status", "scratch_loads", "scratch_stores", "scratch_load_bytes",
               "scratch_store_bytes", "flat_ops", "agpr_writes", "agpr_reads", "matrix_ops", "lds_ops", "loops",
               "scratch_in_loops", "calls", "boundaries", "classes")
-STRING_FIELDS = ("file", "target", "symbol", "status")
+STRING_FIELDS = ("file", "entry", "target", "symbol", "status")
 EXPECTATIONS = Path(__file__).resolve().parents[1] / "data" / "isa" / "libraries"
 
 
@@ -55,7 +56,8 @@ def expectation_path(package: str, sha256: str) -> Path:
 @dataclass(frozen=True)
 class SampledObject:
     file: str                   # relative to the package root
-    bundle_index: int | None    # None: the file is the code object (or a one-bundle file)
+    bundle_index: int | None    # None: the file is the code object
+    entry: str                  # the bundle entry ID ("" for a plain code object file)
     path: Path                  # the extracted code object
 
 
@@ -66,12 +68,12 @@ def sample(root: Path, work: Path) -> list[SampledObject]:
         display = str(path.relative_to(root))
         if path.name in TENSILE_FILES:
             if path.suffix == ".hsaco":
-                out.append(SampledObject(display, None, path))
+                out.append(SampledObject(display, None, "", path))
             else:
                 target = work / path.name.replace(".", "_")
                 target.mkdir(parents=True, exist_ok=True)
-                for _, code_object in llvm_pipeline.unbundle(path, target):
-                    out.append(SampledObject(display, 0, code_object))
+                for entry, code_object in llvm_pipeline.unbundle(path, target):
+                    out.append(SampledObject(display, 0, entry, code_object))
             continue
         if llvm_pipeline.classify(path) != "host":
             continue
@@ -86,8 +88,8 @@ def sample(root: Path, work: Path) -> list[SampledObject]:
                     folder.mkdir(parents=True, exist_ok=True)
                     bundle_file = folder / "bundle.bin"
                     bundle_file.write_bytes(data[bundle.offset:bundle.offset + bundle.size])
-                    for _, code_object in llvm_pipeline.unbundle(bundle_file, folder):
-                        out.append(SampledObject(display, bundle.index, code_object))
+                    for entry, code_object in llvm_pipeline.unbundle(bundle_file, folder):
+                        out.append(SampledObject(display, bundle.index, entry, code_object))
                 del data
     return out
 
@@ -102,7 +104,8 @@ def rows_of(sampled: SampledObject) -> tuple[list[list], float]:
     rows = []
     for e in found.functions:
         boundaries, classes = isa_oracle.sequence_digests(e)
-        values = {**e.fields(), "file": sampled.file, "bundle_index": sampled.bundle_index, "target": found.target,
+        values = {**e.fields(), "file": sampled.file, "bundle_index": sampled.bundle_index, "entry": sampled.entry,
+                  "target": found.target,
                   "symbol": e.symbol, "boundaries": boundaries, "classes": classes}
         rows.append([values[f] for f in ROW_FIELDS])
     return rows, seconds

@@ -540,7 +540,8 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
             found.matrix_ops += 1
         elif m.startswith("ds_"):
             found.lds_ops += 1
-        _follow_call_address(insn, pc_pairs)
+        if pc_pairs or m in GETPC:
+            _follow_call_address(insn, pc_pairs)
         if m in CALLS:
             found.calls += 1
             ops = _split_operands(insn.operands)
