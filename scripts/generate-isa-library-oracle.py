@@ -48,7 +48,8 @@ def main(argv: list[str]) -> int:
             rows.extend(found)
             seconds[one.file] = seconds.get(one.file, 0.0) + cpu
         out = isa_libraries.expectation_path(package, sha256)
-        isa_libraries.write(out, isa_libraries.encode(package, sha256, rows, seconds))
+        isa_libraries.write(out, isa_libraries.encode(package, sha256, rows, seconds,
+                                                      isa_libraries.tensile_files_in(sampled)))
         print(f"{out.relative_to(REPO)}: {len(sampled)} code objects, {len(rows)} functions, "
               f"{time.perf_counter() - started:.0f} s wall, LLVM tools {sum(seconds.values()):.0f} CPU-s, "
               f"{out.stat().st_size} bytes", file=sys.stderr)

@@ -12,7 +12,7 @@ The sample (deterministic, the same on every machine):
     plain code object per GFX generation and a few compressed bundles).
 
 Document (gzip'd JSON):
-    {"schema", "package", "sha256", "every", "tensile_files",
+    {"schema", "package", "sha256", "every", "tensile_files" (those it has),
      "llvm_seconds": {file: CPU seconds of the LLVM tools (objdump -d -z, readelf -h) on its sample},
      "fields": [...ROW_FIELDS], "strings": [...], "rows": [[...], ...]}
 String fields (file, entry, target, symbol, status) are indices into
@@ -40,6 +40,10 @@ TENSILE_FILES = (
     "Kernels.so-000-gfx1201.hsaco",
     "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx803.co",
     "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx1100.co",
+    # MFMA GEMMs (AGPR accumulators): gfx90a, gfx942 (fp16, fp8)
+    "TensileLibrary_Type_HH_HPA_Fp16Alt_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx90a-xnack-.hsaco",
+    "TensileLibrary_Type_HH_HPA_Contraction_l_Alik_Bljk_Cijk_Dijk_CU80_XPU_gfx942.co",
+    "TensileLibrary_Type_F8H_HPA_Contraction_l_Alik_Bjlk_Cijk_Dijk_gfx942.co",
 )
 ROW_FIELDS = ("file", "bundle_index", "entry", "target", "symbol", "kind", "address", "code_bytes", "code_sha256",
               "instructions", "status", "scratch_loads", "scratch_stores", "scratch_load_bytes",
@@ -111,7 +115,12 @@ def rows_of(sampled: SampledObject) -> tuple[list[list], float]:
     return rows, seconds
 
 
-def encode(package: str, sha256: str, rows: list[list], seconds: dict[str, float]) -> dict:
+def tensile_files_in(sampled: list[SampledObject]) -> list[str]:
+    """The TENSILE_FILES this package has (what its document records)."""
+    return sorted({Path(one.file).name for one in sampled} & set(TENSILE_FILES))
+
+
+def encode(package: str, sha256: str, rows: list[list], seconds: dict[str, float], tensile: list[str]) -> dict:
     strings: dict[str, int] = {}
     positions = [ROW_FIELDS.index(f) for f in STRING_FIELDS]
     packed = []
@@ -121,7 +130,7 @@ def encode(package: str, sha256: str, rows: list[list], seconds: dict[str, float
             row[i] = strings.setdefault(row[i], len(strings))
         packed.append(row)
     return {"schema": SCHEMA, "package": package, "sha256": sha256, "every": EVERY,
-            "tensile_files": list(TENSILE_FILES), "llvm_seconds": {k: round(v, 2) for k, v in seconds.items()},
+            "tensile_files": tensile, "llvm_seconds": {k: round(v, 2) for k, v in seconds.items()},
             "fields": list(ROW_FIELDS), "strings": list(strings), "rows": packed}
 
 
