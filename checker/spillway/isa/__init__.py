@@ -1,0 +1,18 @@
+"""The isa stage: AMDGPU machine code read without LLVM (issue 23).
+
+Stage order: resources, formats, isa, report, gate, matrix, cli; this package
+imports resources and formats only.
+
+- ``encodings``: where each encoding and its opcode sit in the first dwords,
+  per family; which processors use which family's table.
+- ``tables/<family>.json``: opcode -> mnemonic, plain length, what a literal
+  or DPP/SDWA/NSA field adds; written by ``scripts/generate-isa-tables.py``
+  from ``llvm-mc --disassemble`` (facts LLVM states, regenerated, not edited).
+- ``decoder``: instruction boundaries (the plain-Python reference).
+- ``evidence``: per-kernel figures (``evidence()``, ``KernelCode``) and the
+  kernels' ranges in a code object (``kernel_ranges()``).
+"""
+
+from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
+
+__all__ = ["KernelCode", "KernelRange", "evidence", "kernel_ranges"]
