@@ -39,6 +39,15 @@ MARKER = 0xB0000000 | (0x6A << 16)     # s_movk_i32 vcc_lo, N
 # The dword after a DPP/SDWA instruction: v0, every select/mask valid (SDWA:
 # DWORD selects; DPP16: quad_perm:[0,1,2,3], all rows and banks; DPP8: identity).
 MARKER_DWORD = {0xF9: 0x06060600, 0xFA: 0xFF00E400, 0xE9: 0x00FAC688, 0xEA: 0x00FAC688}
+# Operand values some opcodes insist on, tried after the plain ones: flat_*
+# wants saddr "off" (0x7F GFX9, 0x7D GFX10, 0x7C GFX11; GFX12 0x7C in bits
+# [6:0], VBUFFER's soffset too); WMMA wants op_sel_hi set.
+_NULL12 = [((0, 7, 0x7C),)]
+EXTRA_FILLS = {
+    "FLAT": [((48, 7, off),) for off in (0x7F, 0x7D, 0x7C)],
+    "VFLAT": _NULL12, "VGLOBAL": _NULL12, "VSCRATCH": _NULL12, "VBUFFER": _NULL12,
+    "VOP3P": [((32, 9, 0x100), (41, 9, 0x100), (50, 9, 0x100), (14, 1, 1), (59, 2, 3))],
+}
 PADDING = 6                            # s_nop dwords after each probe
 BATCH = 60000
 WARNING = re.compile(r"<stdin>:(\d+):(\d+): warning: invalid instruction encoding")
@@ -136,8 +145,10 @@ def put(bits: int, shift: int, width: int, value: int) -> int:
 
 def encoding_words(encoding: Encoding) -> int:
     """Dwords a probe gives before the s_nop padding: one for 32-bit
-    encodings, two for the others (a 96-bit instruction or a literal takes
-    its next dword from the padding)."""
+    encodings, two for 64-bit ones, three for 96-bit ones (a literal takes
+    its dword from the padding)."""
+    if encoding.name in ("VBUFFER", "VIMAGE", "VSAMPLE", "VFLAT", "VSCRATCH", "VGLOBAL", "VOPD3"):
+        return 3          # GFX12 memory and gfx1250 VOPD3 are 96-bit: their third dword zero
     return 2 if encoding.value >= 0xC0000000 and encoding.name not in ("VINTRP", "LDSDIR") else 1
 
 
@@ -163,6 +174,7 @@ def probe_family(family: str) -> dict:
         # Some opcodes take only constants (s_barrier_signal -1): sources as -1, then as 0.
         for constant in (0xC1, 0x80):
             fills.append(tuple((shift, width, constant) for shift, width in encoding.literal_slots))
+        fills += EXTRA_FILLS.get(encoding.name, [])
         for key in keys:
             bits = opcode_bits(encoding, key)
             for fill in fills:

@@ -142,13 +142,13 @@ LAYOUTS = {"gfx9": GFX9, "gfx10": GFX10, "gfx11": GFX11, "gfx12": GFX12, "gfx125
 # Table family -> (layout, processor probed, LLVM major that knows it).
 FAMILIES = {
     "gfx8": ("gfx9", "gfx803", 22),
-    "gfx9": ("gfx9", "gfx900", 22),
+    "gfx9": ("gfx9", "gfx906", 22),      # gfx906 (dot, fmac) holds gfx900/902/904/909/90c's opcodes
     "gfx908": ("gfx9", "gfx908", 22),
     "gfx90a": ("gfx9", "gfx90a", 22),
     "gfx940": ("gfx9", "gfx940", 19),
     "gfx942": ("gfx9", "gfx942", 22),
     "gfx950": ("gfx9", "gfx950", 22),
-    "gfx10.1": ("gfx10", "gfx1010", 22),
+    "gfx10.1": ("gfx10", "gfx1012", 22),  # gfx1011/1012 add dot opcodes to gfx1010's
     "gfx10.3": ("gfx10", "gfx1030", 22),
     "gfx11": ("gfx11", "gfx1100", 22),
     "gfx11.5": ("gfx11", "gfx1150", 22),

@@ -118,7 +118,7 @@ def classify(mnemonic: str, encoding: str) -> int:
         return LDS
     if (m == "s_branch" or m.startswith("s_cbranch_")) and not m.endswith(_NO_BRANCH):
         return BRANCH
-    if m in ("s_swappc_b64", "s_call_b64"):
+    if m in ("s_swappc_b64", "s_call_b64", "s_swap_pc_i64", "s_call_i64"):   # the last two: gfx1250's names
         return CALL
     if m.startswith("s_endpgm"):
         return END
@@ -137,28 +137,83 @@ def classify(mnemonic: str, encoding: str) -> int:
     return OTHER
 
 
+_TYPE = re.compile(r"_[biuf](32|64)")
+# s_* mnemonics whose first operand is not a written SGPR (tests/support/isa_oracle.py states the same rule).
+_NO_SGPR_DEST = ("s_cmp", "s_bitcmp", "s_store", "s_buffer_store", "s_scratch_store", "s_atc_probe",
+                 "s_setpc", "s_set_pc", "s_set_gpr_idx", "s_waitcnt", "s_wait_", "s_sendmsg", "s_setreg",
+                 "s_branch", "s_nop", "s_sleep", "s_dcache", "s_icache", "s_endpgm", "s_barrier", "s_trap",
+                 "s_setprio", "s_ttracedata", "s_incperflevel", "s_decperflevel", "s_clause", "s_delay_alu",
+                 "s_setkill", "s_sethalt", "s_code_end", "s_inst_prefetch", "s_round_mode", "s_denorm_mode",
+                 "s_prefetch", "s_singleuse_vdst", "s_set_vgpr_msb", "s_version", "s_wakeup",
+                 "s_cbranch", "s_movreld")
+_CARRY_VALU = ("_co_", "addc", "subb", "div_scale", "mad_u64", "mad_i64")
+_ENTRY_END = ("s_branch", "s_cbranch_", "s_setpc_b64", "s_set_pc_i64", "s_endpgm")
+_VOP3 = ("VOP3", "VOP3P")
+
+
 def _salu_width(mnemonic: str) -> int:
-    return 2 if re.search(r"_[biu]64$", mnemonic) else 1
+    """SGPRs an SALU destination takes: the first type the mnemonic names
+    (s_bcnt1_i32_b64 writes one, s_mov_b64 two)."""
+    found = _TYPE.search(mnemonic)
+    return 2 if found and found.group(1) == "64" else 1
 
 
 def _smem_width(mnemonic: str) -> int:
-    for token, dwords in (("x16", 16), ("x8", 8), ("x4", 4), ("x2", 2), ("b512", 16), ("b256", 8),
-                          ("b128", 4), ("b96", 3), ("b64", 2)):
+    if mnemonic.startswith(("s_memtime", "s_memrealtime")):
+        return 2
+    for token, dwords in (("x16", 16), ("x8", 8), ("x4", 4), ("x3", 3), ("x2", 2), ("b512", 16),
+                          ("b256", 8), ("b128", 4), ("b96", 3), ("b64", 2)):
         if mnemonic.endswith(token):
             return dwords
     return 1
 
 
-class _EntryBlock:
-    """Which SGPRs hold a word (0-3) of the private segment buffer."""
+def written_sgprs(instruction: Instruction, wave64: bool) -> range:
+    """SGPRs an instruction writes, as far as following the private segment
+    buffer needs: SALU and SMEM destinations, v_readlane/v_readfirstlane, VOP3
+    compares' and carry-out destinations."""
+    m = instruction.opcode.mnemonic
+    bits = instruction.bits
+    encoding = instruction.encoding
+    if m.startswith("s_"):
+        if m.startswith(_NO_SGPR_DEST):
+            return range(0)
+        if encoding in ("SOP1", "SOP2", "SOPK"):
+            dst = (bits >> 16) & 0x7F
+            return range(dst, dst + _salu_width(m)) if dst < 106 else range(0)
+        if encoding == "SMEM":
+            sdata = (bits >> 6) & 0x7F
+            return range(sdata, sdata + _smem_width(m)) if sdata < 106 else range(0)
+        return range(0)
+    lanes = 2 if wave64 else 1
+    if m.startswith("v_readfirstlane") and encoding == "VOP1":
+        dst = (bits >> 17) & 0xFF
+        return range(dst, dst + 1) if dst < 106 else range(0)
+    if encoding not in _VOP3:
+        return range(0)
+    if m.startswith("v_readlane") or m.startswith("v_readfirstlane"):
+        dst = bits & 0xFF
+        return range(dst, dst + 1) if dst < 106 else range(0)
+    if m.startswith("v_cmp"):
+        dst = bits & 0xFF
+        return range(dst, dst + lanes) if dst < 106 else range(0)
+    if m.startswith("v_") and any(part in m for part in _CARRY_VALU):
+        sdst = (bits >> 8) & 0x7F
+        return range(sdst, sdst + lanes) if sdst < 106 else range(0)
+    return range(0)
 
-    def __init__(self, enabled: bool):
+
+class _EntryBlock:
+    """Which SGPRs hold a dword (0-3) of the private segment buffer."""
+
+    def __init__(self, enabled: bool, wave64: bool):
         self.words: dict[int, int] = {i: i for i in range(4)} if enabled else {}
+        self.wave64 = wave64
 
     def step(self, kind: int, instruction: Instruction) -> None:
         bits = instruction.bits
         dst = (bits >> 16) & 0x7F
-        src0, src1 = bits & 0xFF, (bits >> 8) & 0xFF
+        src0 = bits & 0xFF
         held = self.words
         if kind == S_MOV_B32:
             self._set(dst, held.get(src0) if src0 < 106 else None)
@@ -167,15 +222,10 @@ class _EntryBlock:
             self._set(dst + 1, held.get(src0 + 1) if src0 < 105 else None)
         elif kind in (S_ADD_U32, S_ADDC_U32):
             want = 0 if kind == S_ADD_U32 else 1
-            hit = (src0 < 106 and held.get(src0) == want) or (src1 < 106 and held.get(src1) == want)
-            self._set(dst, want if hit else None)
-        elif kind == SALU_WRITE and instruction.encoding in ("SOP1", "SOP2", "SOPK"):
-            for i in range(_salu_width(instruction.opcode.mnemonic)):
-                self._set(dst + i, None)
-        elif kind == SMEM:
-            sdata = (bits >> 6) & 0x7F
-            for i in range(_smem_width(instruction.opcode.mnemonic)):
-                self._set(sdata + i, None)
+            self._set(dst, want if src0 < 106 and held.get(src0) == want else None)
+        else:
+            for sgpr in written_sgprs(instruction, self.wave64):
+                self._set(sgpr, None)
 
     def _set(self, sgpr: int, word: int | None) -> None:
         if word is None:
@@ -213,21 +263,45 @@ def _empty(raw: bytes | memoryview, status: str) -> KernelCode:
 
 def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
     size = len(raw)
+    listing: list[tuple[Instruction, int]] = []
+    problems: list[tuple[int, str]] = []
+    try:
+        for instruction in decode(raw, 0, size, family):
+            listing.append((instruction, classify(instruction.opcode.mnemonic, instruction.encoding)))
+    except DecodeError as stop:
+        problems.append((stop.offset, f"{stop.message} at +{stop.offset:#x}"))
+    starts = {instruction.offset for instruction, _kind in listing}
+
+    branches: list[tuple[int, int]] = []
+    for instruction, kind in listing:
+        if kind == BRANCH:
+            simm16 = instruction.bits & 0xFFFF
+            target = instruction.offset + 4 + 4 * (simm16 - 0x10000 if simm16 & 0x8000 else simm16)
+            branches.append((instruction.offset, target))
+
+    # The entry block: up to the first branch target inside the kernel, or
+    # through the first branch, s_setpc or s_endpgm.
+    targets = {target for _at, target in branches if 0 < target < size}
+    entry = _EntryBlock(psb_enabled, family.layout == "gfx9")
+    for instruction, kind in listing:
+        if instruction.offset in targets:
+            break
+        entry.step(kind, instruction)
+        if instruction.opcode.mnemonic.startswith(_ENTRY_END):
+            break
+    psb_quads = entry.quads()
+
     counts = [0] * 19
     load_bytes = store_bytes = 0
     no_width: dict[str, int] = {}
-    starts: set[int] = set()
     scratch_at: list[int] = []
-    spans: list[tuple[int, int]] = []
-    problems: list[tuple[int, str]] = []
-    branches: list[tuple[int, int]] = []
-    entry: _EntryBlock | None = _EntryBlock(psb_enabled)
-    psb_quads: set[int] = set()
-    pending: list[Instruction] = []     # MUBUF accesses seen before the entry block ended
-    instructions = 0
-
-    def scratch(instruction: Instruction, kind: int) -> None:
-        nonlocal load_bytes, store_bytes
+    for instruction, kind in listing:
+        if kind in (BUFFER_LOAD, BUFFER_STORE):
+            if instruction.encoding != "MUBUF" or ((instruction.bits >> 48) & 0x1F) * 4 not in psb_quads:
+                continue
+        elif kind not in (SCRATCH_LOAD, SCRATCH_STORE):
+            counts[kind] += 1
+            continue
         counts[kind] += 1
         width = access_bytes(instruction.opcode.mnemonic)
         if width is None:
@@ -238,46 +312,14 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
             store_bytes += width
         scratch_at.append(instruction.offset)
 
-    try:
-        for instruction in decode(raw, 0, size, family):
-            instructions += 1
-            starts.add(instruction.offset)
-            kind = classify(instruction.opcode.mnemonic, instruction.encoding)
-            if entry is not None:
-                if kind in (BRANCH, CALL, END) or instruction.opcode.mnemonic.startswith(("s_setpc", "s_swappc")):
-                    psb_quads = entry.quads()
-                    entry = None
-                    for earlier in pending:
-                        _buffer(earlier, psb_quads, scratch)
-                    pending.clear()
-                else:
-                    entry.step(kind, instruction)
-            if kind in (SCRATCH_LOAD, SCRATCH_STORE):
-                scratch(instruction, kind)
-            elif kind in (BUFFER_LOAD, BUFFER_STORE):
-                if entry is None:
-                    _buffer(instruction, psb_quads, scratch)
-                else:
-                    pending.append(instruction)
-            elif kind == BRANCH:
-                simm16 = instruction.bits & 0xFFFF
-                target = instruction.offset + 4 + 4 * (simm16 - 0x10000 if simm16 & 0x8000 else simm16)
-                branches.append((instruction.offset, target))
-            else:
-                counts[kind] += 1
-    except DecodeError as stop:
-        problems.append((stop.offset, f"{stop.message} at +{stop.offset:#x}"))
-    if entry is not None:
-        psb_quads = entry.quads()
-        for earlier in pending:
-            _buffer(earlier, psb_quads, scratch)
+    spans: list[tuple[int, int]] = []
     for at, target in branches:
         if target < 0 or target >= size:
             problems.append((at, f"branch at +{at:#x} to {target - at:+#x} bytes, outside the kernel"))
             continue
         if target == at:
             problems.append((at, f"branch at +{at:#x} onto itself"))
-        elif target not in starts and not problems:
+        elif target not in starts and (not problems or target < problems[0][0]):
             problems.append((at, f"branch at +{at:#x} into the middle of an instruction (+{target:#x})"))
         if target <= at:
             spans.append((target, at))
@@ -285,7 +327,7 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
     problems.sort()
     status = problems[0][1] if problems else COMPLETE
     return KernelCode(
-        instructions=instructions, code_bytes=size, code_sha256=hashlib.sha256(raw).hexdigest(),
+        instructions=len(listing), code_bytes=size, code_sha256=hashlib.sha256(raw).hexdigest(),
         scratch_loads=counts[SCRATCH_LOAD] + counts[BUFFER_LOAD],
         scratch_stores=counts[SCRATCH_STORE] + counts[BUFFER_STORE],
         scratch_load_bytes=load_bytes, scratch_store_bytes=store_bytes,
@@ -293,15 +335,6 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
         flat_ops=counts[FLAT], agpr_writes=counts[AGPR_WRITE], agpr_reads=counts[AGPR_READ],
         matrix_ops=counts[MATRIX], lds_ops=counts[LDS], loops=len(spans), loop_spans=tuple(spans),
         scratch_in_loops=in_loops, calls=counts[CALL], status=status)
-
-
-def _buffer(instruction: Instruction, psb_quads: set[int], scratch) -> None:
-    """A MUBUF load/store counts as scratch when its srsrc is the private segment buffer."""
-    if instruction.encoding != "MUBUF":
-        return
-    srsrc = ((instruction.bits >> 48) & 0x1F) * 4
-    if srsrc in psb_quads:
-        scratch(instruction, classify(instruction.opcode.mnemonic, instruction.encoding))
 
 
 # --- code objects -------------------------------------------------------------------------------
