@@ -11,6 +11,19 @@ The sample (deterministic, the same on every machine):
   * rocBLAS's Tensile folder: the files named in ``TENSILE_FILES`` (a
     plain code object per GFX generation and a few compressed bundles).
 
+Measured on this machine kind (2 cores, shared), December 2026:
+  * the samples: librocsparse1 7.2.4, 70 code objects, 5,460 functions,
+    3.53 M instructions, LLVM tools 31 CPU-s, 2.3 min wall with the Python
+    reading; librocblas5 7.2.4, 40 code objects, 6,208 functions, 5.21 M
+    instructions, 51 CPU-s, 3.5 min;
+  * ``llvm-objdump-22 -d -z`` alone, every 16th bundle: librocsparse.so.1.0
+    28 CPU-s for 280 code objects (126 MB), so about 450 CPU-s for the whole
+    library; librocblas.so.5.2 17 CPU-s for 70 code objects (61 MB), about
+    280 CPU-s (Tensile's 1,897 files not measured whole);
+  * Tensile's assembly kernels (the ``.co`` bundles) have STT_FUNC symbols of
+    size 0: all 557 functions of the 4 sampled .co files are "size 0", so the
+    issue's range [st_value, st_value + st_size) holds no code for them.
+
 Document (gzip'd JSON):
     {"schema", "package", "sha256", "every", "tensile_files" (those it has),
      "llvm_seconds": {file: CPU seconds of the LLVM tools (objdump -d -z, readelf -h) on its sample},
