@@ -37,8 +37,8 @@ TABLES = ROOT / "checker" / "spillway" / "isa" / "tables"
 S_NOP = 0xBF800000
 MARKER = 0xB0000000 | (0x6A << 16)     # s_movk_i32 vcc_lo, N
 # The dword after a DPP/SDWA instruction: v0, every select/mask valid (SDWA:
-# DWORD selects; DPP16: quad_perm:[0,1,2,3], all rows and banks; DPP8: identity).
-MARKER_DWORD = {0xF9: 0x06060600, 0xFA: 0xFF00E400, 0xE9: 0x00FAC688, 0xEA: 0x00FAC688}
+# DWORD selects, src1 BYTE_0; DPP16: quad_perm:[0,1,2,3], all rows and banks; DPP8: identity).
+MARKER_DWORD = {0xF9: 0x00060600, 0xFA: 0xFF00E400, 0xE9: 0x00FAC688, 0xEA: 0x00FAC688}
 # Operand values some opcodes insist on, tried after the plain ones: flat_*
 # wants saddr "off" (0x7F GFX9, 0x7D GFX10, 0x7C GFX11; GFX12 0x7C in bits
 # [6:0], VBUFFER's soffset too); WMMA wants op_sel_hi set.
@@ -217,6 +217,8 @@ def probe_family(family: str) -> dict:
                 while len(row[2]) <= slot:
                     row[2].append([0, 0])
                 row[2][slot][0 if value == 0xFF else 1] = extra
+            elif answer is not None and extra and answer[0] != row[0]:
+                row[3][str(value)] = [extra, answer[0]]     # v_mov_b32_sdwa, v_add3_u32_e64_dpp ...
             else:
                 row[3][str(value)] = extra
         table = {}
@@ -225,7 +227,7 @@ def probe_family(family: str) -> dict:
             row = [mnemonic, length]
             if any(x for pair in literals for x in pair) or aux:
                 row.append(literals if any(x for pair in literals for x in pair) else 0)
-            if aux and any(aux.values()):
+            if aux and any(v != 0 for v in aux.values()):
                 row.append(aux)
             table[str(key)] = row
         out["encodings"][encoding.name] = table

@@ -27,7 +27,7 @@ class Opcode:
     mnemonic: str
     length: int                                       # bytes with plain operands
     literals: tuple[tuple[int, int, int, int], ...]   # (shift, mask, extra for 0xFF, for 0xFE); -1: LLVM rejects
-    aux: tuple[tuple[int, int], ...]                  # (field value, extra bytes); -1: LLVM rejects
+    aux: tuple[tuple[int, int, str | None], ...]      # (field value, extra bytes, mnemonic); -1: LLVM rejects
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,7 @@ class Instruction:
     encoding: str
     opcode: Opcode
     bits: int            # dword0 | dword1 << 32 (dword1 zero for 32-bit instructions)
+    mnemonic: str        # as objdump prints it (the DPP/SDWA forms named apart)
 
 
 class DecodeError(Exception):
@@ -78,7 +79,8 @@ def load_family(name: str) -> Family:
                 for (shift, width), (ext32, ext64) in zip(encoding.literal_slots, row[2]):
                     if ext32 or ext64:
                         literals.append((shift, (1 << width) - 1, ext32, ext64))
-            aux = tuple(sorted((int(v), e) for v, e in row[3].items())) if len(row) > 3 else ()
+            aux = tuple(sorted((int(v), e[0], e[1]) if isinstance(e, list) else (int(v), e, None)
+                               for v, e in row[3].items())) if len(row) > 3 else ()
             table[int(key)] = Opcode(mnemonic, length, tuple(literals), aux)
         tables.append((encoding, table))
     by_top: list[tuple[tuple[Encoding, dict[int, Opcode]], ...]] = []
@@ -123,15 +125,18 @@ def decode(code: bytes | memoryview, start: int, end: int, family: Family) -> It
         opcode = table.get(encoding.key(bits))
         if opcode is None:
             raise DecodeError(f"invalid {encoding.name} encoding {bits & 0xFFFFFFFF:#010x}", at)
-        length = opcode.length + _extra(encoding, family, opcode, bits, at)
+        extra, mnemonic = _extra(encoding, family, opcode, bits, at)
+        length = opcode.length + extra
         if at + length > end:
-            raise DecodeError(f"truncated {opcode.mnemonic} ({length} bytes, {end - at} left)", at)
-        yield Instruction(at, length, encoding.name, opcode, bits)
+            raise DecodeError(f"truncated {mnemonic} ({length} bytes, {end - at} left)", at)
+        yield Instruction(at, length, encoding.name, opcode, bits, mnemonic)
         at += length
 
 
-def _extra(encoding: Encoding, family: Family, opcode: Opcode, bits: int, at: int) -> int:
+def _extra(encoding: Encoding, family: Family, opcode: Opcode, bits: int, at: int) -> tuple[int, str]:
+    """Bytes the operand fields add, and the mnemonic of that form."""
     extra = 0
+    mnemonic = opcode.mnemonic
     literal = 0
     for shift, mask, ext32, ext64 in opcode.literals:
         value = (bits >> shift) & mask
@@ -148,16 +153,20 @@ def _extra(encoding: Encoding, family: Family, opcode: Opcode, bits: int, at: in
     if encoding.aux and opcode.aux:
         shift, width, _values = encoding.aux
         value = (bits >> shift) & ((1 << width) - 1)
-        for known, size in opcode.aux:
+        for known, size, form in opcode.aux:
             if known != value:
                 continue
+            mnemonic = form or mnemonic
             if size >= 0:
                 extra += size
             elif width == 9 and value in _VOP_MARKERS:
-                extra += 4            # the DPP/SDWA dword is there whatever LLVM made of our probe's
+                # The DPP/SDWA dword is there whatever LLVM made of the probe's; LLVM names the form so.
+                extra += 4
+                base = mnemonic[:-4] if mnemonic.endswith(("_e32", "_e64")) else mnemonic
+                mnemonic = base + ("_sdwa" if value == encodings.SDWA else "_dpp")
             elif encoding.name == "MIMG" and family.layout == "gfx10":
                 extra += 4 * value    # GFX10 NSA: the field counts the extra address dwords
             else:
                 raise DecodeError(f"invalid {encoding.name} operand field in {opcode.mnemonic}", at)
             break
-    return extra
+    return extra, mnemonic

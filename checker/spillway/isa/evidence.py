@@ -172,7 +172,7 @@ def written_sgprs(instruction: Instruction, wave64: bool) -> range:
     """SGPRs an instruction writes, as far as following the private segment
     buffer needs: SALU and SMEM destinations, v_readlane/v_readfirstlane, VOP3
     compares' and carry-out destinations."""
-    m = instruction.opcode.mnemonic
+    m = instruction.mnemonic
     bits = instruction.bits
     encoding = instruction.encoding
     if m.startswith("s_"):
@@ -267,7 +267,7 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
     problems: list[tuple[int, str]] = []
     try:
         for instruction in decode(raw, 0, size, family):
-            listing.append((instruction, classify(instruction.opcode.mnemonic, instruction.encoding)))
+            listing.append((instruction, classify(instruction.mnemonic, instruction.encoding)))
     except DecodeError as stop:
         problems.append((stop.offset, f"{stop.message} at +{stop.offset:#x}"))
     starts = {instruction.offset for instruction, _kind in listing}
@@ -287,7 +287,7 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
         if instruction.offset in targets:
             break
         entry.step(kind, instruction)
-        if instruction.opcode.mnemonic.startswith(_ENTRY_END):
+        if instruction.mnemonic.startswith(_ENTRY_END):
             break
     psb_quads = entry.quads()
 
@@ -303,9 +303,9 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
             counts[kind] += 1
             continue
         counts[kind] += 1
-        width = access_bytes(instruction.opcode.mnemonic)
+        width = access_bytes(instruction.mnemonic)
         if width is None:
-            no_width[instruction.opcode.mnemonic] = no_width.get(instruction.opcode.mnemonic, 0) + 1
+            no_width[instruction.mnemonic] = no_width.get(instruction.mnemonic, 0) + 1
         elif kind in (SCRATCH_LOAD, BUFFER_LOAD):
             load_bytes += width
         else:
