@@ -246,7 +246,7 @@ def evidence(code: bytes | memoryview, start: int, size: int, target: str,
     view = memoryview(code)
     name = family_of(target)
     if size <= 0:
-        return _empty(b"", f"empty: symbol size {size}")
+        return _empty(b"", f"size {size}")
     if start < 0 or start + size > len(view):
         return _empty(b"", f"symbol range [{start:#x}, {start + size:#x}) outside the code section "
                            f"({len(view)} bytes)")

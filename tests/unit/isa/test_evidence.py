@@ -106,7 +106,7 @@ def test_widths_named_by_mnemonics():
 # -- bad input: the status says what and where, the counts cover what was decoded -----------
 
 def test_size_zero():
-    assert evidence(ENDPGM, 0, 0, "gfx900", False).status.startswith("empty")
+    assert evidence(ENDPGM, 0, 0, "gfx900", False).status == "size 0"
 
 
 def test_range_outside_the_section():
