@@ -42,7 +42,8 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
-from spillway.formats.codeobject import ElfImage
+from spillway.errors import InputError
+from spillway.formats.codeobject import CONTAINER, ElfImage, is_amdgpu_elf
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
 
 COMPLETE = "complete"
@@ -350,14 +351,27 @@ class KernelRange:
 
 def kernel_ranges(elf: bytes | memoryview) -> tuple[memoryview, list[KernelRange]]:
     """The ``.text`` bytes of a code object and its kernels' ranges in them:
-    every STT_FUNC symbol that has a ``<name>.kd`` descriptor."""
+    every STT_FUNC symbol that has a ``<name>.kd`` descriptor.  Raises
+    InputError (with the offset where it can) on a malformed ELF."""
     view = memoryview(elf)
+    if not is_amdgpu_elf(view) or len(view) < 64:
+        raise InputError("not an AMDGPU ELF (64-bit little-endian, e_machine 224)", container=CONTAINER, offset=0)
+    try:
+        return _kernel_ranges(view)
+    except (struct.error, IndexError, ValueError) as exc:
+        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
+
+
+def _kernel_ranges(view: memoryview) -> tuple[memoryview, list[KernelRange]]:
     image = ElfImage(view)
     descriptors = image.kernel_descriptors()
     text = next((s for s in image.sections if s[0] == ".text"), None)
     if text is None:
         return view[0:0], []
     _name, _type, _flags, text_addr, text_offset, text_size, _link, _entsize = text
+    if text_offset + text_size > len(view):
+        raise InputError(f".text (offset {text_offset:#x}, size {text_size}) runs past the end ({len(view)} bytes)",
+                         container=CONTAINER, offset=text_offset)
     code = view[text_offset:text_offset + text_size]
     text_index = image.sections.index(text)
     out: list[KernelRange] = []
