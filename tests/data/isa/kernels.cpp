@@ -24,6 +24,10 @@
 //   recursion        a recursive device function (stack of unknown size)
 //   matrix           one MFMA (gfx908, gfx90a, gfx94x, gfx950) or WMMA
 //                    (gfx11, gfx12, gfx1250) chain; absent elsewhere
+//   encodings        DPP (row_shr; DPP8 from GFX10 on) and packed 16-bit
+//                    math (VOP3P where the target has it)
+//   image_loads      MIMG loads, 1D and 2D (NSA from GFX10 on), on targets
+//                    with image instructions (clang >= 22)
 
 #define KERNEL extern "C" __attribute__((global))
 #define LIMIT_40_VGPRS __attribute__((amdgpu_num_vgpr(40)))
@@ -217,5 +221,28 @@ KERNEL void matrix(v8f* out, const vh* a, const vh* b, int n) {
 #endif
   }
   out[tid()] = acc;
+}
+#endif
+
+typedef _Float16 half2 __attribute__((ext_vector_type(2)));
+KERNEL void encodings(int* out, const int* in, half2* h) {
+  int v = in[tid()];
+  v += __builtin_amdgcn_update_dpp(0, v, 0x111, 0xf, 0xf, false);   // row_shr:1
+#if !defined(__GFX8__) && !defined(__GFX9__)
+  v += __builtin_amdgcn_mov_dpp8(v, 0x688);
+#endif
+  half2 a = h[tid()], b = h[tid() + 64];
+  h[tid()] = a * b + a;
+  out[tid()] = v;
+}
+
+#if __clang_major__ >= 22 && !defined(__gfx940__) && !defined(__gfx941__) && !defined(__gfx942__) && \
+    !defined(__gfx950__) && !defined(__gfx9_4_generic__) && !defined(__gfx1250__)
+typedef float v4f_image __attribute__((ext_vector_type(4)));
+KERNEL void image_loads(v4f_image* out, __amdgpu_texture_t line, __amdgpu_texture_t plane, int y) {
+  int x = (int)tid();
+  v4f_image a = __builtin_amdgcn_image_load_1d_v4f32_i32(15, x, line, 0, 0);
+  v4f_image b = __builtin_amdgcn_image_load_2d_v4f32_i32(15, y, x * 3, plane, 0, 0);
+  out[tid()] = a + b;
 }
 #endif
