@@ -9,6 +9,9 @@ imports resources and formats only.
   or DPP/SDWA/NSA field adds; written by ``scripts/generate-isa-tables.py``
   from ``llvm-mc --disassemble`` (facts LLVM states, regenerated, not edited).
 - ``decoder``: instruction boundaries (the plain-Python reference).
+- ``vector``: the same boundaries with numpy, every kernel of a code object at
+  once (tested equal to ``decoder``; numpy is not a dependency yet, so nothing
+  imports it unasked).
 - ``evidence``: per-kernel figures (``evidence()``, ``KernelCode``) and the
   kernels' ranges in a code object (``kernel_ranges()``).
 """
