@@ -168,6 +168,13 @@ def test_hand_checked_facts():
     for name in ("gfx906.clang22.co", "gfx1030.clang22.co", "gfx1100.clang22.co"):
         k = functions(name)["buffer_resource"]
         assert k["scratch_store_bytes"] == 384 and k["scratch_loads"] == 1, name
+    # A format load on the private segment buffer is scratch with no width; the
+    # MTBUF load beside it never is; without the buffer (flat scratch) neither is.
+    for name in ("gfx803.clang22.co", "gfx906.clang22.co", "gfx90a.clang22.co", "gfx1030.clang22.co"):
+        k = functions(name)["format_loads"]
+        assert k["scratch_unsized"] == {"buffer_load_format_x": 1} and k["scratch_load_bytes"] == 4, name
+    for name in ("gfx942.clang22.co", "gfx1100.clang22.co", "gfx1201.clang22.co"):
+        assert functions(name)["format_loads"]["scratch_unsized"] == {}, name
     # A volatile array behind a generic pointer: flat_* only, no scratch counted.
     for name in FIXTURES:
         k = functions(name)["private_flat"]

@@ -28,6 +28,10 @@
 //                    math (VOP3P where the target has it)
 //   image_loads      MIMG loads, 1D and 2D (NSA from GFX10 on), on targets
 //                    with image instructions (clang >= 22)
+//   format_loads     inline-assembled buffer_load_format_x (MUBUF: scratch
+//                    with no width when s[0:3] is the private segment buffer)
+//                    and tbuffer_load_format_x (MTBUF: never scratch) on
+//                    s[0:3], beside a private array (not gfx1250: no MUBUF)
 
 #define KERNEL extern "C" __attribute__((global))
 #define LIMIT_40_VGPRS __attribute__((amdgpu_num_vgpr(40)))
@@ -244,5 +248,21 @@ KERNEL void image_loads(v4f_image* out, __amdgpu_texture_t line, __amdgpu_textur
   v4f_image a = __builtin_amdgcn_image_load_1d_v4f32_i32(15, x, line, 0, 0);
   v4f_image b = __builtin_amdgcn_image_load_2d_v4f32_i32(15, y, x * 3, plane, 0, 0);
   out[tid()] = a + b;
+}
+#endif
+
+#if !defined(__gfx1250__)
+#if defined(__GFX12__)
+#define SOFFSET "null"
+#else
+#define SOFFSET "0"
+#endif
+KERNEL void format_loads(float* out, const int* in, int x) {
+  int buf[96];
+  for (int i = 0; i < 96; i++) buf[i] = in[i * tid()];
+  float f, g;
+  asm volatile("buffer_load_format_x %0, off, s[0:3], " SOFFSET : "=v"(f));
+  asm volatile("tbuffer_load_format_x %0, off, s[0:3], " SOFFSET : "=v"(g));
+  out[tid()] = f + g + (float)buf[(x + tid()) % 96];
 }
 #endif
