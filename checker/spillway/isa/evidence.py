@@ -60,6 +60,7 @@ _MATRIX = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
 # Classes of an opcode, worked out once per mnemonic.
 (OTHER, SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE, FLAT, AGPR_WRITE, AGPR_READ, MATRIX,
  LDS, BRANCH, CALL, END, S_MOV_B32, S_MOV_B64, S_ADD_U32, S_ADDC_U32, SALU_WRITE, SMEM) = range(19)
+KINDS = 19
 
 
 @dataclass(frozen=True)
@@ -265,54 +266,66 @@ def _empty(raw: bytes | memoryview, status: str) -> KernelCode:
 def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
     size = len(raw)
     listing: list[tuple[Instruction, int]] = []
-    problems: list[tuple[int, str]] = []
+    stop: tuple[int, str] | None = None
     try:
         for instruction in decode(raw, 0, size, family):
             listing.append((instruction, classify(instruction.mnemonic, instruction.encoding)))
-    except DecodeError as stop:
-        problems.append((stop.offset, f"{stop.message} at +{stop.offset:#x}"))
+    except DecodeError as error:
+        stop = (error.offset, f"{error.message} at +{error.offset:#x}")
     starts = {instruction.offset for instruction, _kind in listing}
 
     branches: list[tuple[int, int]] = []
     for instruction, kind in listing:
         if kind == BRANCH:
-            simm16 = instruction.bits & 0xFFFF
-            target = instruction.offset + 4 + 4 * (simm16 - 0x10000 if simm16 & 0x8000 else simm16)
-            branches.append((instruction.offset, target))
+            branches.append((instruction.offset, branch_target(instruction.offset, instruction.bits)))
+    psb = psb_quads(iter(listing), branch_targets(branches, size), psb_enabled, family.layout == "gfx9")
 
-    # The entry block: up to the first branch target inside the kernel, or
-    # through the first branch, s_setpc or s_endpgm.
-    targets = {target for _at, target in branches if 0 < target < size}
-    entry = _EntryBlock(psb_enabled, family.layout == "gfx9")
+    counts = [0] * KINDS
+    accesses: list[tuple[int, int, str]] = []
+    for instruction, kind in listing:
+        if kind in (BUFFER_LOAD, BUFFER_STORE):
+            if instruction.encoding == "MUBUF" and ((instruction.bits >> 48) & 0x1F) * 4 in psb:
+                accesses.append((instruction.offset, kind, instruction.mnemonic))
+        elif kind in (SCRATCH_LOAD, SCRATCH_STORE):
+            accesses.append((instruction.offset, kind, instruction.mnemonic))
+        else:
+            counts[kind] += 1
+    return assemble(raw, len(listing), stop, starts.__contains__, branches, accesses, counts)
+
+
+def branch_target(offset: int, bits: int) -> int:
+    """address + 4 + 4 x simm16 (signed)."""
+    simm16 = bits & 0xFFFF
+    return offset + 4 + 4 * (simm16 - 0x10000 if simm16 & 0x8000 else simm16)
+
+
+def branch_targets(branches: list[tuple[int, int]], size: int) -> set[int]:
+    return {target for _at, target in branches if 0 < target < size}
+
+
+def psb_quads(listing, targets: set[int], enabled: bool, wave64: bool) -> set[int]:
+    """The quads holding the private segment buffer after the entry block: up
+    to the first branch target inside the kernel, or through the first
+    branch, s_setpc or s_endpgm.  ``listing``: (instruction, kind) from the
+    kernel's start."""
+    entry = _EntryBlock(enabled, wave64)
     for instruction, kind in listing:
         if instruction.offset in targets:
             break
         entry.step(kind, instruction)
         if instruction.mnemonic.startswith(_ENTRY_END):
             break
-    psb_quads = entry.quads()
+    return entry.quads()
 
-    counts = [0] * 19
-    load_bytes = store_bytes = 0
-    no_width: dict[str, int] = {}
-    scratch_at: list[int] = []
-    for instruction, kind in listing:
-        if kind in (BUFFER_LOAD, BUFFER_STORE):
-            if instruction.encoding != "MUBUF" or ((instruction.bits >> 48) & 0x1F) * 4 not in psb_quads:
-                continue
-        elif kind not in (SCRATCH_LOAD, SCRATCH_STORE):
-            counts[kind] += 1
-            continue
-        counts[kind] += 1
-        width = access_bytes(instruction.mnemonic)
-        if width is None:
-            no_width[instruction.mnemonic] = no_width.get(instruction.mnemonic, 0) + 1
-        elif kind in (SCRATCH_LOAD, BUFFER_LOAD):
-            load_bytes += width
-        else:
-            store_bytes += width
-        scratch_at.append(instruction.offset)
 
+def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] | None, is_start,
+             branches: list[tuple[int, int]], accesses: list[tuple[int, int, str]], counts: list[int]) -> KernelCode:
+    """The record from what decoding found: the instruction count, where it
+    stopped, the branches (offset, target), the counted scratch accesses
+    (offset, kind, mnemonic) and the other kinds' counts."""
+    size = len(raw)
+    decoded_end = stop[0] if stop else size
+    problems: list[tuple[int, str]] = [stop] if stop else []
     spans: list[tuple[int, int]] = []
     for at, target in branches:
         if target < 0 or target >= size:
@@ -320,22 +333,34 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
             continue
         if target == at:
             problems.append((at, f"branch at +{at:#x} onto itself"))
-        elif target not in starts and (not problems or target < problems[0][0]):
+        elif target < decoded_end and not is_start(target):
             problems.append((at, f"branch at +{at:#x} into the middle of an instruction (+{target:#x})"))
         if target <= at:
             spans.append((target, at))
-    in_loops = sum(1 for at in scratch_at if any(lo <= at <= hi for lo, hi in spans))
+    load_bytes = store_bytes = loads = stores = in_loops = 0
+    no_width: dict[str, int] = {}
+    for at, kind, mnemonic in accesses:
+        if kind in (SCRATCH_LOAD, BUFFER_LOAD):
+            loads += 1
+        else:
+            stores += 1
+        width = access_bytes(mnemonic)
+        if width is None:
+            no_width[mnemonic] = no_width.get(mnemonic, 0) + 1
+        elif kind in (SCRATCH_LOAD, BUFFER_LOAD):
+            load_bytes += width
+        else:
+            store_bytes += width
+        if any(lo <= at <= hi for lo, hi in spans):
+            in_loops += 1
     problems.sort()
-    status = problems[0][1] if problems else COMPLETE
     return KernelCode(
-        instructions=len(listing), code_bytes=size, code_sha256=hashlib.sha256(raw).hexdigest(),
-        scratch_loads=counts[SCRATCH_LOAD] + counts[BUFFER_LOAD],
-        scratch_stores=counts[SCRATCH_STORE] + counts[BUFFER_STORE],
-        scratch_load_bytes=load_bytes, scratch_store_bytes=store_bytes,
+        instructions=instructions, code_bytes=size, code_sha256=hashlib.sha256(raw).hexdigest(),
+        scratch_loads=loads, scratch_stores=stores, scratch_load_bytes=load_bytes, scratch_store_bytes=store_bytes,
         scratch_without_width=tuple(sorted(no_width.items())),
         flat_ops=counts[FLAT], agpr_writes=counts[AGPR_WRITE], agpr_reads=counts[AGPR_READ],
         matrix_ops=counts[MATRIX], lds_ops=counts[LDS], loops=len(spans), loop_spans=tuple(spans),
-        scratch_in_loops=in_loops, calls=counts[CALL], status=status)
+        scratch_in_loops=in_loops, calls=counts[CALL], status=problems[0][1] if problems else COMPLETE)
 
 
 # --- code objects -------------------------------------------------------------------------------
