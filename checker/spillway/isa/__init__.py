@@ -9,8 +9,9 @@ imports resources and formats only.
   or DPP/SDWA/NSA field adds; written by ``scripts/generate-isa-tables.py``
   from ``llvm-mc --disassemble`` (facts LLVM states, regenerated, not edited).
 - ``decoder``: instruction boundaries (the plain-Python reference).
-- ``vector``: the same boundaries with numpy, every kernel of a code object at
-  once (tested equal to ``decoder``; numpy is not a dependency yet, so nothing
+- ``vector``: the same with numpy, every kernel of a code object at once:
+  ``boundaries()`` and ``evidence_many()`` (tested equal to ``decoder`` and
+  ``evidence()``; about 10x faster; numpy is not a dependency yet, so nothing
   imports it unasked).
 - ``evidence``: per-kernel figures (``evidence()``, ``KernelCode``) and the
   kernels' ranges in a code object (``kernel_ranges()``).

@@ -15,7 +15,10 @@ from functools import lru_cache
 import numpy as np
 
 from spillway.isa import encodings
-from spillway.isa.decoder import load_family
+from spillway.isa.decoder import DecodeError, decode, family_of, load_family
+from spillway.isa.evidence import (BRANCH, BUFFER_LOAD, BUFFER_STORE, KINDS, SCRATCH_LOAD, SCRATCH_STORE,
+                                   KernelCode, assemble, branch_target, branch_targets, classify, evidence,
+                                   psb_quads)
 
 _VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
 INVALID = -1
@@ -33,6 +36,8 @@ class _Dense:
     literals: tuple[tuple[int, int, np.ndarray, np.ndarray], ...]   # (shift, mask, extra 0xFF, extra 0xFE)
     aux: tuple[int, int, tuple[tuple[int, np.ndarray], ...]] | None  # (shift, mask, ((value, extra), ...))
     reach: int
+    kind: np.ndarray                                   # evidence.classify of each opcode's mnemonic
+    first: int                                         # index of key 0 in _names(name)
 
 
 @lru_cache(maxsize=None)
@@ -44,6 +49,7 @@ def _dense(name: str) -> tuple[_Dense, ...]:
             seen.setdefault(encoding.name, (encoding, table))
     layout = encodings.LAYOUTS[family.layout]
     out = []
+    first = 0
     for encoding in layout:
         if encoding.name not in seen:
             continue
@@ -84,8 +90,30 @@ def _dense(name: str) -> tuple[_Dense, ...]:
         top = max([s + w for s, w in encoding.opcode] + [s + w for s, w in encoding.literal_slots] + [32])
         if encoding.aux:
             top = max(top, encoding.aux[0] + encoding.aux[1])
+        kind = np.zeros(size, np.int8)
+        for key, opcode in table.items():
+            kind[key] = classify(opcode.mnemonic, encoding.name)
         out.append(_Dense(encoding.mask, encoding.value, encoding.opcode, encoding.key_words, base,
-                          tuple(literals), aux, 8 if top > 32 else 4))
+                          tuple(literals), aux, 8 if top > 32 else 4, kind, first))
+        first += size
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _names(name: str) -> tuple[tuple[str, str], ...]:
+    """(encoding, mnemonic) of every flat opcode index."""
+    family = load_family(name)
+    tables: dict[str, tuple] = {}
+    for entries in family.by_top_byte:
+        for encoding, table in entries:
+            tables.setdefault(encoding.name, (encoding, table))
+    out: list[tuple[str, str]] = []
+    for encoding in encodings.LAYOUTS[family.layout]:
+        if encoding.name not in tables:
+            continue
+        table = tables[encoding.name][1]
+        size = 1 << sum(w for _s, w in encoding.opcode)
+        out.extend((encoding.name, table[key].mnemonic if key in table else "") for key in range(size))
     return tuple(out)
 
 
@@ -103,7 +131,14 @@ def lengths(words: np.ndarray, name: str) -> np.ndarray:
     """Bytes of the instruction that would start at each dword of ``words``
     (little-endian uint32; the dword after the last reads as 0), INVALID
     where no instruction starts so, as the reference decodes it."""
+    return _decode_words(words, name)[0]
+
+
+def _decode_words(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """lengths(), with the evidence kind and the flat opcode index (_names) of each dword."""
     count = len(words)
+    kinds = np.zeros(count, np.int8)
+    opcodes = np.zeros(count, np.int32)
     word1 = np.zeros(count, np.uint32)
     word1[:-1] = words[1:]
     out = np.full(count, INVALID, np.int16)
@@ -137,7 +172,9 @@ def lengths(words: np.ndarray, name: str) -> np.ndarray:
                 valid &= extra >= 0
                 length += np.maximum(extra, 0).astype(np.int16)
         out[index] = np.where(valid, length, INVALID)
-    return out
+        kinds[index] = dense.kind[key]
+        opcodes[index] = dense.first + key
+    return out, kinds, opcodes
 
 
 def boundaries(code: bytes | memoryview, ranges: list[tuple[int, int]],
@@ -148,7 +185,6 @@ def boundaries(code: bytes | memoryview, ranges: list[tuple[int, int]],
     overlap (ValueError otherwise: use the reference decoder)."""
     usable = len(code) - len(code) % 4
     words = np.frombuffer(memoryview(code)[:usable], dtype="<u4").astype(np.uint32)
-    count = len(words)
     order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
     previous_end = 0
     for number in order:
@@ -157,6 +193,13 @@ def boundaries(code: bytes | memoryview, ranges: list[tuple[int, int]],
             raise ValueError("ranges must be 4-byte aligned and disjoint")
         previous_end = start + max(size, 0)
     size_of = lengths(words, name).astype(np.int64)
+    return _chains(words, size_of, ranges)
+
+
+def _chains(words: np.ndarray, size_of: np.ndarray,
+            ranges: list[tuple[int, int]]) -> list[tuple[np.ndarray, int | None]]:
+    count = len(words)
+    usable = 4 * count
     # The dword each instruction leads to; the sentinel ``count`` where the
     # chain ends (range end, invalid, or running past the range).
     owner_end = np.zeros(count + 1, np.int64)        # byte end of the range holding each dword (0: none)
@@ -199,3 +242,83 @@ def boundaries(code: bytes | memoryview, ranges: list[tuple[int, int]],
                 stop = end_at
         out.append((mine, stop))
     return out
+
+
+def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str) -> list[KernelCode]:
+    """evidence() of every (start, size, private segment buffer) kernel of one
+    code section at once: boundaries and kinds from the arrays, the entry
+    block walked by the reference decoder only where a MUBUF access needs it.
+    Equal to evidence() kernel by kernel (tests/unit/isa/test_vector.py)."""
+    view = memoryview(code)
+    name = family_of(target)
+    simple = [name is None or size <= 0 or start < 0 or start + size > len(view) or start % 4
+              for start, size, _psb in kernels]
+    ranges = [(start, size) for (start, size, _psb), alone in zip(kernels, simple) if not alone]
+    try:
+        usable = len(view) - len(view) % 4
+        words = np.frombuffer(view[:usable], dtype="<u4").astype(np.uint32)
+        if name is None:
+            raise ValueError("no decoder")
+        size_of, kinds, opcodes = _decode_words(words, name)
+        chains = iter(_chains(words, size_of.astype(np.int64), ranges))
+    except ValueError:
+        return [evidence(view, start, size, target, psb) for start, size, psb in kernels]
+    assert name is not None
+    family = load_family(name)
+    names = _names(name)
+    out = []
+    for (start, size, psb), alone in zip(kernels, simple):
+        if alone:
+            out.append(evidence(view, start, size, target, psb))
+            continue
+        offsets, stop_at = next(chains)
+        raw = view[start:start + size]
+        at_dword = offsets // 4 + start // 4
+        kind = kinds[at_dword]
+        stop = None
+        if stop_at is not None:
+            stop = _stop_message(raw, stop_at, family)
+        branches = [(int(at), branch_target(int(at), int(words[d]))) for at, d in
+                    zip(offsets[kind == BRANCH], at_dword[kind == BRANCH])]
+        counts = np.bincount(kind, minlength=KINDS).tolist()
+        accesses: list[tuple[int, int, str]] = []
+        scratch = (kind == SCRATCH_LOAD) | (kind == SCRATCH_STORE)
+        for at, d, k in zip(offsets[scratch].tolist(), at_dword[scratch].tolist(), kind[scratch].tolist()):
+            accesses.append((at, k, names[opcodes[d]][1]))
+        buffers = (kind == BUFFER_LOAD) | (kind == BUFFER_STORE)
+        if buffers.any():
+            listing = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
+            quads = psb_quads(listing, branch_targets(branches, size), psb, family.layout == "gfx9")
+            for at, d, k in zip(offsets[buffers].tolist(), at_dword[buffers].tolist(), kind[buffers].tolist()):
+                encoding, mnemonic = names[opcodes[d]]
+                if encoding == "MUBUF" and ((int(words[d + 1]) >> 16) & 0x1F) * 4 in quads:
+                    accesses.append((at, k, mnemonic))
+            accesses.sort()
+        out.append(assemble(raw, len(offsets), stop, _member(offsets), branches, accesses, counts))
+    return out
+
+
+def _quiet(instructions):
+    """The reference decoder's instructions up to where it stops."""
+    try:
+        yield from instructions
+    except DecodeError:
+        return
+
+
+def _member(offsets: np.ndarray):
+    def is_start(target: int) -> bool:
+        at = int(np.searchsorted(offsets, target))
+        return at < len(offsets) and int(offsets[at]) == target
+    return is_start
+
+
+def _stop_message(raw: memoryview, stop_at: int, family) -> tuple[int, str]:
+    """The reference decoder's words for where it stopped."""
+    try:
+        for _instruction in decode(raw, stop_at, len(raw), family):
+            break
+    except DecodeError as error:
+        return (error.offset, f"{error.message} at +{error.offset:#x}")
+    return (stop_at, f"stopped at +{stop_at:#x}")
+

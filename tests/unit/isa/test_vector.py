@@ -63,3 +63,28 @@ def test_overlapping_or_unaligned_ranges_are_refused():
         vector.boundaries(code, [(0, 32), (16, 16)], "gfx9")
     with pytest.raises(ValueError):
         vector.boundaries(code, [(2, 8)], "gfx9")
+
+
+def test_evidence_many_equals_evidence_on_the_fixtures():
+    from spillway.isa import evidence
+
+    expected = json.loads((DATA / "expected.json").read_text())
+    mubuf_scratch = 0
+    for name, recorded in expected["fixtures"].items():
+        code, kernels = kernel_ranges((DATA / "co" / name).read_bytes())
+        target = recorded["target"]
+        batch = [(k.start, k.size, bool(k.private_segment_buffer)) for k in kernels]
+        found = vector.evidence_many(code, batch, target)
+        assert found == [evidence(code, start, size, target, psb) for start, size, psb in batch], name
+        if target == "gfx906":
+            mubuf_scratch += sum(f.scratch_loads + f.scratch_stores for f in found)
+    assert mubuf_scratch > 0           # the MUBUF path (entry block, srsrc) was exercised
+
+
+def test_evidence_many_with_bad_ranges():
+    from spillway.isa import evidence
+
+    code = bytes.fromhex("000080bf" "000081bf")     # s_nop 0; s_endpgm
+    batch = [(0, 8, False), (0, 0, False), (4, 8, False), (2, 4, False), (4, 4, True)]
+    assert vector.evidence_many(code, batch, "gfx900") == [evidence(code, s, n, "gfx900", p) for s, n, p in batch]
+    assert vector.evidence_many(code, batch[:1], "gfx600")[0].status == "no decoder for target gfx600"
