@@ -235,15 +235,30 @@ def probe_family(family: str) -> dict:
     return out
 
 
+def _one_opcode_a_line(data: dict) -> str:
+    """Compact JSON with one opcode per line, so a regeneration diffs by opcode."""
+    head = {k: v for k, v in data.items() if k != "encodings"}
+    lines = [json.dumps(head, separators=(",", ":"))[:-1] + ',"encodings":{']
+    names = list(data["encodings"])
+    for n, name in enumerate(names):
+        rows = data["encodings"][name]
+        lines.append(f'"{name}":{{')
+        keys = list(rows)
+        for i, key in enumerate(keys):
+            comma = "," if i + 1 < len(keys) else ""
+            lines.append(f'"{key}":{json.dumps(rows[key], separators=(",", ":"))}{comma}')
+        lines.append("}" + ("," if n + 1 < len(names) else ""))
+    lines.append("}}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     families = argv or list(FAMILIES)
     TABLES.mkdir(parents=True, exist_ok=True)
     for family in families:
         data = probe_family(family)
         path = TABLES / f"{family}.json"
-        text = json.dumps(data, separators=(",", ":"), sort_keys=False)
-        # One encoding per line keeps diffs readable.
-        text = text.replace(',"', ',\n"', 0)
+        text = _one_opcode_a_line(data)
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(text + "\n")
         os.replace(tmp, path)
