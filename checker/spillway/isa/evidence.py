@@ -374,20 +374,23 @@ class KernelRange:
     private_segment_buffer: bool | None   # kernel_code_properties bit 0; None: no descriptor found
 
 
-def kernel_ranges(elf: bytes | memoryview) -> tuple[memoryview, list[KernelRange]]:
+def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[memoryview, list[KernelRange]]:
     """The ``.text`` bytes of a code object and its kernels' ranges in them:
-    every STT_FUNC symbol that has a ``<name>.kd`` descriptor.  Raises
-    InputError (with the offset where it can) on a malformed ELF."""
+    every STT_FUNC symbol that has a ``<name>.kd`` descriptor; with
+    ``functions``, every other STT_FUNC symbol too (callees: no descriptor,
+    ``private_segment_buffer`` None; the calling convention passes the buffer
+    in s[0:3], so evidence() takes True for them).  Raises InputError (with
+    the offset where it can) on a malformed ELF."""
     view = memoryview(elf)
     if not is_amdgpu_elf(view) or len(view) < 64:
         raise InputError("not an AMDGPU ELF (64-bit little-endian, e_machine 224)", container=CONTAINER, offset=0)
     try:
-        return _kernel_ranges(view)
+        return _kernel_ranges(view, functions)
     except (struct.error, IndexError, ValueError) as exc:
         raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
 
 
-def _kernel_ranges(view: memoryview) -> tuple[memoryview, list[KernelRange]]:
+def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[KernelRange]]:
     image = ElfImage(view)
     descriptors = image.kernel_descriptors()
     text = next((s for s in image.sections if s[0] == ".text"), None)
@@ -401,7 +404,8 @@ def _kernel_ranges(view: memoryview) -> tuple[memoryview, list[KernelRange]]:
     text_index = image.sections.index(text)
     out: list[KernelRange] = []
     seen: set[str] = set()
-    for section in image.sections:
+    # .symtab (local callees are only there) before .dynsym.
+    for section in sorted(image.sections, key=lambda s: s[1] != 2):
         if section[1] not in (2, 11) or section[7] != 24 or section[6] >= len(image.sections):
             continue
         table = bytes(view[section[4]:section[4] + section[5] - section[5] % 24])
@@ -413,14 +417,14 @@ def _kernel_ranges(view: memoryview) -> tuple[memoryview, list[KernelRange]]:
             end = strings.find(b"\0", name_at)
             name = strings[name_at:end].decode("utf-8", "replace")
             descriptor = descriptors.get(name + ".kd")
-            if descriptor is None or name in seen:
+            if (descriptor is None and not functions) or name in seen:
                 continue
             seen.add(name)
             start = value - text_addr if image.e_type == 3 or shndx == text_index else value
             if shndx != text_index:
                 start = -1 - size if size else -1   # outside .text: evidence() says so
-            properties = struct.unpack_from("<H", descriptor, 56)[0]
-            out.append(KernelRange(name, ".text", start, size, bool(properties & 1)))
+            psb = None if descriptor is None else bool(struct.unpack_from("<H", descriptor, 56)[0] & 1)
+            out.append(KernelRange(name, ".text", start, size, psb))
         if out:
             break
     return code, out

@@ -164,3 +164,29 @@ def test_never_raises_on_noise():
         for start in range(0, 256, 4):
             found = evidence(noise, start, 4096 - start - rng.randrange(0, 64), target, True)
             assert isinstance(found.status, str)
+
+
+def test_kernel_ranges_of_a_fixture():
+    """Kernels (with a .kd) by default; callees too when asked, without a descriptor."""
+    from pathlib import Path
+
+    from spillway.isa import kernel_ranges
+
+    data = (Path(__file__).resolve().parents[2] / "data" / "isa" / "co" / "gfx906.clang22.co").read_bytes()
+    code, kernels = kernel_ranges(data)
+    _code, everything = kernel_ranges(data, functions=True)
+    assert kernels and all(k.private_segment_buffer is not None for k in kernels)
+    callees = [f for f in everything if f.private_segment_buffer is None]
+    assert callees and {k.name for k in kernels} < {f.name for f in everything}
+    for function in everything:
+        assert 0 <= function.start and function.start + function.size <= len(code)
+
+
+def test_kernel_ranges_refuses_what_is_not_an_amdgpu_elf():
+    import pytest
+
+    from spillway.errors import InputError
+    from spillway.isa import kernel_ranges
+
+    with pytest.raises(InputError):
+        kernel_ranges(b"\x7fELF" + bytes(60))
