@@ -24,7 +24,7 @@
 # Exit 1 when any family crashed.
 set -uo pipefail
 cd "$(dirname "$0")"
-FAMILIES=(metadata codeobject bundle ccob offload host_elf ar zip kpack kpack_meta embedded report_json baseline_json names any)
+FAMILIES=(metadata codeobject bundle ccob offload host_elf ar zip kpack kpack_meta embedded report_json baseline_json names isa isa_codeobject any)
 minutes=""
 smoke=0
 merge=0
