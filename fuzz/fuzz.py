@@ -53,6 +53,7 @@ def main(argv: list[str]) -> int:
         import spillway.formats.metadata, spillway.formats.offload_binary  # noqa
         import spillway.gate.baseline, spillway.gate.check, spillway.gate.reading, spillway.report.reader  # noqa
         import spillway.resources.names, spillway.resources.occupancy  # noqa
+        import spillway.isa.decoder, spillway.isa.evidence  # noqa
     from spillway.errors import SpillwayError
     import targets
 

@@ -24,7 +24,7 @@
 # Exit 1 when any family crashed.
 set -uo pipefail
 cd "$(dirname "$0")"
-FAMILIES=(metadata codeobject bundle ccob offload host_elf ar ar_in_zip zip kpack kpack_meta embedded report_json baseline_json names any)
+FAMILIES=(metadata codeobject bundle ccob offload host_elf ar ar_in_zip zip kpack kpack_meta embedded report_json baseline_json names isa isa_codeobject any)
 minutes=""
 smoke=0
 merge=0
@@ -49,6 +49,7 @@ python3 -c "import atheris" 2>/dev/null || { echo "fuzz/run.sh: atheris is not i
 max_len_of() {
   case "$1" in
     bundle|ccob|offload|host_elf|ar|ar_in_zip|zip|kpack|any) echo 65536 ;;
+    isa|isa_codeobject) echo 16384 ;;   # the plain-Python decoder: ~15 us an instruction
     *) echo 262144 ;;
   esac
 }

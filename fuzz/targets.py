@@ -325,6 +325,47 @@ class Family:
         return len(built)
 
 
+# Targets the isa family's control byte picks from (one per decoder family, and a generic one).
+ISA_TARGETS = ("gfx803", "gfx906", "gfx908", "gfx90a", "gfx940", "gfx942", "gfx950", "gfx1012", "gfx1030",
+               "gfx1100", "gfx1151", "gfx1201", "gfx1250", "gfx10-3-generic")
+
+
+def run_isa(data: bytes) -> None:
+    """control (bits 0-6: target, bit 7: private segment buffer), then machine
+    code: the evidence of all of it, of an inner cut and of a range running
+    past the end (a status, never an exception)."""
+    from spillway.isa import evidence
+    if not data:
+        return
+    control, code = data[0], data[1:]
+    target = ISA_TARGETS[(control & 0x7F) % len(ISA_TARGETS)]
+    psb = bool(control & 0x80)
+    evidence(code, 0, len(code), target, psb)
+    if len(code) > 8:
+        evidence(code, 4, len(code) - 8, target, psb)
+    evidence(code, len(code) // 2, len(code), target, psb)
+
+
+def run_isa_code_object(data: bytes) -> None:
+    """A code object: every kernel's range and evidence."""
+    from spillway.isa import evidence, kernel_ranges
+    from spillway.resources.targets import target_id_from_flags
+    code, kernels = kernel_ranges(data)
+    target = target_id_from_flags(int.from_bytes(data[48:52], "little"), 5) if len(data) >= 52 else "gfx900"
+    for kernel in kernels:
+        evidence(code, kernel.start, kernel.size, target, bool(kernel.private_segment_buffer))
+
+
+def _isa_seeds() -> list[bytes]:
+    from spillway.isa import kernel_ranges
+    out = []
+    for co in code_objects():
+        code, _kernels = kernel_ranges(co)
+        for control in (0, 0x81, 3, 0x89, 12):
+            out.append(bytes([control]) + bytes(code[:16384]))
+    return out
+
+
 def _identity(data: bytes) -> bytes:
     return data
 
@@ -401,6 +442,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("embedded", lambda: [bytes([c]) + co for co in code_objects() for c in (0, 7, 0x41)],
            build_embedded, run_embedded,
            lambda d, rng, raw, n: d[:1] + mutators.mutate_code_object(d[1:], rng, raw, n - 1)),
+    Family("isa", _isa_seeds, _identity, run_isa,
+           lambda d, rng, raw, n: d[:1] + raw(d[1:], n - 1)),
+    Family("isa_codeobject", code_objects, _identity, run_isa_code_object, mutators.mutate_code_object),
     Family("any", lambda: host_objects() + code_objects() + [_seed_bundle(code_objects()), b"!<arch>\n"],
            _identity, run_read_buffer, _raw_any),
 )}

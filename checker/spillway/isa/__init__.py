@@ -1,0 +1,22 @@
+"""The isa stage: AMDGPU machine code read without LLVM (issue 23).
+
+Stage order: resources, formats, isa, report, gate, matrix, cli; this package
+imports resources and formats only.
+
+- ``encodings``: where each encoding and its opcode sit in the first dwords,
+  per family; which processors use which family's table.
+- ``tables/<family>.json``: opcode -> mnemonic, plain length, what a literal
+  or DPP/SDWA/NSA field adds; written by ``scripts/generate-isa-tables.py``
+  from ``llvm-mc --disassemble`` (facts LLVM states, regenerated, not edited).
+- ``decoder``: instruction boundaries (the plain-Python reference).
+- ``vector``: the same with numpy, every kernel of a code object at once:
+  ``boundaries()`` and ``evidence_many()`` (tested equal to ``decoder`` and
+  ``evidence()``; about 10x faster; numpy is not a dependency yet, so nothing
+  imports it unasked).
+- ``evidence``: per-kernel figures (``evidence()``, ``KernelCode``) and the
+  kernels' ranges in a code object (``kernel_ranges()``).
+"""
+
+from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
+
+__all__ = ["KernelCode", "KernelRange", "evidence", "kernel_ranges"]

@@ -1,0 +1,430 @@
+"""Per-kernel evidence from the machine code (issue 23's fields).
+
+``evidence()`` is a pure function of the bytes: a reader of ``llvm-objdump -d -z``
+output counting mnemonics by the rules below gets the same figures.
+
+- range: the kernel's STT_FUNC symbol, ``[start, start + size)`` of the code given;
+  ``instructions``: every instruction in it (a VOPD pair is one); ``code_bytes``:
+  the size; ``code_sha256``: SHA-256 of those bytes.
+- ``scratch_loads``/``scratch_stores``: mnemonics beginning ``scratch_load``/
+  ``scratch_store``, and MUBUF ``buffer_load*``/``buffer_store*`` whose resource
+  (srsrc) is the private segment buffer: ``s[0:3]`` when the kernel descriptor
+  enables it (``kernel_code_properties`` bit 0), or a copy of it made in the
+  entry block (the instructions before the first branch, call or
+  ``s_endpgm``), followed through ``s_mov_b32``/``s_mov_b64`` and
+  ``s_add_u32``/``s_addc_u32`` (the wave offset); any other SALU write to an
+  SGPR in the entry block ends what it held.  Atomics, MTBUF and ``flat_*``
+  are not counted (``flat_ops`` counts flat apart).
+- ``scratch_load_bytes``/``scratch_store_bytes``: the width each mnemonic
+  names; forms naming none (``_format``, ``_block``) add nothing and are
+  listed in ``scratch_without_width``.
+- ``agpr_writes``/``agpr_reads``: ``v_accvgpr_write*``/``v_accvgpr_read*``;
+  ``matrix_ops``: ``v_mfma*``, ``v_smfmac*``, ``v_wmma*``, ``v_swmmac*``;
+  ``lds_ops``: ``ds_*``.
+- ``loops``: ``s_branch``/``s_cbranch_*`` (not ``_join``, ``_g_fork``,
+  ``_i_fork``) whose target, address + 4 + 4 x simm16, lies in the kernel at
+  or before the branch; ``loop_spans`` their ranges (target, branch);
+  ``scratch_in_loops``: scratch accesses inside at least one span, each once.
+- ``calls``: ``s_swappc_b64``/``s_call_b64``.  A callee's code is outside the
+  kernel's symbol and is not decoded: its scratch traffic is not in the counts,
+  ``calls`` says that there is some.
+- ``status``: ``complete``, or what stopped the decoder and where (offsets
+  from the kernel's start, as objdump's ``<k+0x..>``); the counts then cover
+  what was decoded.  A branch out of the kernel, onto itself or into an
+  instruction is reported too, but does not stop the decoder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+
+from spillway.errors import InputError
+from spillway.formats.codeobject import CONTAINER, ElfImage, is_amdgpu_elf
+from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
+
+COMPLETE = "complete"
+
+_WIDTHS = {
+    "dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16,
+    "b32": 4, "b64": 8, "b96": 12, "b128": 16,
+    "short": 2, "ushort": 2, "sshort": 2, "b16": 2, "u16": 2, "i16": 2,
+    "byte": 1, "ubyte": 1, "sbyte": 1, "b8": 1, "u8": 1, "i8": 1,
+}
+_NO_BRANCH = ("_join", "_g_fork", "_i_fork")
+_MATRIX = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
+
+# Classes of an opcode, worked out once per mnemonic.
+(OTHER, SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE, FLAT, AGPR_WRITE, AGPR_READ, MATRIX,
+ LDS, BRANCH, CALL, END, S_MOV_B32, S_MOV_B64, S_ADD_U32, S_ADDC_U32, SALU_WRITE, SMEM) = range(19)
+KINDS = 19
+
+
+@dataclass(frozen=True)
+class KernelCode:
+    instructions: int
+    code_bytes: int
+    code_sha256: str
+    scratch_loads: int
+    scratch_stores: int
+    scratch_load_bytes: int
+    scratch_store_bytes: int
+    scratch_without_width: tuple[tuple[str, int], ...]   # (mnemonic, count), sorted
+    flat_ops: int
+    agpr_writes: int
+    agpr_reads: int
+    matrix_ops: int
+    lds_ops: int
+    loops: int
+    loop_spans: tuple[tuple[int, int], ...]              # (target, branch) offsets from the kernel's start
+    scratch_in_loops: int
+    calls: int
+    status: str
+
+
+def access_bytes(mnemonic: str) -> int | None:
+    """Bytes per lane a memory mnemonic names (None: it names no width)."""
+    if "_format" in mnemonic or "_block" in mnemonic:
+        return None
+    for token in mnemonic.split("_")[2:]:
+        if token in _WIDTHS:
+            return _WIDTHS[token]
+    return None
+
+
+@lru_cache(maxsize=None)
+def classify(mnemonic: str, encoding: str) -> int:
+    m = mnemonic
+    if m.startswith("scratch_load"):
+        return SCRATCH_LOAD
+    if m.startswith("scratch_store"):
+        return SCRATCH_STORE
+    if encoding in ("MUBUF", "VBUFFER"):
+        if m.startswith("buffer_load"):
+            return BUFFER_LOAD
+        if m.startswith("buffer_store"):
+            return BUFFER_STORE
+        return OTHER
+    if m.startswith("flat_"):
+        return FLAT
+    if m.startswith("v_accvgpr_write"):
+        return AGPR_WRITE
+    if m.startswith("v_accvgpr_read"):
+        return AGPR_READ
+    if m.startswith(_MATRIX):
+        return MATRIX
+    if m.startswith("ds_"):
+        return LDS
+    if (m == "s_branch" or m.startswith("s_cbranch_")) and not m.endswith(_NO_BRANCH):
+        return BRANCH
+    if m in ("s_swappc_b64", "s_call_b64", "s_swap_pc_i64", "s_call_i64"):   # the last two: gfx1250's names
+        return CALL
+    if m.startswith("s_endpgm"):
+        return END
+    if m == "s_mov_b32":
+        return S_MOV_B32
+    if m == "s_mov_b64":
+        return S_MOV_B64
+    if m == "s_add_u32":
+        return S_ADD_U32
+    if m == "s_addc_u32":
+        return S_ADDC_U32
+    if encoding in ("SOP1", "SOP2", "SOPK"):
+        return SALU_WRITE
+    if encoding == "SMEM":
+        return SMEM
+    return OTHER
+
+
+_TYPE = re.compile(r"_[biuf](32|64)")
+# s_* mnemonics whose first operand is not a written SGPR (tests/support/isa_oracle.py states the same rule).
+_NO_SGPR_DEST = ("s_cmp", "s_bitcmp", "s_store", "s_buffer_store", "s_scratch_store", "s_atc_probe",
+                 "s_setpc", "s_set_pc", "s_set_gpr_idx", "s_waitcnt", "s_wait_", "s_sendmsg", "s_setreg",
+                 "s_branch", "s_nop", "s_sleep", "s_dcache", "s_icache", "s_endpgm", "s_barrier", "s_trap",
+                 "s_setprio", "s_ttracedata", "s_incperflevel", "s_decperflevel", "s_clause", "s_delay_alu",
+                 "s_setkill", "s_sethalt", "s_code_end", "s_inst_prefetch", "s_round_mode", "s_denorm_mode",
+                 "s_prefetch", "s_singleuse_vdst", "s_set_vgpr_msb", "s_version", "s_wakeup",
+                 "s_cbranch", "s_movreld")
+_CARRY_VALU = ("_co_", "addc", "subb", "div_scale", "mad_u64", "mad_i64")
+_ENTRY_END = ("s_branch", "s_cbranch_", "s_setpc_b64", "s_set_pc_i64", "s_endpgm")
+_VOP3 = ("VOP3", "VOP3P")
+
+
+def _salu_width(mnemonic: str) -> int:
+    """SGPRs an SALU destination takes: the first type the mnemonic names
+    (s_bcnt1_i32_b64 writes one, s_mov_b64 two)."""
+    found = _TYPE.search(mnemonic)
+    return 2 if found and found.group(1) == "64" else 1
+
+
+def _smem_width(mnemonic: str) -> int:
+    if mnemonic.startswith(("s_memtime", "s_memrealtime")):
+        return 2
+    for token, dwords in (("x16", 16), ("x8", 8), ("x4", 4), ("x3", 3), ("x2", 2), ("b512", 16),
+                          ("b256", 8), ("b128", 4), ("b96", 3), ("b64", 2)):
+        if mnemonic.endswith(token):
+            return dwords
+    return 1
+
+
+def written_sgprs(instruction: Instruction, wave64: bool) -> range:
+    """SGPRs an instruction writes, as far as following the private segment
+    buffer needs: SALU and SMEM destinations, v_readlane/v_readfirstlane, VOP3
+    compares' and carry-out destinations."""
+    m = instruction.mnemonic
+    bits = instruction.bits
+    encoding = instruction.encoding
+    if m.startswith("s_"):
+        if m.startswith(_NO_SGPR_DEST):
+            return range(0)
+        if encoding in ("SOP1", "SOP2", "SOPK"):
+            dst = (bits >> 16) & 0x7F
+            return range(dst, dst + _salu_width(m)) if dst < 106 else range(0)
+        if encoding == "SMEM":
+            sdata = (bits >> 6) & 0x7F
+            return range(sdata, sdata + _smem_width(m)) if sdata < 106 else range(0)
+        return range(0)
+    lanes = 2 if wave64 else 1
+    if m.startswith("v_readfirstlane") and encoding == "VOP1":
+        dst = (bits >> 17) & 0xFF
+        return range(dst, dst + 1) if dst < 106 else range(0)
+    if encoding not in _VOP3:
+        return range(0)
+    if m.startswith("v_readlane") or m.startswith("v_readfirstlane"):
+        dst = bits & 0xFF
+        return range(dst, dst + 1) if dst < 106 else range(0)
+    if m.startswith("v_cmp"):
+        dst = bits & 0xFF
+        return range(dst, dst + lanes) if dst < 106 else range(0)
+    if m.startswith("v_") and any(part in m for part in _CARRY_VALU):
+        sdst = (bits >> 8) & 0x7F
+        return range(sdst, sdst + lanes) if sdst < 106 else range(0)
+    return range(0)
+
+
+class _EntryBlock:
+    """Which SGPRs hold a dword (0-3) of the private segment buffer."""
+
+    def __init__(self, enabled: bool, wave64: bool):
+        self.words: dict[int, int] = {i: i for i in range(4)} if enabled else {}
+        self.wave64 = wave64
+
+    def step(self, kind: int, instruction: Instruction) -> None:
+        bits = instruction.bits
+        dst = (bits >> 16) & 0x7F
+        src0 = bits & 0xFF
+        held = self.words
+        if kind == S_MOV_B32:
+            self._set(dst, held.get(src0) if src0 < 106 else None)
+        elif kind == S_MOV_B64:
+            self._set(dst, held.get(src0) if src0 < 106 else None)
+            self._set(dst + 1, held.get(src0 + 1) if src0 < 105 else None)
+        elif kind in (S_ADD_U32, S_ADDC_U32):
+            want = 0 if kind == S_ADD_U32 else 1
+            self._set(dst, want if src0 < 106 and held.get(src0) == want else None)
+        else:
+            for sgpr in written_sgprs(instruction, self.wave64):
+                self._set(sgpr, None)
+
+    def _set(self, sgpr: int, word: int | None) -> None:
+        if word is None:
+            self.words.pop(sgpr, None)
+        else:
+            self.words[sgpr] = word
+
+    def quads(self) -> set[int]:
+        """First SGPRs of aligned quads holding words 0-3 in order."""
+        return {q for q in range(0, 104, 4) if all(self.words.get(q + i) == i for i in range(4))}
+
+
+def evidence(code: bytes | memoryview, start: int, size: int, target: str,
+             private_segment_buffer: bool) -> KernelCode:
+    """The kernel at ``code[start:start + size]`` (``code``: its section's
+    bytes) for ``target`` (a target ID or processor); ``private_segment_buffer``:
+    kernel_code_properties bit 0 of its descriptor."""
+    view = memoryview(code)
+    name = family_of(target)
+    if size <= 0:
+        return _empty(b"", f"size {size}")
+    if start < 0 or start + size > len(view):
+        return _empty(b"", f"symbol range [{start:#x}, {start + size:#x}) outside the code section "
+                           f"({len(view)} bytes)")
+    raw = view[start:start + size]
+    if name is None:
+        return _empty(raw, f"no decoder for target {target}")
+    return _evidence(raw, load_family(name), private_segment_buffer)
+
+
+def _empty(raw: bytes | memoryview, status: str) -> KernelCode:
+    return KernelCode(0, len(raw), hashlib.sha256(raw).hexdigest(), 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0,
+                      status)
+
+
+def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
+    size = len(raw)
+    listing: list[tuple[Instruction, int]] = []
+    stop: tuple[int, str] | None = None
+    try:
+        for instruction in decode(raw, 0, size, family):
+            listing.append((instruction, classify(instruction.mnemonic, instruction.encoding)))
+    except DecodeError as error:
+        stop = (error.offset, f"{error.message} at +{error.offset:#x}")
+    starts = {instruction.offset for instruction, _kind in listing}
+
+    branches: list[tuple[int, int]] = []
+    for instruction, kind in listing:
+        if kind == BRANCH:
+            branches.append((instruction.offset, branch_target(instruction.offset, instruction.bits)))
+    psb = psb_quads(iter(listing), branch_targets(branches, size), psb_enabled, family.layout == "gfx9")
+
+    counts = [0] * KINDS
+    accesses: list[tuple[int, int, str]] = []
+    for instruction, kind in listing:
+        if kind in (BUFFER_LOAD, BUFFER_STORE):
+            if instruction.encoding == "MUBUF" and ((instruction.bits >> 48) & 0x1F) * 4 in psb:
+                accesses.append((instruction.offset, kind, instruction.mnemonic))
+        elif kind in (SCRATCH_LOAD, SCRATCH_STORE):
+            accesses.append((instruction.offset, kind, instruction.mnemonic))
+        else:
+            counts[kind] += 1
+    return assemble(raw, len(listing), stop, starts.__contains__, branches, accesses, counts)
+
+
+def branch_target(offset: int, bits: int) -> int:
+    """address + 4 + 4 x simm16 (signed)."""
+    simm16 = bits & 0xFFFF
+    return offset + 4 + 4 * (simm16 - 0x10000 if simm16 & 0x8000 else simm16)
+
+
+def branch_targets(branches: list[tuple[int, int]], size: int) -> set[int]:
+    return {target for _at, target in branches if 0 < target < size}
+
+
+def psb_quads(listing, targets: set[int], enabled: bool, wave64: bool) -> set[int]:
+    """The quads holding the private segment buffer after the entry block: up
+    to the first branch target inside the kernel, or through the first
+    branch, s_setpc or s_endpgm.  ``listing``: (instruction, kind) from the
+    kernel's start."""
+    entry = _EntryBlock(enabled, wave64)
+    for instruction, kind in listing:
+        if instruction.offset in targets:
+            break
+        entry.step(kind, instruction)
+        if instruction.mnemonic.startswith(_ENTRY_END):
+            break
+    return entry.quads()
+
+
+def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] | None, is_start,
+             branches: list[tuple[int, int]], accesses: list[tuple[int, int, str]], counts: list[int]) -> KernelCode:
+    """The record from what decoding found: the instruction count, where it
+    stopped, the branches (offset, target), the counted scratch accesses
+    (offset, kind, mnemonic) and the other kinds' counts."""
+    size = len(raw)
+    decoded_end = stop[0] if stop else size
+    problems: list[tuple[int, str]] = [stop] if stop else []
+    spans: list[tuple[int, int]] = []
+    for at, target in branches:
+        if target < 0 or target >= size:
+            problems.append((at, f"branch at +{at:#x} to {target - at:+#x} bytes, outside the kernel"))
+            continue
+        if target == at:
+            problems.append((at, f"branch at +{at:#x} onto itself"))
+        elif target < decoded_end and not is_start(target):
+            problems.append((at, f"branch at +{at:#x} into the middle of an instruction (+{target:#x})"))
+        if target <= at:
+            spans.append((target, at))
+    load_bytes = store_bytes = loads = stores = in_loops = 0
+    no_width: dict[str, int] = {}
+    for at, kind, mnemonic in accesses:
+        if kind in (SCRATCH_LOAD, BUFFER_LOAD):
+            loads += 1
+        else:
+            stores += 1
+        width = access_bytes(mnemonic)
+        if width is None:
+            no_width[mnemonic] = no_width.get(mnemonic, 0) + 1
+        elif kind in (SCRATCH_LOAD, BUFFER_LOAD):
+            load_bytes += width
+        else:
+            store_bytes += width
+        if any(lo <= at <= hi for lo, hi in spans):
+            in_loops += 1
+    problems.sort()
+    return KernelCode(
+        instructions=instructions, code_bytes=size, code_sha256=hashlib.sha256(raw).hexdigest(),
+        scratch_loads=loads, scratch_stores=stores, scratch_load_bytes=load_bytes, scratch_store_bytes=store_bytes,
+        scratch_without_width=tuple(sorted(no_width.items())),
+        flat_ops=counts[FLAT], agpr_writes=counts[AGPR_WRITE], agpr_reads=counts[AGPR_READ],
+        matrix_ops=counts[MATRIX], lds_ops=counts[LDS], loops=len(spans), loop_spans=tuple(spans),
+        scratch_in_loops=in_loops, calls=counts[CALL], status=problems[0][1] if problems else COMPLETE)
+
+
+# --- code objects -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelRange:
+    name: str
+    section: str          # the section holding the code (.text)
+    start: int            # offset in that section's bytes
+    size: int
+    private_segment_buffer: bool | None   # kernel_code_properties bit 0; None: no descriptor found
+
+
+def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[memoryview, list[KernelRange]]:
+    """The ``.text`` bytes of a code object and its kernels' ranges in them:
+    every STT_FUNC symbol that has a ``<name>.kd`` descriptor; with
+    ``functions``, every other STT_FUNC symbol too (callees: no descriptor,
+    ``private_segment_buffer`` None; the calling convention passes the buffer
+    in s[0:3], so evidence() takes True for them).  Raises InputError (with
+    the offset where it can) on a malformed ELF."""
+    view = memoryview(elf)
+    if not is_amdgpu_elf(view) or len(view) < 64:
+        raise InputError("not an AMDGPU ELF (64-bit little-endian, e_machine 224)", container=CONTAINER, offset=0)
+    try:
+        return _kernel_ranges(view, functions)
+    except (struct.error, IndexError, ValueError) as exc:
+        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
+
+
+def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[KernelRange]]:
+    image = ElfImage(view)
+    descriptors = image.kernel_descriptors()
+    text = next((s for s in image.sections if s[0] == ".text"), None)
+    if text is None:
+        return view[0:0], []
+    _name, _type, _flags, text_addr, text_offset, text_size, _link, _entsize = text
+    if text_offset + text_size > len(view):
+        raise InputError(f".text (offset {text_offset:#x}, size {text_size}) runs past the end ({len(view)} bytes)",
+                         container=CONTAINER, offset=text_offset)
+    code = view[text_offset:text_offset + text_size]
+    text_index = image.sections.index(text)
+    out: list[KernelRange] = []
+    seen: set[str] = set()
+    # .symtab (local callees are only there) before .dynsym.
+    for section in sorted(image.sections, key=lambda s: s[1] != 2):
+        if section[1] not in (2, 11) or section[7] != 24 or section[6] >= len(image.sections):
+            continue
+        table = bytes(view[section[4]:section[4] + section[5] - section[5] % 24])
+        link = image.sections[section[6]]
+        strings = bytes(view[link[4]:link[4] + link[5]])
+        for name_at, info, _other, shndx, value, size in struct.iter_unpack("<IBBHQQ", table):
+            if info & 0xF != 2:
+                continue
+            end = strings.find(b"\0", name_at)
+            name = strings[name_at:end].decode("utf-8", "replace")
+            descriptor = descriptors.get(name + ".kd")
+            if (descriptor is None and not functions) or name in seen:
+                continue
+            seen.add(name)
+            start = value - text_addr if image.e_type == 3 or shndx == text_index else value
+            if shndx != text_index:
+                start = -1 - size if size else -1   # outside .text: evidence() says so
+            psb = None if descriptor is None else bool(struct.unpack_from("<H", descriptor, 56)[0] & 1)
+            out.append(KernelRange(name, ".text", start, size, psb))
+        if out:
+            break
+    return code, out

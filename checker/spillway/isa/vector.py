@@ -1,0 +1,324 @@
+"""Instruction boundaries with numpy: the length of an instruction starting at
+every dword of the code at once, then every kernel's chain of instructions
+followed together, one instruction per kernel per step.
+
+Same tables and rules as ``decoder`` (the reference this is tested against);
+numpy is imported only here, by callers that ask for it (it is not one of
+spillway's dependencies yet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from spillway.isa import encodings
+from spillway.isa.decoder import DecodeError, decode, family_of, load_family
+from spillway.isa.evidence import (BRANCH, BUFFER_LOAD, BUFFER_STORE, KINDS, SCRATCH_LOAD, SCRATCH_STORE,
+                                   KernelCode, assemble, branch_target, branch_targets, classify, evidence,
+                                   psb_quads)
+
+_VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
+INVALID = -1
+
+
+@dataclass(frozen=True)
+class _Dense:
+    """One encoding's table as arrays indexed by the opcode key."""
+
+    mask: int
+    value: int
+    fields: tuple[tuple[int, int], ...]
+    key_words: int
+    base: np.ndarray                                   # bytes; 0: no such opcode
+    literals: tuple[tuple[int, int, np.ndarray, np.ndarray], ...]   # (shift, mask, extra 0xFF, extra 0xFE)
+    aux: tuple[int, int, tuple[tuple[int, np.ndarray], ...]] | None  # (shift, mask, ((value, extra), ...))
+    reach: int
+    kind: np.ndarray                                   # evidence.classify of each opcode's mnemonic
+    first: int                                         # index of key 0 in _names(name)
+
+
+@lru_cache(maxsize=None)
+def _dense(name: str) -> tuple[_Dense, ...]:
+    family = load_family(name)
+    seen: dict[str, tuple] = {}
+    for entries in family.by_top_byte:
+        for encoding, table in entries:
+            seen.setdefault(encoding.name, (encoding, table))
+    layout = encodings.LAYOUTS[family.layout]
+    out = []
+    first = 0
+    for encoding in layout:
+        if encoding.name not in seen:
+            continue
+        _e, table = seen[encoding.name]
+        size = 1 << sum(w for _s, w in encoding.opcode)
+        base = np.zeros(size, np.int16)
+        literals = []
+        for slot, (shift, width) in enumerate(encoding.literal_slots):
+            ext32 = np.zeros(size, np.int16)
+            ext64 = np.zeros(size, np.int16)
+            for key, opcode in table.items():
+                for lit_shift, _mask, e32, e64 in opcode.literals:
+                    if lit_shift == shift:
+                        ext32[key], ext64[key] = e32, e64
+            literals.append((shift, (1 << width) - 1, ext32, ext64))
+        for key, opcode in table.items():
+            base[key] = opcode.length
+        aux = None
+        if encoding.aux:
+            shift, width, values = encoding.aux
+            columns = []
+            for value in values:
+                extra = np.zeros(size, np.int16)
+                for key, opcode in table.items():
+                    for known, ext, _form in opcode.aux:
+                        if known != value:
+                            continue
+                        if ext >= 0:
+                            extra[key] = ext
+                        elif width == 9 and value in _VOP_MARKERS:
+                            extra[key] = 4
+                        elif encoding.name == "MIMG" and family.layout == "gfx10":
+                            extra[key] = 4 * value
+                        else:
+                            extra[key] = INVALID
+                columns.append((value, extra))
+            aux = (shift, (1 << width) - 1, tuple(columns))
+        top = max([s + w for s, w in encoding.opcode] + [s + w for s, w in encoding.literal_slots] + [32])
+        if encoding.aux:
+            top = max(top, encoding.aux[0] + encoding.aux[1])
+        kind = np.zeros(size, np.int8)
+        for key, opcode in table.items():
+            kind[key] = classify(opcode.mnemonic, encoding.name)
+        out.append(_Dense(encoding.mask, encoding.value, encoding.opcode, encoding.key_words, base,
+                          tuple(literals), aux, 8 if top > 32 else 4, kind, first))
+        first += size
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _names(name: str) -> tuple[tuple[str, str], ...]:
+    """(encoding, mnemonic) of every flat opcode index."""
+    family = load_family(name)
+    tables: dict[str, tuple] = {}
+    for entries in family.by_top_byte:
+        for encoding, table in entries:
+            tables.setdefault(encoding.name, (encoding, table))
+    out: list[tuple[str, str]] = []
+    for encoding in encodings.LAYOUTS[family.layout]:
+        if encoding.name not in tables:
+            continue
+        table = tables[encoding.name][1]
+        size = 1 << sum(w for _s, w in encoding.opcode)
+        out.extend((encoding.name, table[key].mnemonic if key in table else "") for key in range(size))
+    return tuple(out)
+
+
+def _field(word0: np.ndarray, word1: np.ndarray, shift: int, width: int) -> np.ndarray:
+    mask = (1 << width) - 1
+    if shift >= 32:
+        return (word1 >> np.uint32(shift - 32)) & np.uint32(mask)
+    if shift + width <= 32:
+        return (word0 >> np.uint32(shift)) & np.uint32(mask)
+    low = 32 - shift
+    return ((word0 >> np.uint32(shift)) | (word1 << np.uint32(low))) & np.uint32(mask)
+
+
+def lengths(words: np.ndarray, name: str) -> np.ndarray:
+    """Bytes of the instruction that would start at each dword of ``words``
+    (little-endian uint32; the dword after the last reads as 0), INVALID
+    where no instruction starts so, as the reference decodes it."""
+    return _decode_words(words, name)[0]
+
+
+def _decode_words(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """lengths(), with the evidence kind and the flat opcode index (_names) of each dword."""
+    count = len(words)
+    kinds = np.zeros(count, np.int8)
+    opcodes = np.zeros(count, np.int32)
+    word1 = np.zeros(count, np.uint32)
+    word1[:-1] = words[1:]
+    out = np.full(count, INVALID, np.int16)
+    todo = np.ones(count, bool)
+    for dense in _dense(name):
+        hit = todo & ((words & np.uint32(dense.mask)) == np.uint32(dense.value))
+        if not hit.any():
+            continue
+        todo &= ~hit
+        index = np.nonzero(hit)[0]
+        w0, w1 = words[index], word1[index]
+        key = np.zeros(len(index), np.int64)
+        at = 0
+        for shift, width in dense.fields:
+            key |= _field(w0, w1, shift, width).astype(np.int64) << at
+            at += width
+        length = dense.base[key].astype(np.int16)
+        valid = length > 0
+        literal = np.zeros(len(index), np.int16)
+        for shift, mask, ext32, ext64 in dense.literals:
+            value = _field(w0, w1, shift, mask.bit_length())
+            extra = np.where(value == 0xFF, ext32[key], np.where(value == 0xFE, ext64[key], 0))
+            valid &= extra >= 0
+            literal = np.maximum(literal, extra)
+        length += literal
+        if dense.aux is not None:
+            shift, mask, columns = dense.aux
+            value = _field(w0, w1, shift, mask.bit_length())
+            for known, extra_of in columns:
+                extra = np.where(value == known, extra_of[key], 0)
+                valid &= extra >= 0
+                length += np.maximum(extra, 0).astype(np.int16)
+        out[index] = np.where(valid, length, INVALID)
+        kinds[index] = dense.kind[key]
+        opcodes[index] = dense.first + key
+    return out, kinds, opcodes
+
+
+def boundaries(code: bytes | memoryview, ranges: list[tuple[int, int]],
+               name: str) -> list[tuple[np.ndarray, int | None]]:
+    """For each (start, size) range of ``code``: the offsets (from the range's
+    start) of its instructions, and the offset where decoding stopped (None:
+    it reached the end exactly).  Ranges must start 4-byte aligned and not
+    overlap (ValueError otherwise: use the reference decoder)."""
+    usable = len(code) - len(code) % 4
+    words = np.frombuffer(memoryview(code)[:usable], dtype="<u4").astype(np.uint32)
+    order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    previous_end = 0
+    for number in order:
+        start, size = ranges[number]
+        if start % 4 or start < previous_end or start < 0:
+            raise ValueError("ranges must be 4-byte aligned and disjoint")
+        previous_end = start + max(size, 0)
+    size_of = lengths(words, name).astype(np.int64)
+    return _chains(words, size_of, ranges)
+
+
+def _chains(words: np.ndarray, size_of: np.ndarray,
+            ranges: list[tuple[int, int]]) -> list[tuple[np.ndarray, int | None]]:
+    count = len(words)
+    usable = 4 * count
+    # The dword each instruction leads to; the sentinel ``count`` where the
+    # chain ends (range end, invalid, or running past the range).
+    owner_end = np.zeros(count + 1, np.int64)        # byte end of the range holding each dword (0: none)
+    for start, size in ranges:
+        if size > 0:
+            owner_end[start // 4:min((start + size + 3) // 4, count)] = start + size
+    here = np.arange(count, dtype=np.int64) * 4
+    after = here + size_of
+    inside = owner_end[:count] > 0
+    bad = inside & ((size_of <= 0) | (after > owner_end[:count]) | (here + 4 > owner_end[:count]))
+    chain = np.where(inside & ~bad & (after < owner_end[:count]), after // 4, count)
+    chain = np.append(chain, count)
+    reached = np.zeros(count + 1, bool)
+    for start, size in ranges:
+        if size > 0 and start + 4 <= usable + 4:
+            reached[min(start // 4, count)] = True
+    reached[count] = False
+    # Doubling: after round k the marks hold every dword within 2**k - 1 steps of a start.
+    jump = chain
+    while True:
+        target = jump[np.nonzero(reached)[0]]
+        reached[target] = True
+        reached[count] = False
+        if (target == count).all():
+            break          # every chain from a start is shorter than the current jump: all marked
+        jump = jump[jump]
+    positions = np.nonzero(reached[:count])[0]
+    stops = positions[bad[positions]]
+    positions = positions[~bad[positions]]
+    out = []
+    for start, size in ranges:
+        low, high = np.searchsorted(positions, [start // 4, (start + max(size, 0) + 3) // 4])
+        mine = positions[low:high] * 4 - start
+        cut = np.searchsorted(stops, [start // 4, (start + max(size, 0) + 3) // 4])
+        stop = int(stops[cut[0]] * 4 - start) if cut[1] > cut[0] else None
+        if stop is None and size > 0 and (start + size > usable or size % 4):
+            # A range past the usable words, or a ragged end: where the last instruction ended.
+            end_at = int(mine[-1] + size_of[(start + int(mine[-1])) // 4]) if len(mine) else 0
+            if end_at < size:
+                stop = end_at
+        out.append((mine, stop))
+    return out
+
+
+def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str) -> list[KernelCode]:
+    """evidence() of every (start, size, private segment buffer) kernel of one
+    code section at once: boundaries and kinds from the arrays, the entry
+    block walked by the reference decoder only where a MUBUF access needs it.
+    Equal to evidence() kernel by kernel (tests/unit/isa/test_vector.py)."""
+    view = memoryview(code)
+    name = family_of(target)
+    simple = [name is None or size <= 0 or start < 0 or start + size > len(view) or start % 4
+              for start, size, _psb in kernels]
+    ranges = [(start, size) for (start, size, _psb), alone in zip(kernels, simple) if not alone]
+    try:
+        usable = len(view) - len(view) % 4
+        words = np.frombuffer(view[:usable], dtype="<u4").astype(np.uint32)
+        if name is None:
+            raise ValueError("no decoder")
+        size_of, kinds, opcodes = _decode_words(words, name)
+        chains = iter(_chains(words, size_of.astype(np.int64), ranges))
+    except ValueError:
+        return [evidence(view, start, size, target, psb) for start, size, psb in kernels]
+    assert name is not None
+    family = load_family(name)
+    names = _names(name)
+    out = []
+    for (start, size, psb), alone in zip(kernels, simple):
+        if alone:
+            out.append(evidence(view, start, size, target, psb))
+            continue
+        offsets, stop_at = next(chains)
+        raw = view[start:start + size]
+        at_dword = offsets // 4 + start // 4
+        kind = kinds[at_dword]
+        stop = None
+        if stop_at is not None:
+            stop = _stop_message(raw, stop_at, family)
+        branches = [(int(at), branch_target(int(at), int(words[d]))) for at, d in
+                    zip(offsets[kind == BRANCH], at_dword[kind == BRANCH])]
+        counts = np.bincount(kind, minlength=KINDS).tolist()
+        accesses: list[tuple[int, int, str]] = []
+        scratch = (kind == SCRATCH_LOAD) | (kind == SCRATCH_STORE)
+        for at, d, k in zip(offsets[scratch].tolist(), at_dword[scratch].tolist(), kind[scratch].tolist()):
+            accesses.append((at, k, names[opcodes[d]][1]))
+        buffers = (kind == BUFFER_LOAD) | (kind == BUFFER_STORE)
+        if buffers.any():
+            listing = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
+            quads = psb_quads(listing, branch_targets(branches, size), psb, family.layout == "gfx9")
+            for at, d, k in zip(offsets[buffers].tolist(), at_dword[buffers].tolist(), kind[buffers].tolist()):
+                encoding, mnemonic = names[opcodes[d]]
+                if encoding == "MUBUF" and ((int(words[d + 1]) >> 16) & 0x1F) * 4 in quads:
+                    accesses.append((at, k, mnemonic))
+            accesses.sort()
+        out.append(assemble(raw, len(offsets), stop, _member(offsets), branches, accesses, counts))
+    return out
+
+
+def _quiet(instructions):
+    """The reference decoder's instructions up to where it stops."""
+    try:
+        yield from instructions
+    except DecodeError:
+        return
+
+
+def _member(offsets: np.ndarray):
+    def is_start(target: int) -> bool:
+        at = int(np.searchsorted(offsets, target))
+        return at < len(offsets) and int(offsets[at]) == target
+    return is_start
+
+
+def _stop_message(raw: memoryview, stop_at: int, family) -> tuple[int, str]:
+    """The reference decoder's words for where it stopped."""
+    try:
+        for _instruction in decode(raw, stop_at, len(raw), family):
+            break
+    except DecodeError as error:
+        return (error.offset, f"{error.message} at +{error.offset:#x}")
+    return (stop_at, f"stopped at +{stop_at:#x}")
+
