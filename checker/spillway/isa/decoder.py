@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Iterator
 
-from spillway.isa import encodings
+import spillway.isa.encodings as encodings
 from spillway.isa.encodings import Encoding
 from spillway.resources.targets import processor_of
 

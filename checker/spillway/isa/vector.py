@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from spillway.isa import encodings
+import spillway.isa.encodings as encodings
 from spillway.isa.decoder import DecodeError, decode, family_of, load_family
 from spillway.isa.evidence import (BRANCH, BUFFER_LOAD, BUFFER_STORE, KINDS, SCRATCH_LOAD, SCRATCH_STORE,
                                    KernelCode, assemble, branch_target, branch_targets, classify, evidence,
