@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-np = pytest.importorskip("numpy")
+# numpy: the [test] extra installs it; spillway.isa.vector is optional at run time.
+np = pytest.importorskip("numpy", reason="pip install numpy (the [test] extra installs it)")
 
 from spillway.isa import kernel_ranges, vector  # noqa: E402
 from spillway.isa.decoder import DecodeError, decode, family_of, load_family  # noqa: E402
