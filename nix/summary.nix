@@ -16,7 +16,7 @@
 , cells          # cell name -> the cell's scope (nix/cell.nix)
 }:
 let
-  inherit (lib) concatMapStringsSep escapeShellArg escapeShellArgs;
+  inherit (lib) concatMapStringsSep escapeShellArg;
   names = builtins.attrNames cells;
 in
 runCommand "matrix-summary" {
@@ -25,18 +25,23 @@ runCommand "matrix-summary" {
 } ''
   mkdir -p build "$out/reports"
   ${concatMapStringsSep "\n" (name: let cell = cells.${name}; in ''
+    if [ ! -f ${cell.engine}/lib/${escapeShellArg library} ]; then
+      echo "matrix-summary: ${cell.engine} has no lib/${library}" >&2
+      exit 1
+    fi
     mkdir -p build/${escapeShellArg name}
     ln -s ${cell.engine}/lib/${escapeShellArg library} build/${escapeShellArg name}/${escapeShellArg library}
     cp ${cell.report}/report.json "$out/reports/"${escapeShellArg "${name}.json"}
     cp ${cell.report}/report.txt "$out/reports/"${escapeShellArg "${name}.txt"}
   '') names}
-  # --root: nothing is read from it (compare reads only the builds), but the
-  # cells file would otherwise make its folder in the store the root.
+  # No cell names: every built cell (here, exactly the Nix cells, each
+  # checked above) in the cells file's order, as `spillway matrix run` shows
+  # them.  --root: nothing is read from it (compare reads only the builds).
   mkdir root
   for format in json markdown; do
     case $format in json) file=summary.json ;; markdown) file=summary.md ;; esac
     spillway matrix compare --cells ${cellsFile} --root root --build-dir build --summary \
-      --format "$format" -o "$out/$file" ${escapeShellArgs names}
+      --format "$format" -o "$out/$file"
   done
   cat "$out/summary.md"
 ''
