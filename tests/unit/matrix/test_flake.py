@@ -582,14 +582,34 @@ def test_the_cells_build_on_a_remote_builder_into_a_second_store(nix, workdir, t
     """`nix build .#matrix-summary --max-jobs 0 --builders ssh-ng://...`: with no
     local build slot, every derivation (toolchains, kernels, engines, reports,
     spillway, the summary) goes through Nix's build hook and ssh-ng to the
-    builder's store, and the outputs come back."""
+    builder's store, and the outputs come back.  Client and builder: the same Nix."""
+    _require_remote_tools()
+    client_command, daemon = _remote_commands(nix)
+    _build_on_a_remote_builder(nix, workdir, tmp_path, client_command, daemon, "remote")
+
+
+def test_a_nix_2_8_client_builds_on_a_nix_2_34_builder(nix, workdir, tmp_path):
+    """Builders often run another Nix than the machine that sends them work."""
+    if nix.release >= (2, 18):
+        pytest.skip("runs once, with the Nix 2.8 client")
+    _require_remote_tools()
+    newer = tmp_path / "nix-2.34"
+    newer.mkdir()
+    _, daemon = _remote_commands(Nix(newer, nix_command("2.34", newer)))
+    _build_on_a_remote_builder(nix, workdir, tmp_path, nix.command, daemon, "remote-mixed")
+
+
+def _require_remote_tools() -> None:
     for tool in (SSHD, "ssh", "ssh-keygen", "unshare"):
         if not shutil.which(tool):
             _missing(f"{tool} is missing (scripts/install-test-deps.sh installs openssh-server)")
     if os.geteuid() != 0:
         pytest.skip("needs root: the builder's store is mounted in a mount namespace of its own")
-    client_command, daemon = _remote_commands(nix)
-    copy = project(workdir, "remote")
+
+
+def _build_on_a_remote_builder(nix: Nix, workdir: Path, tmp_path: Path, client_command: str, daemon: str,
+                               name: str) -> None:
+    copy = project(workdir, name)
     client = Nix(tmp_path / "client", client_command)      # a fresh store: nothing built yet
     builder = tmp_path / "builder"
     for sub in ("store", "state", "log", "home"):
@@ -623,7 +643,7 @@ def test_the_cells_build_on_a_remote_builder_into_a_second_store(nix, workdir, t
         seconds = time.monotonic() - started
     finally:
         sshd.stop()
-    print(f"Nix {nix.version}: matrix-summary through ssh-ng in {seconds:.0f} s")
+    print(f"{client_command} -> {daemon}: matrix-summary through ssh-ng in {seconds:.0f} s")
     assert f"Accepted publickey for {sshd.user} from 127.0.0.1" in sshd.log.read_text()
 
     # Every cell derivation was built on the builder ...
