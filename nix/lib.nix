@@ -12,6 +12,7 @@
 #     in {
 #       checks.x86_64-linux = gate.checks;        # kernel-resources-<cell>
 #       packages.x86_64-linux = gate.packages;    # engine-<cell>, report-<cell>, toolchain-<cell>
+#                                                 # (and matrix-summary with an [engine] table)
 #       apps.x86_64-linux = gate.apps;            # baseline-<cell>
 #       devShells.x86_64-linux = gate.devShells;  # <cell>
 #     };
@@ -75,11 +76,28 @@ rec {
       scopes = builtins.mapAttrs scopeFor (nixCells (file.cells or file));
       collect = prefix: member: lib.mapAttrs' (name: scope: lib.nameValuePair "${prefix}${name}" scope.${member})
         (lib.filterAttrs (_: scope: scope.${member} != null) scopes);
+
+      # The fan-in (nix/summary.nix): with an [engine] table and a cells file
+      # `spillway matrix compare` can read, and at least one Nix cell.
+      # (Decided without forcing any derivation: the output names must not
+      # depend on the spillway package, which is itself an output.)
+      hasSummary = engineSpec != null && !(builtins.isAttrs cells && !(cells ? outPath)) && scopes != { };
+      summary =
+        if hasSummary
+        then pkgs.callPackage ./summary.nix {
+          inherit spillway;
+          cellsFile = cells;
+          library = engineSpec.library;
+          cells = scopes;
+        }
+        else null;
     in
     {
       cells = scopes;
+      inherit summary;
       packages = collect "engine-" "engine" // collect "kernels-" "kernels"
-        // collect "report-" "report" // collect "toolchain-" "toolchain";
+        // collect "report-" "report" // collect "toolchain-" "toolchain"
+        // lib.optionalAttrs hasSummary { matrix-summary = summary; };
       checks = collect "kernel-resources-" "check";
       apps = lib.mapAttrs' (name: scope: lib.nameValuePair "baseline-${name}" {
         type = "app";

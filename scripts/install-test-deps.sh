@@ -4,12 +4,17 @@
 # oracles, and the Debian sid root with clang 23, clang 24, ROCm 7.2.4 and
 # Nix 2.34, made once by mmdebstrap and reused: about 5 minutes the first time)
 # through scripts/install-toolchains.sh, plus ROCm libraries built by
-# others (fixtures, never committed), hipcc, Nix and the Python package with
-# its test extras.  Idempotent: installs only what is missing.
+# others (fixtures, never committed), hipcc, Nix, openssh-server and the
+# Python package with its test extras.  Idempotent: installs only what is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-scripts/install-toolchains.sh hipcc rocm-device-libs librocrand1 librocsparse0 gcc nix-bin
+# openssh-server: /usr/sbin/sshd for tests/unit/matrix/test_flake.py's remote
+# builder, which starts its own sshd on 127.0.0.1 with its own configuration
+# and keys, and stops it.  The system's ssh service is not needed (in a
+# container policy-rc.d keeps it from starting; on a systemd machine Debian's
+# package starts it, as it always does).
+scripts/install-toolchains.sh hipcc rocm-device-libs librocrand1 librocsparse0 gcc nix-bin openssh-server
 
 # Today's ROCm libraries from Debian's experimental and sid suites, unpacked
 # (not installed) under /var/cache/spillway-fixtures for tests/oracle/.

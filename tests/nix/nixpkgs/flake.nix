@@ -6,6 +6,9 @@
   description = "spillway test stand-in for nixpkgs (Nix 2.8, offline)";
   outputs = { self }: {
     lib = import ./lib.nix;
-    legacyPackages.x86_64-linux = import ./default.nix { system = "x86_64-linux"; };
+    # aarch64-linux evaluates (as spillway's flake offers it); its builds
+    # would need an aarch64 machine.
+    legacyPackages = self.lib.genAttrs [ "x86_64-linux" "aarch64-linux" ]
+      (system: import ./default.nix { inherit system; });
   };
 }

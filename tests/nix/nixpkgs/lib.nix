@@ -99,7 +99,7 @@ let
 
     # the parts of lib.licenses / lib.platforms that meta blocks name
     licenses = { mit = { shortName = "mit"; }; unfreeRedistributable = { shortName = "unfree-redistributable"; }; };
-    platforms = { linux = [ "x86_64-linux" ]; };
+    platforms = { linux = [ "x86_64-linux" "aarch64-linux" ]; };
 
     trivial.release = "stand-in";
     version = "stand-in";

@@ -249,7 +249,7 @@ let
 
   python3Packages = lib.genAttrs [
     "setuptools" "pyelftools" "msgpack" "pydantic" "rich" "zstandard" "cxxfilt" "orjson" "ijson" "msgspec"
-    "pytest" "hypothesis" "jsonschema" "pyyaml"
+    "pytest" "hypothesis" "jsonschema" "pyyaml" "xmlschema" "mypy"
   ] hostModule // {
     buildPythonApplication = buildPython;
     buildPythonPackage = buildPython;
@@ -339,10 +339,25 @@ let
   ncurses = hostUsr "ncurses";
   libxml2 = hostUsr "libxml2";
   gcc = cc;
+
+  # Lint and format tools the dev shell and `formatter` name.  There is no
+  # nixfmt here: the stand-in formatter says so and fails.
+  ruff = hostTools "ruff-host" [ "ruff" ];
+  nixfmt-tree = writeTextFile {
+    name = "nixfmt-tree-standin";
+    executable = true;
+    destination = "/bin/treefmt";
+    text = ''
+      #!/bin/sh
+      echo "nixfmt-tree stand-in: no nixfmt on this machine" >&2
+      exit 1
+    '';
+  } // { meta.mainProgram = "treefmt"; };
 in
 lib.fix (self: {
   inherit lib system stdenv stdenvNoCC fetchurl rocmPackages python3 python3Packages
-    coreutils patchelf gnutar gzip findutils bash zlib zstd ncurses libxml2 gcc writeTextFile gnused;
+    coreutils patchelf gnutar gzip findutils bash zlib zstd ncurses libxml2 gcc writeTextFile gnused
+    ruff nixfmt-tree;
   python3Minimal = python3;
   runtimeShell = "/bin/sh";
 

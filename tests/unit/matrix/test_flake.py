@@ -24,13 +24,16 @@ baseline the stand-in builds must pass.
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import re
 import shutil
+import socket
 import stat
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -92,14 +95,22 @@ def nix_command(version: str, folder: Path) -> str:
     binary, loader = root / "usr" / "bin" / "nix", root / "usr" / "lib64" / "ld-linux-x86-64.so.2"
     if not (root / READY_MARK).is_file() or not binary.is_file():
         _missing(f"Nix {version} is in the sid root {root}, which is not made here (scripts/install-toolchains.sh)")
+    run = f'exec {loader} --library-path {root}/usr/lib/x86_64-linux-gnu'
     # Run so, /proc/self/exe is the loader, through which Nix would start its
-    # build hook (`nix __build-remote`, for remote builders: none here): no hook.
-    wrapper = folder / "nix"
-    wrapper.write_text("#!/bin/sh\n"
-                       'NIX_CONFIG="${NIX_CONFIG:-}\nbuild-hook ="\nexport NIX_CONFIG\n'
-                       f'exec {loader} --library-path {root}/usr/lib/x86_64-linux-gnu {binary} "$@"\n')
-    wrapper.chmod(0o755)
-    return str(wrapper)
+    # build hook (`nix __build-remote`, for remote builders): `nix` has no
+    # hook; `nix-with-hook` names its hook (`nix-plain __build-remote`) and
+    # `nix-daemon` is the daemon, for the remote-builder test.
+    wrappers = {
+        "nix": 'NIX_CONFIG="${NIX_CONFIG:-}\nbuild-hook ="\nexport NIX_CONFIG\n' + f'{run} {binary} "$@"',
+        "nix-plain": f'{run} {binary} "$@"',
+        "nix-with-hook": (f'NIX_CONFIG="${{NIX_CONFIG:-}}\nbuild-hook = {folder}/nix-plain __build-remote"\n'
+                          f'export NIX_CONFIG\n{run} {binary} "$@"'),
+        "nix-daemon": f'{run} {binary.parent / "nix-daemon"} "$@"',
+    }
+    for name, script in wrappers.items():
+        (folder / name).write_text(f"#!/bin/sh\n{script}\n")
+        (folder / name).chmod(0o755)
+    return str(folder / "nix")
 
 
 def _missing(message: str) -> None:
@@ -238,7 +249,10 @@ def test_flake_check_passes_with_the_committed_baselines(nix, workdir):
     # Nothing to warn about in the flake itself.  The lock file warning comes
     # from --override-input with no committed flake.lock; Nix 2.8 does not
     # know `lib` as a flake output (2.34 does).
-    expected = ["not writing modified lock file"] + (["unknown flake output 'lib'"] if nix.release < (2, 18) else [])
+    # Nix 2.34 checks only this machine's system (aarch64-linux is evaluated
+    # by test_the_flake_offers_hydra_jobs_a_summary_an_overlay_and_a_dev_shell).
+    expected = ["not writing modified lock file"] + (["unknown flake output 'lib'"] if nix.release < (2, 18) else
+                                                     ["The check omitted these incompatible systems: aarch64-linux"])
     warnings = [line for line in log.splitlines()
                 if line.startswith("warning:") and not any(text in line for text in expected)]
     assert not warnings, warnings
@@ -252,10 +266,11 @@ def test_flake_check_passes_with_the_committed_baselines(nix, workdir):
     names = lambda output: json.loads(nix(copy, "eval", "--json", ref(copy, f"{output}.{SYSTEM}"),
                                           "--apply", "builtins.attrNames", check=True).stdout)
     assert names("checks") == sorted([f"kernel-resources-{c}" for c in NIX_CELLS] + ["tests"])
-    assert names("packages") == sorted(["default", "spillway"] + [f"{kind}-{c}" for c in NIX_CELLS for kind in
-                                                                  ("engine", "kernels", "report", "toolchain")])
+    assert names("packages") == sorted(["default", "spillway", "matrix-summary"]
+                                       + [f"{kind}-{c}" for c in NIX_CELLS for kind in
+                                          ("engine", "kernels", "report", "toolchain")])
     assert names("apps") == sorted(["default"] + [f"baseline-{c}" for c in NIX_CELLS])
-    assert names("devShells") == NIX_CELLS
+    assert names("devShells") == sorted(["default"] + NIX_CELLS)
 
     # devShells.<cell> put the cell's compiler on PATH (the stand-in's mkShell
     # writes the PATH it would give; `nix develop` needs bash builders).
@@ -414,3 +429,239 @@ def test_another_project_gets_the_same_checks_from_spillway_lib(nix, workdir):
     run = nix(consumer, "flake", "check", ref(consumer), inputs=inputs, check=False)
     assert run.returncode != 0
     assert "1 kernel over the baseline: toy_table [gfx1151]" in run.stderr
+
+
+# -- fan-out and fan-in: hydraJobs, matrix-summary, remote builders ------------
+
+CELL_JOBS = ["engine", "gate", "kernels", "report", "toolchain"]
+ALL_SYSTEMS = ["aarch64-linux", "x86_64-linux"]
+
+
+def summary_of(out: Path) -> dict:
+    """matrix-summary's output: the summary JSON, the Markdown and the reports."""
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["schema"] == "spillway.matrix-summary/2"
+    in_file_order = [name for name in CELLS if name in NIX_CELLS]       # as `spillway matrix run` lists them
+    assert [c["name"] for c in summary["cells"]] == in_file_order
+    for cell in summary["cells"]:
+        assert cell["targets"] == sorted(CELLS[cell["name"]]["targets"])
+    markdown = (out / "summary.md").read_text()
+    assert "| kernel | target | " + " | ".join(f"`{c}`" for c in in_file_order) + " |" in markdown
+    for cell in NIX_CELLS:
+        report = json.loads((out / "reports" / f"{cell}.json").read_text())
+        assert report["schema"] == "spillway.report/2" and len(report["kernels"]) == kernel_count()
+        text = (out / "reports" / f"{cell}.txt").read_text()
+        assert f"{kernel_count()} kernels of {kernel_count()} kernels read" in text
+    return summary
+
+
+def test_the_flake_offers_hydra_jobs_a_summary_an_overlay_and_a_dev_shell(nix, workdir):
+    copy = project(workdir, "fan")
+    evaluate = lambda attr, apply: json.loads(nix(copy, "eval", "--json", ref(copy, attr), "--apply", apply,
+                                                  check=True).stdout)
+    # hydraJobs.<cell>.<member>.<system>: the cells on x86_64-linux only (their
+    # toolchains are x86_64 programs); spillway and its tests on both systems.
+    jobs = evaluate("hydraJobs", "jobs: builtins.mapAttrs (_: byMember: builtins.mapAttrs (_: v: "
+                                 "if v ? type then v.type else builtins.attrNames v) byMember) jobs")
+    assert sorted(jobs) == sorted(NIX_CELLS + ["matrix-summary", "spillway", "tests"])
+    for cell in NIX_CELLS:
+        assert jobs[cell] == {member: [SYSTEM] for member in CELL_JOBS}
+    assert jobs["spillway"] == jobs["tests"] == {system: "derivation" for system in ALL_SYSTEMS}
+    assert jobs["matrix-summary"] == {SYSTEM: "derivation"}
+    # Each job is the flake's own derivation, not a copy.
+    same = {"engine": "packages", "kernels": "packages", "report": "packages", "toolchain": "packages",
+            "gate": "checks"}
+    for cell in NIX_CELLS:
+        for member, output in same.items():
+            name = f"kernel-resources-{cell}" if member == "gate" else f"{member}-{cell}"
+            job = evaluate(f"hydraJobs.{quoted(cell)}.{member}.{SYSTEM}", "d: d.drvPath")
+            assert job == evaluate(f"{output}.{SYSTEM}.{quoted(name)}", "d: d.drvPath"), (cell, member)
+
+    # aarch64-linux: spillway, its tests and the dev shell, no cells.
+    names = lambda output: evaluate(f"{output}.aarch64-linux", "builtins.attrNames")
+    assert names("packages") == ["default", "spillway"]
+    assert names("devShells") == ["default"]
+    assert names("checks") == ["tests"]
+    every_system = ("--all-systems",) if nix.release >= (2, 18) else ()   # 2.8 evaluates all of them anyway
+    nix(copy, "flake", "check", "--no-build", *every_system, ref(copy), check=True)
+
+    # overlays.default on a package set of one's own gives the same derivation as packages.spillway.
+    standin = f"{copy}.standin"
+    through_overlay = json.loads(nix(copy, "eval", "--impure", "--json", ref(copy, "overlays.default"), "--apply",
+                                     f'o: (import {standin} {{ system = "{SYSTEM}"; overlays = [ o ]; }})'
+                                     ".spillway.drvPath", check=True).stdout)
+    assert through_overlay == evaluate(f"packages.{SYSTEM}.spillway", "d: d.drvPath")
+
+    # The fan-in: matrix-summary builds both cells and compares them with the
+    # same figures as their reports (the stand-in compiles both with one clang).
+    run = nix(copy, "build", "--no-link", "--json", ref(copy, "matrix-summary"), check=True)
+    out = Path(json.loads(run.stdout)[0]["outputs"]["out"])
+    summary = summary_of(out)
+    reports = {cell: json.loads((out / "reports" / f"{cell}.json").read_text()) for cell in NIX_CELLS}
+    assert {len(r["kernels"]) for r in reports.values()} == {kernel_count()}
+    assert len(summary["kernels"]) > 0
+
+
+# The remote builder: an sshd of the test's own on 127.0.0.1, and behind it a
+# second Nix store with the same store folder as the client's (a store path
+# names its folder): the builder's nix-daemon runs in a mount namespace of its
+# own where the builder store's folder is mounted over the client's.
+SSHD = "/usr/sbin/sshd"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _remote_commands(nix: Nix) -> tuple[str, str]:
+    """(a client `nix` whose build hook starts, the matching nix-daemon)."""
+    if nix.release < (2, 18):
+        daemon = shutil.which("nix-daemon")
+        if not daemon:
+            _missing("nix-daemon is not installed (nix-bin)")
+        return nix.command, str(daemon)
+    folder = Path(nix.command).parent
+    return str(folder / "nix-with-hook"), str(folder / "nix-daemon")
+
+
+class LoopbackSshd:
+    """sshd on 127.0.0.1 (a free port), with a host key and a client key made
+    here; the client key is accepted from 127.0.0.1 only, without forwarding
+    or a terminal.  Stopped (by its process) when the test ends."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        folder.mkdir(parents=True)
+        for key in ("host_key", "client_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"spillway-test-{key}",
+                            "-f", str(folder / key)], check=True, capture_output=True)
+        self.user = getpass.getuser()
+        self.port = _free_port()
+        (folder / "authorized_keys").write_text(
+            'from="127.0.0.1",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty '
+            + (folder / "client_key.pub").read_text())
+        host_key = (folder / "host_key.pub").read_text().split()[:2]
+        (folder / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {' '.join(host_key)}\n")
+        (folder / "sshd_config").write_text("\n".join([
+            f"Port {self.port}", "ListenAddress 127.0.0.1", f"HostKey {folder / 'host_key'}",
+            f"PidFile {folder / 'sshd.pid'}", f"AuthorizedKeysFile {folder / 'authorized_keys'}",
+            f"AllowUsers {self.user}", "PermitRootLogin prohibit-password", "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no", "LogLevel VERBOSE", ""]))
+        # sshd refuses to start without its privilege separation folder (the
+        # system service's unit makes it; that service is not started here).
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        self.log = folder / "sshd.log"
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")],
+                                            stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while f"Server listening on 127.0.0.1 port {self.port}" not in self.log.read_text():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"sshd did not start:\n{self.log.read_text()}")
+            time.sleep(0.1)
+
+    def ssh_options(self) -> str:
+        """NIX_SSHOPTS: no user or system ssh configuration, this port, this host key only."""
+        return (f"-F /dev/null -p {self.port} -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes "
+                f"-o UserKnownHostsFile={self.folder / 'known_hosts'} -o BatchMode=yes")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def test_the_cells_build_on_a_remote_builder_into_a_second_store(nix, workdir, tmp_path):
+    """`nix build .#matrix-summary --max-jobs 0 --builders ssh-ng://...`: with no
+    local build slot, every derivation (toolchains, kernels, engines, reports,
+    spillway, the summary) goes through Nix's build hook and ssh-ng to the
+    builder's store, and the outputs come back.  Client and builder: the same Nix."""
+    _require_remote_tools()
+    client_command, daemon = _remote_commands(nix)
+    _build_on_a_remote_builder(nix, workdir, tmp_path, client_command, daemon, "remote")
+
+
+def test_a_nix_2_8_client_builds_on_a_nix_2_34_builder(nix, workdir, tmp_path):
+    """Builders often run another Nix than the machine that sends them work."""
+    if nix.release >= (2, 18):
+        pytest.skip("runs once, with the Nix 2.8 client")
+    _require_remote_tools()
+    newer = tmp_path / "nix-2.34"
+    newer.mkdir()
+    _, daemon = _remote_commands(Nix(newer, nix_command("2.34", newer)))
+    _build_on_a_remote_builder(nix, workdir, tmp_path, nix.command, daemon, "remote-mixed")
+
+
+def _require_remote_tools() -> None:
+    for tool in (SSHD, "ssh", "ssh-keygen", "unshare"):
+        if not shutil.which(tool):
+            _missing(f"{tool} is missing (scripts/install-test-deps.sh installs openssh-server)")
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the builder's store is mounted in a mount namespace of its own")
+
+
+def _build_on_a_remote_builder(nix: Nix, workdir: Path, tmp_path: Path, client_command: str, daemon: str,
+                               name: str) -> None:
+    copy = project(workdir, name)
+    client = Nix(tmp_path / "client", client_command)      # a fresh store: nothing built yet
+    builder = tmp_path / "builder"
+    for sub in ("store", "state", "log", "home"):
+        (builder / sub).mkdir(parents=True)
+    store_dir = client.root / "store"
+    store_dir.mkdir()
+
+    # What ssh-ng runs on the builder: `<remote-program> --stdio`.
+    remote_program = builder / "remote-program"
+    remote_config = "\n".join(["experimental-features = nix-command flakes", "substituters =", "sandbox = false",
+                               "build-users-group =", "max-jobs = 2", "build-hook ="])
+    remote_program.write_text(
+        "#!/bin/sh\n"
+        f"HOME={builder / 'home'} XDG_CACHE_HOME={builder / 'home'}\n"
+        f"NIX_CONFIG='{remote_config}'\n"
+        "export HOME XDG_CACHE_HOME NIX_CONFIG\n"
+        "exec unshare --mount --propagation private /bin/sh -c "
+        "'mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"' sh "
+        f"{builder / 'store'} {store_dir} {daemon} \"$@\" "
+        f"--store 'local?store={store_dir}&state={builder / 'state'}&log={builder / 'log'}'\n")
+    remote_program.chmod(0o755)
+
+    sshd = LoopbackSshd(tmp_path / "ssh")
+    try:
+        client.env["NIX_SSHOPTS"] = sshd.ssh_options()
+        machine = (f"ssh-ng://{sshd.user}@127.0.0.1?remote-program={remote_program}&store={store_dir} "
+                   f"{SYSTEM} {sshd.folder / 'client_key'} 2 1 - - -")
+        started = time.monotonic()
+        run = client(copy, "build", "--no-link", "--json", "-L", "--max-jobs", "0", "--builders", machine,
+                     ref(copy, "matrix-summary"), check=True)
+        seconds = time.monotonic() - started
+    finally:
+        sshd.stop()
+    print(f"{client_command} -> {daemon}: matrix-summary through ssh-ng in {seconds:.0f} s")
+    assert f"Accepted publickey for {sshd.user} from 127.0.0.1" in sshd.log.read_text()
+
+    # Every cell derivation was built on the builder ...
+    built_remotely = set(re.findall(rf"building '{re.escape(str(store_dir))}/[a-z0-9]{{32}}-([^']+)\.drv' "
+                                    rf"on 'ssh-ng://{sshd.user}@127\.0\.0\.1", run.stderr))
+    for cell in NIX_CELLS:
+        assert {f"kernels-{cell}", f"engine-{cell}", f"report-{cell}"} <= built_remotely, sorted(built_remotely)
+    assert {"matrix-summary", "spillway-0.1.0"} <= built_remotely
+    # ... into its own store (a folder the client's store never was), and came back.
+    out = Path(json.loads(run.stdout)[0]["outputs"]["out"])
+    on_builder = builder / "store" / out.name
+    assert on_builder.is_dir() and out.is_dir()
+    assert (on_builder / "summary.json").read_bytes() == (out / "summary.json").read_bytes()
+    for cell in NIX_CELLS:
+        assert list((builder / "store").glob(f"*-engine-{cell}")), cell
+    assert any((builder / "log").rglob("*matrix-summary.drv*")), "the builder kept no build log"
+
+    # The same figures as a build on this machine (the fixture's store).
+    local = nix(copy, "build", "--no-link", "--json", ref(copy, "matrix-summary"), check=True)
+    local_out = Path(json.loads(local.stdout)[0]["outputs"]["out"])
+    assert summary_of(out) == summary_of(local_out)
