@@ -45,6 +45,9 @@ REPO = Path(__file__).resolve().parents[3]
 STANDIN = REPO / "tests" / "nix" / "nixpkgs"
 SYSTEM = "x86_64-linux"
 CELLS = tomllib.loads((REPO / "matrix" / "cells.toml").read_text())["cells"]
+# The Python package's derivation: pname and version from pyproject.toml (nix/spillway.nix).
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+PACKAGE_DERIVATION = f"{PROJECT['name']}-{PROJECT['version']}"
 NIX_CELLS = sorted(name for name, cell in CELLS.items() if cell["source"] in ("nixpkgs", "tarball"))
 STANDIN_CELL = "clang-22"          # the Debian cell whose compiler the stand-in uses
 STANDIN_BASELINE = REPO / CELLS[STANDIN_CELL]["baseline"]
@@ -651,7 +654,7 @@ def _build_on_a_remote_builder(nix: Nix, workdir: Path, tmp_path: Path, client_c
                                     rf"on 'ssh-ng://{sshd.user}@127\.0\.0\.1", run.stderr))
     for cell in NIX_CELLS:
         assert {f"kernels-{cell}", f"engine-{cell}", f"report-{cell}"} <= built_remotely, sorted(built_remotely)
-    assert {"matrix-summary", "spillway-0.1.0"} <= built_remotely
+    assert {"matrix-summary", PACKAGE_DERIVATION} <= built_remotely
     # ... into its own store (a folder the client's store never was), and came back.
     out = Path(json.loads(run.stdout)[0]["outputs"]["out"])
     on_builder = builder / "store" / out.name
