@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -287,6 +288,7 @@ class StepLog:
     name: str
     outcome: str
     output: str = ""
+    seconds: float = 0.0
 
 
 @dataclass
@@ -301,9 +303,10 @@ class JobRun:
     steps: list[StepLog] = field(default_factory=list)
     summaries: list[str] = field(default_factory=list)
     post: list[tuple] = field(default_factory=list)       # (action, ...) run when the job ends
+    seconds: float = 0.0
 
     def log(self) -> str:
-        return "\n".join(f"--- {s.name}: {s.outcome}\n{s.output}" for s in self.steps)
+        return "\n".join(f"--- {s.name}: {s.outcome} ({s.seconds:.1f} s)\n{s.output}" for s in self.steps)
 
     def step(self, name_part: str) -> StepLog:
         found = [s for s in self.steps if name_part in s.name]
@@ -437,6 +440,7 @@ class Runner:
             if not scope.condition(step.get("if")):
                 job.steps.append(StepLog(label, "skipped"))
                 continue
+            started = time.monotonic()
             step_env = dict(env, **{k: _text(v) for k, v in scope.substitute(step.get("env", {})).items()})
             outputs: dict[str, str] = {}
             if "run" in step:
@@ -446,7 +450,7 @@ class Runner:
             else:
                 code, text, outputs = self._uses(step, scope, step_env, state, job, label)
             outcome = "success" if code == 0 else "failure"
-            job.steps.append(StepLog(label, outcome, text))
+            job.steps.append(StepLog(label, outcome, text, time.monotonic() - started))
             if "id" in step:
                 step_outputs[step["id"]] = {"outputs": outputs, "outcome": outcome, "conclusion": outcome}
             if outcome == "failure" and not step.get("continue-on-error"):
@@ -540,7 +544,9 @@ class Runner:
         env.update({k: _text(v) for k, v in scope.substitute({**workflow_env, **job.get("env", {})}).items()})
         contexts["env"] = {}
         state: dict = {"count": 0, "env": {}, "path": [], "summaries": run.summaries}
+        started = time.monotonic()
         run.result = self._steps(job["steps"], scope, env, state, run)
+        run.seconds = time.monotonic() - started
         for kind, key, paths, exact in run.post:
             if kind == "cache" and run.result == "success" and not exact:
                 self.save_cache(key, paths)
