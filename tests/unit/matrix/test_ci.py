@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 
 from spillway import matrix as mx
 from spillway.matrix.ci import JOB_FIELDS
-from support.github_actions import FAKE_SHA, Runner, checkout_files
+from support.github_actions import FAKE_SHA
 from support.matrix_fixtures import cell_table
 from support.toolchains import REPO, require
 
@@ -305,45 +304,20 @@ def test_the_action_and_the_workflow_follow_githubs_schemas(tmp_path):
     assert _validate(bad_action, "vendor.github-actions").returncode == 1
 
 
-def test_the_example_workflow_runs_the_matrix_as_one_machine_does(tmp_path):
+def test_the_example_workflow_runs_the_matrix_as_one_machine_does(one_machine_run):
     """The workflow's steps in order (plan, one job per local cell, summary)
-    with stand-ins for checkout, cache and the artifact actions, against a
-    one-machine `matrix run` in the same workspace path.  The reference run
-    builds every local cell once; its objects are what the cell jobs' cache
-    step restores (a cache of an earlier run), so the jobs only link."""
+    with stand-ins for checkout, cache and the artifact actions, against the
+    one-machine `matrix run --local` (conftest.py) made in the same workspace
+    path.  That run builds every local cell once; its objects are what the
+    cell jobs' cache step restores (a cache of an earlier run), so the jobs
+    only link."""
     if os.environ.get("NIX_BUILD_TOP"):
         pytest.skip("needs the host: pip from the package index, the sid root")
-    if not (REPO / ".git").exists():
-        pytest.skip("needs a git checkout (actions/checkout's stand-in lists its files)")
-    for version in (15, 16, 19, 22):
-        require(f"clang++-{version}")
-        require(f"clang-offload-bundler-{version}")
-    from spillway.matrix.toolchains import root_unavailable
-    why = root_unavailable(mx.load(CELLS).systems["sid-root"])
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(why)
-        pytest.skip(f"every local cell is run: {why}")
-
-    runner = Runner(REPO, tmp_path / "runner", checkout_files(REPO))
+    if one_machine_run.root_unavailable:
+        pytest.skip(f"every local cell is run: {one_machine_run.root_unavailable}")
+    runner, run, reference = one_machine_run.runner, one_machine_run.run, one_machine_run.outputs
     workspace = runner.workspace
-
-    # -- one machine: matrix run in a checkout at the workspace's path ------------------------
-    runner.workspace.mkdir(parents=True)
-    runner.checkout()
-    step_summary = tmp_path / "one-machine-step-summary.md"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    env.update(PYTHONPATH=str(workspace / "checker"), GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(step_summary))
-    started = time.monotonic()
-    run = spillway("matrix", "run", "--local", "--format", "github", "-o", "build/matrix-summary.md",
-                   "--junit-dir", "build/junit", cwd=workspace, env=env)
-    print(f"one machine: matrix run --local {time.monotonic() - started:.1f} s")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    compare = spillway("matrix", "compare", "--local", "--format", "json", "-o", "build/matrix-summary.json",
-                       cwd=workspace, env=env)
-    assert compare.returncode == 0, compare.stderr
-    reference = tmp_path / "one-machine"
-    shutil.copytree(workspace / "build", reference)
+    print(f"one machine: matrix run --local {one_machine_run.seconds:.1f} s")
     local = [c.name for c in mx.load(CELLS).cells.values() if c.local]
     for cell in local:     # an earlier run's cache of each cell's objects
         shutil.copytree(reference / cell / "obj", runner.caches / f"spillway-obj-{cell}-earlier" / "0")
@@ -385,7 +359,7 @@ def test_the_example_workflow_runs_the_matrix_as_one_machine_does(tmp_path):
     stored = runner.artifacts / "spillway-matrix"
     assert (stored / "matrix-summary.md").read_bytes() == (reference / "matrix-summary.md").read_bytes()
     assert (stored / "matrix-summary.json").read_bytes() == (reference / "matrix-summary.json").read_bytes()
-    assert summary.summaries == [step_summary.read_text()]
+    assert summary.summaries == [one_machine_run.step_summary.read_text()]
     for cell in local:
         assert (stored / "junit" / f"{cell}.xml").read_bytes() == (reference / "junit" / f"{cell}.xml").read_bytes()
         assert (stored / cell / "check.json").read_bytes() == (reference / cell / "check.json").read_bytes()
