@@ -307,7 +307,7 @@ def test_the_action_and_the_workflow_follow_githubs_schemas(tmp_path):
 def test_the_example_workflow_runs_the_matrix_as_one_machine_does(one_machine_run):
     """The workflow's steps in order (plan, one job per local cell, summary)
     with stand-ins for checkout, cache and the artifact actions, against the
-    one-machine `matrix run --local` (conftest.py) made in the same workspace
+    one-machine `matrix run --local` (tests/support/one_machine_run.py) made in the same workspace
     path.  That run builds every local cell once; its objects are what the
     cell jobs' cache step restores (a cache of an earlier run), so the jobs
     only link."""

@@ -424,7 +424,7 @@ def test_the_repository_matrix_passes_its_committed_baselines(one_machine_run):
     scratch and gate it against checks/baselines/<cell>.json: the bookworm
     cells, and the sid root's (clang-23, clang-24, debian-rocm-7.2.4) where
     the root is made (under CI it is: the set-up makes it).  The run is
-    conftest.py's, shared with the CI workflow test (one build of the matrix)."""
+    tests/support/one_machine_run.py's, shared with the CI workflow test (one build of the matrix)."""
     matrix = mx.load(CELLS)
     root_cells = [c.name for c in matrix.cells.values() if c.in_root]
     why = one_machine_run.root_unavailable

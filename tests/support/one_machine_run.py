@@ -2,7 +2,9 @@
 the slowest thing they do): `spillway matrix run --local` in a copy of the
 repository, as the main job runs it on a fresh machine.  test_matrix.py holds
 it to the committed baselines; test_ci.py holds the CI fan-in to its outputs
-and restores its objects in the example workflow's cell jobs."""
+and restores its objects in the example workflow's cell jobs.  A session
+fixture, registered by tests/conftest.py (one conftest: they all import as
+the module `conftest`)."""
 
 from __future__ import annotations
 
