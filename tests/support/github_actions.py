@@ -565,8 +565,16 @@ def _combined(runs: list[JobRun]) -> str:
     return "success" if all(r.result == "success" for r in runs) else "failure"
 
 
+_NOT_CHECKED_OUT = {".git", "build", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".cache"}
+
+
 def checkout_files(repo: Path) -> list[str]:
-    """The files actions/checkout would give: tracked ones, and new ones not ignored (the work tree's)."""
-    listed = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            capture_output=True, check=True).stdout
-    return sorted({name for name in listed.decode().split("\0") if name})
+    """The files actions/checkout would give: tracked ones, and new ones not
+    ignored (the work tree's); outside a git checkout (an sdist, the Nix
+    store), every file but build outputs and caches."""
+    if (repo / ".git").exists():
+        listed = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others",
+                                 "--exclude-standard"], capture_output=True, check=True).stdout
+        return sorted({name for name in listed.decode().split("\0") if name})
+    return sorted(str(p.relative_to(repo)) for p in repo.rglob("*")
+                  if p.is_file() and not _NOT_CHECKED_OUT & set(p.relative_to(repo).parts))
