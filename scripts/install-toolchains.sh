@@ -20,6 +20,9 @@
 #   scripts/install-toolchains.sh --check [PACKAGE...]  only list what is missing; exit 1 if anything is
 #   scripts/install-toolchains.sh --no-root [...]       the host only: do not make or update roots
 #   scripts/install-toolchains.sh --root-path [SYSTEM]  print a root system's path (default sid-root)
+#   scripts/install-toolchains.sh --cell NAME [...]     only these cells' packages (repeatable; a CI job of
+#                                                       one cell): the host's own packages, and a root only
+#                                                       when a cell named builds in it
 #
 # Settings (environment): SPILLWAY_SID_ROOT (the root's folder), SPILLWAY_NO_ROOT=1 (as
 # --no-root), SPILLWAY_DEBIAN_MIRROR (default: the URIs: line of this machine's apt
@@ -32,11 +35,14 @@ check=0
 make_roots=1
 [ "${SPILLWAY_NO_ROOT:-0}" = 1 ] && make_roots=0
 print_root=""
+only_cells=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --check) check=1; shift ;;
     --no-root) make_roots=0; shift ;;
     --root-path) print_root=${2:-sid-root}; shift $(( $# > 1 ? 2 : 1 )) ;;
+    --cell) [ $# -gt 1 ] || { echo "install-toolchains: --cell needs a cell name" >&2; exit 2; }
+            only_cells+=("$2"); shift 2 ;;
     --) shift; break ;;
     -*) echo "install-toolchains: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -50,16 +56,27 @@ done
 #   rootpkg SYSTEM SUITE PACKAGE        a cell's package, from SUITE
 #   rootextra SYSTEM PACKAGE            the system's own packages (no recommends)
 #   rootcc SYSTEM COMMAND               cell compilers to try when the root is made
-plan=$(python3 - "$cells" <<'EOF'
+plan=$(python3 - "$cells" ${only_cells[@]+"${only_cells[@]}"} <<'EOF'
 import os, sys, tomllib
-path = sys.argv[1]
+path, only = sys.argv[1], sys.argv[2:]
 try:
     with open(path, "rb") as handle:
         doc = tomllib.load(handle)
 except (OSError, tomllib.TOMLDecodeError) as error:
     sys.exit(f"install-toolchains: {path}: {error}")
 systems = doc.get("systems") or {"bookworm": {"kind": "host"}}
+all_cells = doc.get("cells", {})
+for cell_name in only:
+    if cell_name not in all_cells:
+        sys.exit(f"install-toolchains: --cell {cell_name}: no such cell in {path}")
+    if all_cells[cell_name].get("source") != "debian":
+        sys.exit(f"install-toolchains: --cell {cell_name}: not a Debian cell (its toolchain comes from Nix)")
+wanted = {name: cell for name, cell in all_cells.items() if not only or name in only}
+# Roots only some cell asked for builds in (every root when no cell is named).
+used = {cell.get("system", "bookworm") for cell in wanted.values() if cell.get("source") == "debian"}
 for name, system in systems.items():
+    if system.get("kind", "host") != "host" and only and name not in used:
+        continue
     if system.get("kind", "host") == "host":
         for package in system.get("packages", []):
             print("host", package)
@@ -69,7 +86,7 @@ for name, system in systems.items():
         print("root", name, where or system["path"], system["suite"], system.get("overlay", "-"))
         for package in system.get("packages", []):
             print("rootextra", name, package)
-for cell_name, cell in doc.get("cells", {}).items():
+for cell_name, cell in wanted.items():
     system_name = cell.get("system", "bookworm")
     if cell.get("source") != "debian":
         continue

@@ -79,9 +79,12 @@ def register(subparsers) -> None:
             sub.add_argument("-j", "--jobs", type=int, default=MATRIX_DEFAULT_JOBS, metavar="N",
                              help=f"compiler processes at once (default {MATRIX_DEFAULT_JOBS})")
 
-    listing = commands.add_parser("list", help="cells, and whether each toolchain is available here")
-    common(listing, cells=False, jobs=False)
-    add_output_options(listing, ("table", "json"))
+    listing = commands.add_parser(
+        "list", help="cells, and whether each toolchain is available here",
+        epilog="--format github-matrix: GitHub Actions' strategy.matrix, one line of JSON "
+               "{\"include\": [{...}, ...]} with one entry per cell (the README's CI section lists its fields).")
+    common(listing, jobs=False)
+    add_output_options(listing, ("table", "json", "github-matrix"))
     listing.set_defaults(run=_heavy(run_list))
 
     build = commands.add_parser("build", help="build cells into BUILD/<cell>/ (parallel, incremental)")
@@ -125,9 +128,26 @@ def register(subparsers) -> None:
     run.add_argument("--differing", action="store_true", help="only rows where cells differ")
     run.set_defaults(run=_heavy(run_run))
 
+    # The fan-in of a CI job matrix: `run` on builds made elsewhere (spillway.matrix.ci).
+    collect = commands.add_parser(
+        "collect", help="the main job's outputs from cells built by other jobs (their downloaded artifacts)",
+        description="Gate, compare and report cells built elsewhere, as `matrix run` does: ARTIFACTS holds "
+                    "<artifact>/<cell>/ or <cell>/ folders (each a cell's build folder: build.json, the library); "
+                    "each is copied into BUILD/<cell>/ and checked against its baseline here.")
+    collect.add_argument("artifacts", metavar="ARTIFACTS", help="the folder the artifacts were downloaded into")
+    common(collect, jobs=False)
+    _check_options(collect, no_build=False)
+    add_output_options(collect, ("table", "json", "markdown", "github"), github_auto=True,
+                       output_help="write the comparison of the cells to FILE (atomically) in the chosen format; "
+                                   "the verdicts are still printed")
+    add_table_options(collect, limit=False)
+    collect.add_argument("--differing", action="store_true", help="only rows where cells differ")
+    collect.set_defaults(run=_heavy(run_run), no_build=False)
 
-def _check_options(sub) -> None:
-    sub.add_argument("--no-build", action="store_true", help="check what is built; do not build first")
+
+def _check_options(sub, no_build: bool = True) -> None:
+    if no_build:
+        sub.add_argument("--no-build", action="store_true", help="check what is built; do not build first")
     sub.add_argument("--gate", metavar="METRICS", help="override the baselines' gated metrics")
     _occupancy_option(sub, "occupancy model to gate with, and of the side-by-side view (default: each "
                            "baseline's own, llvm22 for a version-1 baseline; the view: llvm23)")
@@ -248,11 +268,17 @@ def _rel(path: Path | None, matrix: mx.Matrix) -> str:
 
 def run_list(args) -> int:
     matrix, _ = _load(args)
+    fmt = chosen_format(args)
+    selected, _ = matrix.select(args.cells_named, args.local)
+    if fmt == "github-matrix":
+        from spillway.matrix.ci import job_matrix
+        Outputs([str(matrix.path)], force=args.force).claim(args.output, "-o")
+        write(args.output, job_matrix(selected))
+        return 0
     rows = []
-    for cell in matrix.cells.values():
+    for cell in selected:
         availability = mx.probe(cell)
         rows.append((cell, availability, matrix.resolve(cell.baseline).is_file()))
-    fmt = chosen_format(args)
     Outputs([str(matrix.path)], force=args.force).claim(args.output, "-o")
     if fmt == "json":
         from spillway import __version__
@@ -313,7 +339,10 @@ def run_build(args) -> int:
 
 def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck], list[mx.CellBuild]]:
     cells, required = _selected(args, matrix)
-    if args.no_build:
+    if getattr(args, "artifacts", None) is not None:
+        from spillway.matrix.ci import collect_builds
+        builds = collect_builds(matrix, Path(args.artifacts), build_dir, cells)
+    elif args.no_build:
         builds = []
         for cell in cells:
             availability = mx.probe(cell)
@@ -413,6 +442,8 @@ def _claim(args, matrix: mx.Matrix, build_dir: Path) -> None:
     """-o must not name the cells file, a cell's baseline or a built library
     (inputs of the run)."""
     inputs = [str(matrix.path)]
+    if getattr(args, "artifacts", None) is not None:
+        inputs.append(args.artifacts)
     for cell in matrix.cells.values():
         inputs += [str(matrix.resolve(cell.baseline)), str(mx.library_path(matrix, build_dir, cell))]
     Outputs(inputs, force=args.force).claim(args.output, "-o")
@@ -538,7 +569,7 @@ def run_run(args) -> int:
     if fmt == "github":
         _github_run(checks, summary, args)
     _print_checks(console, checks)
-    console.print(f"matrix run: {time.monotonic() - start:.1f} s", highlight=False)
+    console.print(f"matrix {args.matrix_command}: {time.monotonic() - start:.1f} s", highlight=False)
     return mx.exit_status(checks)
 
 

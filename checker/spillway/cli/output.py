@@ -37,6 +37,7 @@ FORMAT_HELP = {
     "github": "GitHub Actions annotations, and the Markdown job summary appended to $GITHUB_STEP_SUMMARY "
               "(and written to -o FILE)",
     "tsv": "tab-separated values for scripts",
+    "github-matrix": "GitHub Actions' strategy.matrix (one line of JSON)",
 }
 
 # The first line of the Markdown and text files spillway writes, and the

@@ -419,24 +419,16 @@ def test_baseline_then_check_round_trip(tmp_path):
 
 # -- the real matrix, against the committed baselines ------------------------------------
 
-def test_the_repository_matrix_passes_its_committed_baselines(tmp_path):
+def test_the_repository_matrix_passes_its_committed_baselines(one_machine_run):
     """What the main job does on a fresh machine: build every local cell from
     scratch and gate it against checks/baselines/<cell>.json: the bookworm
     cells, and the sid root's (clang-23, clang-24, debian-rocm-7.2.4) where
-    the root is made (under CI it is: the set-up makes it)."""
-    from spillway.matrix.toolchains import root_unavailable
-    for version in (15, 16, 19, 22):
-        require(f"clang++-{version}")
-        require(f"clang-offload-bundler-{version}")
+    the root is made (under CI it is: the set-up makes it).  The run is
+    tests/support/one_machine_run.py's, shared with the CI workflow test (one build of the matrix)."""
     matrix = mx.load(CELLS)
     root_cells = [c.name for c in matrix.cells.values() if c.in_root]
-    why = root_unavailable(matrix.systems["sid-root"])
-    if why and os.environ.get("CI"):
-        pytest.fail(why)
-    build = tmp_path / "build"
-    result = spillway("matrix", "run", "--local", "--format", "markdown", "-o", str(tmp_path / "summary.md"),
-                      "--build-dir", str(build))
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    why = one_machine_run.root_unavailable
+    result = one_machine_run.run
     for cell in ("clang-15", "clang-16", "clang-19", "clang-22"):
         assert re.search(rf"^PASS +{cell} +OK: \d+ kernels within baseline", result.stdout, re.M)
     for cell in root_cells:
@@ -444,7 +436,7 @@ def test_the_repository_matrix_passes_its_committed_baselines(tmp_path):
             assert re.search(rf"^SKIPPED +{re.escape(cell)} +skipped: the sid-root root", result.stdout, re.M)
         else:
             assert re.search(rf"^PASS +{re.escape(cell)} +OK: \d+ kernels within baseline", result.stdout, re.M)
-    summary = (tmp_path / "summary.md").read_text()
+    summary = (one_machine_run.outputs / "matrix-summary.md").read_text()
     assert "waves per SIMD (occupancy model `llvm23`; bold: spills or scratch)" in summary
     # The toolchains differ on the register-hungry WMMA GEMM: LLVM 15 caps gfx11 at 128 VGPRs and spills.
     row = next(line for line in summary.splitlines() if line.startswith("| `gemm_i8<128, 128, 32, 2, 2, 128>` | gfx11"))
