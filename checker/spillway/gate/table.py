@@ -12,8 +12,7 @@ from spillway.resources.names import table_name
 
 # Removed kernels a check lists by name; beyond this only counted (all of them are in --json).
 VANISHED_SHOWN = 20
-
-
+# The header of compare's next-step column (the CLI lists the steps itself when it did not fit).
 NEXT_STEP = "next step"
 
 
