@@ -1,8 +1,9 @@
 """Every output byte-identical (issue 24), on the large inputs: librocsparse1
 7.2.4 against 6.4.3 (unpacked by scripts/fetch-rocm-libraries.sh) and the
-matrix's builds (build/<cell>/libengine.so, made by scripts/main-job.sh),
-against tests/data/golden/rocm.json and matrix.json (scripts/record-golden.py
-rocm, matrix).  Skipped where the inputs are not here, failed under CI."""
+matrix's builds (<cell>/libengine.so of the tests' one build of the local
+matrix, tests/support/one_machine_run.py, as the main job makes them), against
+tests/data/golden/rocm.json and matrix.json (scripts/record-golden.py rocm,
+matrix).  Skipped where the inputs are not here, failed under CI."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ def test_rocm_library_outputs_are_the_recorded_bytes(tmp_path):
     golden.assert_same_outputs(golden.load_records("rocm")[scenario.name], golden.run_scenario(scenario, tmp_path))
 
 
-def test_matrix_outputs_are_the_recorded_bytes():
-    cells = golden.built_cells(golden.REPO / "build")
+def test_matrix_outputs_are_the_recorded_bytes(one_machine_run, tmp_path):
+    build = tmp_path / "build"
+    shutil.copytree(one_machine_run.outputs, build)
+    cells = golden.built_cells(build)
     recorded = golden.load_records("matrix")["matrix"]
     wanted = recorded["check"]["argv"][7:]      # matrix check --no-build --build-dir .. --root . CELL...
     if cells != wanted:
-        missing(f"the matrix outputs were recorded with cells {' '.join(wanted)} built; build/ holds "
-                f"{' '.join(cells) or 'none'} (run scripts/main-job.sh)")
-    work = golden.REPO / golden.MATRIX_WORK
-    shutil.rmtree(work, ignore_errors=True)
+        missing(f"the matrix outputs were recorded with cells {' '.join(wanted)} built; the local matrix "
+                f"run built {' '.join(cells) or 'none'} ({one_machine_run.root_unavailable or 'see its log'})")
+    work = tmp_path / golden.MATRIX_WORK
     golden.assert_same_outputs(recorded, golden.run_scenario(golden.matrix_scenario(cells), work))
