@@ -33,4 +33,4 @@ def test_matrix_outputs_are_the_recorded_bytes(one_machine_run, tmp_path):
         missing(f"the matrix outputs were recorded with cells {' '.join(wanted)} built; the local matrix "
                 f"run built {' '.join(cells) or 'none'} ({one_machine_run.root_unavailable or 'see its log'})")
     work = tmp_path / golden.MATRIX_WORK
-    golden.assert_same_outputs(recorded, golden.run_scenario(golden.matrix_scenario(cells), work))
+    golden.assert_same_outputs(recorded, golden.run_scenario(golden.matrix_scenario(cells), work, checkout=tmp_path))

@@ -67,8 +67,11 @@ class Scenario:
 
 # -- recording an output -------------------------------------------------------------
 
-def _entry(data: bytes, work: Path) -> dict:
-    data = _ELAPSED.sub(rb"\1<seconds> s", data).replace(str(REPO).encode(), b"<checkout>")
+def _entry(data: bytes, work: Path, checkout: Path = REPO) -> dict:
+    """``checkout``: the folder shown as ``<checkout>`` (the repository, or the copy a run was made in)."""
+    data = _ELAPSED.sub(rb"\1<seconds> s", data)
+    for root in dict.fromkeys((str(checkout), str(checkout.resolve()), str(REPO))):
+        data = data.replace(root.encode(), b"<checkout>")
     for folder in {str(work), str(work.resolve())}:
         # An output with this machine's paths would differ in another checkout: not a golden output.
         assert folder.encode() not in data, f"an output names {folder}: {data[:300]!r}"
@@ -80,7 +83,7 @@ def _entry(data: bytes, work: Path) -> dict:
     return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
-def run_step(work: Path, step: Step) -> dict:
+def run_step(work: Path, step: Step, checkout: Path = REPO) -> dict:
     if step.prepare is not None:
         step.prepare(work)
     env = {k: v for k, v in os.environ.items()
@@ -96,25 +99,25 @@ def run_step(work: Path, step: Step) -> dict:
     done = subprocess.run([sys.executable, "-m", "spillway", *step.argv], cwd=cwd, env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, timeout=1800)
     record = {"argv": step.argv, "columns": step.columns, "status": done.returncode,
-              "stdout": _entry(done.stdout, work), "stderr": _entry(done.stderr, work)}
+              "stdout": _entry(done.stdout, work, checkout), "stderr": _entry(done.stderr, work, checkout)}
     files = {}
     for name in step.files:
         path = cwd / name
-        files[name] = _entry(path.read_bytes(), work) if path.is_file() else None
+        files[name] = _entry(path.read_bytes(), work, checkout) if path.is_file() else None
     if step.github:
-        files["$GITHUB_STEP_SUMMARY"] = _entry(summary.read_bytes(), work)
+        files["$GITHUB_STEP_SUMMARY"] = _entry(summary.read_bytes(), work, checkout)
     if files:
         record["files"] = files
     return record
 
 
-def run_scenario(scenario: Scenario, work: Path) -> dict[str, dict]:
+def run_scenario(scenario: Scenario, work: Path, checkout: Path = REPO) -> dict[str, dict]:
     work.mkdir(parents=True, exist_ok=True)
     scenario.setup(work)
     out: dict[str, dict] = {}
     for step in scenario.steps:
         assert step.name not in out, f"{scenario.name}: step {step.name} twice"
-        out[step.name] = run_step(work, step)
+        out[step.name] = run_step(work, step, checkout)
     return out
 
 
