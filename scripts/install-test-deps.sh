@@ -29,3 +29,7 @@ python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 # The Jenkins xunit JUnit schema (junit-10.xsd) from pytest's sdist on PyPI,
 # into tests/.cache/ for the JUnit validation tests.
 scripts/fetch-junit-xsd.sh
+
+# The SARIF 2.1.0 schema from @microsoft/jest-sarif on npm, into tests/.cache/
+# for the SARIF validation tests.
+scripts/fetch-sarif-schema.sh

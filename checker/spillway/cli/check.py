@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the gate imports pydantic: only when a check runs
 
 # Kernels named with --allow in the one "accept all" command.
 ACCEPT_ALL_MAX = 10
-FORMATS = ("table", "json", "markdown", "junit", "github", "tsv")
+FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif")
 # Set (by the CMake module) to another command that writes the baseline.
 WRITE_BASELINE_ENV = "SPILLWAY_WRITE_BASELINE"
 
@@ -136,6 +136,8 @@ def run(args) -> int:
         write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)).encode())
     elif fmt == "github":
         _github(result, args, remedy)
+    elif fmt == "sarif":
+        write(args.output, _sarif(result, args, remedy))
     elif to_file:
         buffer = io.StringIO()
         print_result(result, args, remedy, buffer)
@@ -144,6 +146,17 @@ def run(args) -> int:
     if fmt == "table" or (to_file and fmt != "github"):
         print_result(result, args, remedy)
     return 0 if result.passed else 1
+
+
+def _sarif(result: CheckResult, args, remedy: Remedy) -> bytes:
+    from pathlib import Path
+
+    from spillway.gate import sarif
+
+    with open(args.baseline, "rb") as handle:   # read again for its lines: load_baseline read it whole too
+        lines = handle.read()
+    category = sarif.category_for("check", Path(args.baseline).stem)
+    return sarif.document([sarif.check_run(result, lines, category, remedy.accept)])
 
 
 def _markdown(result: CheckResult, args, remedy: Remedy) -> str:

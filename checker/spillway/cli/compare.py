@@ -8,7 +8,7 @@ from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  markdown_marker, text_marker, write)
 
-FORMATS = ("table", "json", "markdown", "github", "tsv")
+FORMATS = ("table", "json", "markdown", "github", "tsv", "sarif")
 TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs", "new_vgprs", "old_vgpr_spills",
               "new_vgpr_spills", "old_sgpr_spills", "new_sgpr_spills", "old_scratch", "new_scratch",
               "old_dynamic_stack", "new_dynamic_stack", "old_occupancy", "new_occupancy", "next_step")
@@ -67,6 +67,8 @@ def run(args) -> int:
         write(args.output, tsv(TSV_FIELDS, compare_tsv_rows(comparison, args.all)).encode())
     elif fmt == "github":
         _github(comparison, args)
+    elif fmt == "sarif":
+        write(args.output, _sarif(comparison, args))
     elif to_file:
         buffer = io.StringIO()
         _print_table(comparison, args, buffer)
@@ -98,3 +100,27 @@ def _print_table(comparison, args, file=None) -> None:
     from spillway.report.table import console as make_console
 
     print_compare(comparison, make_console(file), everything=args.all, limit=args.limit, names=args.names)
+
+
+
+def _sarif(comparison, args) -> bytes:
+    """Results located at the kernel's line of a baseline file given as a side
+    (OLD first), else at that baseline's first line, else at the first NEW path."""
+    import re
+
+    from spillway.gate import sarif
+
+    located: dict[tuple[str, str], sarif.Location] = {}
+    baselines = []
+    for path in args.against + args.new:
+        with open(path, "rb") as handle:
+            if not re.match(rb'\s*\{\s*"schema"\s*:\s*"spillway\.baseline/', handle.read(256)):
+                continue
+            handle.seek(0)
+            lines = sarif.kernel_lines(handle.read())
+        baselines.append(path)
+        for kernel, line in lines.items():
+            located.setdefault(kernel, sarif.Location(path, line))
+    fallback = sarif.Location(baselines[0] if baselines else args.new[0])
+    return sarif.document([sarif.compare_run(comparison, lambda target, key: located.get((target, key), fallback),
+                                             sarif.category_for("compare"))])

@@ -121,9 +121,9 @@ def register(subparsers) -> None:
     run = commands.add_parser("run", help="the main job: build, check every cell, print the comparison")
     common(run)
     _check_options(run)
-    add_output_options(run, ("table", "json", "markdown", "github"), github_auto=True,
-                       output_help="write the comparison of the cells to FILE (atomically) in the chosen format; "
-                                   "the verdicts are still printed")
+    add_output_options(run, ("table", "json", "markdown", "github", "sarif"), github_auto=True,
+                       output_help="write the comparison of the cells (sarif: the cells' failures) to FILE "
+                                   "(atomically) in the chosen format; the verdicts are still printed")
     add_table_options(run, limit=False)
     run.add_argument("--differing", action="store_true", help="only rows where cells differ")
     run.set_defaults(run=_heavy(run_run))
@@ -137,9 +137,9 @@ def register(subparsers) -> None:
     collect.add_argument("artifacts", metavar="ARTIFACTS", help="the folder the artifacts were downloaded into")
     common(collect, jobs=False)
     _check_options(collect, no_build=False)
-    add_output_options(collect, ("table", "json", "markdown", "github"), github_auto=True,
-                       output_help="write the comparison of the cells to FILE (atomically) in the chosen format; "
-                                   "the verdicts are still printed")
+    add_output_options(collect, ("table", "json", "markdown", "github", "sarif"), github_auto=True,
+                       output_help="write the comparison of the cells (sarif: the cells' failures) to FILE "
+                                   "(atomically) in the chosen format; the verdicts are still printed")
     add_table_options(collect, limit=False)
     collect.add_argument("--differing", action="store_true", help="only rows where cells differ")
     collect.set_defaults(run=_heavy(run_run), no_build=False)
@@ -552,7 +552,7 @@ def run_run(args) -> int:
     start = time.monotonic()
     checks, builds = _checks(args, matrix, build_dir)
     # The verdicts go to stdout, or to stderr when the document itself does.
-    document_on_stdout = fmt in ("json", "markdown") and args.output in (None, "-")
+    document_on_stdout = fmt in ("json", "markdown", "sarif") and args.output in (None, "-")
     console = _err() if document_on_stdout else stdout_console()
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
     summary = mx.summarize(matrix, build_dir, built, _view_model(args)) if built else None
@@ -562,12 +562,18 @@ def run_run(args) -> int:
             if args.output not in (None, "-"):
                 _emit_summary("table", None, summary, args.differing, args.names)
                 console.print(f"wrote {args.output}", highlight=False)
+        elif fmt == "sarif" and args.output in (None, "-"):
+            pass                             # stdout is the SARIF log
         else:
             _emit_summary("table", args.output if fmt == "table" else None, summary, args.differing, args.names)
             if fmt == "table" and args.output not in (None, "-"):
                 console.print(f"wrote {args.output}", highlight=False)
     if fmt == "github":
         _github_run(checks, summary, args)
+    elif fmt == "sarif":
+        write(args.output, _sarif_run(checks, matrix))
+        if args.output not in (None, "-"):
+            console.print(f"wrote {args.output}", highlight=False)
     _print_checks(console, checks)
     console.print(f"matrix {args.matrix_command}: {time.monotonic() - start:.1f} s", highlight=False)
     return mx.exit_status(checks)
@@ -595,3 +601,26 @@ def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
         write(args.output, (markdown_marker("matrix summary") + mx.summary_markdown(summary, args.differing)).encode())
     for line in annotation_lines(notes):
         print(line, flush=True)
+
+
+def _sarif_run(checks: list[mx.CellCheck], matrix: mx.Matrix) -> bytes:
+    """One SARIF run per checked cell (a passing cell's empty run closes its
+    fixed alerts), located in the cell's baseline file (its path from the
+    matrix's root: the repository's, as code scanning resolves it)."""
+    from spillway.gate import sarif
+    from spillway.gate.check import Finding
+
+    runs = []
+    for c in checks:
+        if c.verdict not in ("pass", "fail"):
+            continue
+        lines = matrix.resolve(c.cell.baseline).read_bytes()
+
+        def accept(finding: Finding, c: mx.CellCheck = c) -> str:
+            return _accept_command(c, [finding.key])
+
+        runs.append(sarif.findings_run(
+            sarif.findings_from_document(c.failures), c.cell.baseline, lines,
+            sarif.category_for("matrix", c.cell.name), accept,
+            {"cell": c.cell.name, "baseline": c.cell.baseline, "summary": c.reason}))
+    return sarif.document(runs)

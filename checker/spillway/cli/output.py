@@ -38,6 +38,8 @@ FORMAT_HELP = {
               "(and written to -o FILE)",
     "tsv": "tab-separated values for scripts",
     "github-matrix": "GitHub Actions' strategy.matrix (one line of JSON)",
+    "sarif": "SARIF 2.1.0 for GitHub code scanning (one run per gated build, a result per failing kernel "
+             "and metric)",
 }
 
 # The first line of the Markdown and text files spillway writes, and the
@@ -48,6 +50,9 @@ _TEXT_MARK = re.compile(rb"\A# spillway ")
 _XML_MARK = re.compile(rb"\A<\?xml[^>]*\?>\s*<!-- spillway[ :]")
 _JSON_MARK = re.compile(rb'\A\s*\{\s*("schema"\s*:\s*"spillway\.[a-z-]+/[0-9]+"'
                         rb'|"\$id"\s*:\s*"https://spillway\.dev/schemas/)')
+# SARIF logs whose first run is spillway's (gate.sarif writes the tool first).
+_SARIF_MARK = re.compile(rb'\A\{\s*"\$schema"\s*:\s*"[^"]*sarif[^"]*",\s*"version"\s*:\s*"2\.1\.0",'
+                         rb'\s*"runs"\s*:\s*\[\s*\{\s*"tool"\s*:\s*\{\s*"driver"\s*:\s*\{\s*"name"\s*:\s*"spillway"')
 # Header lines of the TSV files spillway writes (registered by the renderers).
 TSV_HEADERS: set[bytes] = set()
 
@@ -100,7 +105,7 @@ def is_spillway_file(path: str) -> bool:
             head = handle.read(4096)
     except OSError:
         return False
-    if _JSON_MARK.match(head) or _MARKDOWN_MARK.match(head) or _TEXT_MARK.match(head) or _XML_MARK.match(head):
+    if any(mark.match(head) for mark in (_JSON_MARK, _SARIF_MARK, _MARKDOWN_MARK, _TEXT_MARK, _XML_MARK)):
         return True
     first = head.split(b"\n", 1)[0].rstrip(b"\r")
     return first in TSV_HEADERS

@@ -1,0 +1,250 @@
+"""SARIF 2.1.0 for GitHub code scanning: ``check``, ``compare`` and ``matrix
+run`` with ``--format sarif``.
+
+One run per gated build (a check, a comparison, each matrix cell), each with
+its own ``automationDetails.id``: GitHub refuses an upload holding several
+runs of one tool and category.  One result per failing kernel and metric,
+located at the kernel's line in the baseline file (the line ``baseline
+write`` wrote for its key), or at the baseline file's first line for a
+kernel the baseline lacks.  GitHub's upload limits (20 runs, 25,000 results
+a run, 10 MB gzipped) are held here: more runs is a usage error, a run with
+more results keeps the first 25,000 and says how many it left out.
+
+The rules are the gate's metrics (gate.metrics); the message is the
+finding's sentence (Finding.message) and the command that accepts it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional, Sequence
+
+import orjson
+
+from spillway import __version__
+from spillway.errors import UsageError
+from spillway.gate.check import CheckResult, Finding
+from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
+from spillway.gate.metrics import METRICS
+from spillway.resources.names import table_name
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://pypi.org/project/spillway-amdgpu/"
+# GitHub's limits for one upload (docs: "SARIF support for code scanning").
+MAX_RUNS = 20
+MAX_RESULTS_PER_RUN = 25_000
+MAX_GZIPPED_BYTES = 10 * 1024 * 1024
+# compare's criteria, as rules of their own (a comparison has no allowance).
+_COMPARE_RULES = {
+    "scratch": "more scratch bytes per lane than the old build (private_segment_fixed_size), or a dynamic stack",
+    "spills": "more spilled registers than the old build (vgpr_spill_count + sgpr_spill_count)",
+    "occupancy": "fewer waves per SIMD than the old build",
+    "added-with-scratch": "a kernel only in the new build that uses scratch or spills registers",
+}
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a result points: a file of the repository (as given on the
+    command line, relative to the working folder) and a 1-based line."""
+
+    path: str
+    line: int = 1
+
+
+def kernel_lines(baseline: bytes) -> dict[tuple[str, str], int]:
+    """(target, key) -> the 1-based line of a baseline file that holds it.
+
+    Every version writes one kernel a line: ``{"key": ..., "targets": [...]}``
+    (version 3) or ``{"target": ..., "key": ...}`` (versions 1 and 2).  Lines
+    that are not a kernel object are passed over."""
+    found: dict[tuple[str, str], int] = {}
+    for number, raw in enumerate(baseline.splitlines(), start=1):
+        text = raw.strip().rstrip(b",")
+        if not (text.startswith(b"{") and text.endswith(b"}") and b'"key"' in text):
+            continue
+        try:
+            line = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+        key = line.get("key") if isinstance(line, dict) else None
+        if not isinstance(key, str):
+            continue
+        targets = line.get("targets")
+        if isinstance(targets, list):
+            for entry in targets:
+                if isinstance(entry, dict) and isinstance(entry.get("target"), str):
+                    found.setdefault((entry["target"], key), number)
+        elif isinstance(line.get("target"), str):
+            found.setdefault((line["target"], key), number)
+    return found
+
+
+def repository_path(path: str) -> str:
+    """A path as SARIF's artifactLocation.uri: relative to the working folder
+    (the repository's root in CI), with forward slashes."""
+    if os.path.isabs(path):
+        relative = os.path.relpath(path)
+        path = relative if not relative.startswith("..") else path
+    return path.replace(os.sep, "/")
+
+
+def _fingerprint(*parts: str) -> str:
+    # Stable across runs and line moves: GitHub matches alerts between uploads on it.
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def _location(where: Location) -> dict:
+    return {"physicalLocation": {"artifactLocation": {"uri": repository_path(where.path), "uriBaseId": "%SRCROOT%"},
+                                 "region": {"startLine": where.line}}}
+
+
+def _check_rules() -> list[dict]:
+    return [{"id": name, "name": f"KernelOver{name.capitalize()}Allowance",
+             "shortDescription": {"text": f"{name} over the baseline's allowance"},
+             "fullDescription": {"text": f"{metric.description}: {'at least' if metric.floor else 'at most'} "
+                                         f"the allowance the baseline file gives the kernel"},
+             "defaultConfiguration": {"level": "error"},
+             "properties": {"tags": ["performance", "amdgpu"]}}
+            for name, metric in METRICS.items()]
+
+
+def _run(category: str, rules: list[dict], results: list[dict], properties: dict) -> dict:
+    left_out = max(0, len(results) - MAX_RESULTS_PER_RUN)
+    run: dict = {
+        "tool": {"driver": {"name": "spillway", "version": __version__, "semanticVersion": __version__,
+                            "informationUri": INFORMATION_URI, "rules": rules}},
+        "automationDetails": {"id": f"{category}/"},
+        "columnKind": "unicodeCodePoints",
+        "results": results[:MAX_RESULTS_PER_RUN],
+        "properties": properties,
+    }
+    if left_out:
+        run["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": [
+            {"level": "warning", "message": {"text": f"{left_out} more results left out: GitHub takes at most "
+                                                     f"{MAX_RESULTS_PER_RUN} a run (the JSON format has them all)"}}]}]
+    return run
+
+
+def _rule_index(rules: list[dict]) -> dict[str, int]:
+    return {rule["id"]: i for i, rule in enumerate(rules)}
+
+
+def check_run(result: CheckResult, baseline: bytes, category: str,
+              accept: Callable[[Finding], str]) -> dict:
+    """One run: a result per failing kernel and metric of a check.  ``baseline``:
+    the baseline file's bytes (for the kernels' lines); ``accept``: the command
+    that accepts a finding."""
+    return findings_run(result.failures, result.baseline_path, baseline, category, accept,
+                        {"baseline": repository_path(result.baseline_path), "gate": list(result.gate),
+                         "kernels": result.kernels, "summary": result.summary()})
+
+
+def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: bytes, category: str,
+                 accept: Callable[[Finding], str], properties: dict) -> dict:
+    """One run over failing findings (a check's, or a matrix cell's check document's)."""
+    rules = _check_rules()
+    index = _rule_index(rules)
+    lines = kernel_lines(baseline)
+    results = []
+    for finding in failures:
+        line = 1 if finding.new_kernel else lines.get((finding.target, finding.key), 1)
+        name = table_name(finding.name)
+        results.append({
+            "ruleId": finding.metric, "ruleIndex": index[finding.metric], "level": "error",
+            "message": {"text": f"{name} [{finding.target}]: {finding.message()}. "
+                                f"Intended? accept with: {accept(finding)}"},
+            "locations": [_location(Location(baseline_path, line))],
+            "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(finding.target, finding.key,
+                                                                            finding.metric)},
+            "properties": {"target": finding.target, "key": finding.key, "kernel": finding.name,
+                           "metric": finding.metric, "allowed": finding.allowed, "actual": finding.actual,
+                           "new_kernel": finding.new_kernel, "dynamic_stack": finding.dynamic_stack},
+        })
+    return _run(category, rules, results, properties)
+
+
+def findings_from_document(failures: Iterable[dict]) -> list[Finding]:
+    """The failing findings of a spillway.check/2 document (its ``failures``)."""
+    return [Finding(target=f["target"], key=f["key"], name=f["name"], metric=f["metric"], allowed=f["allowed"],
+                    actual=f["actual"], passed=False, new_kernel=bool(f.get("new_kernel")),
+                    dynamic_stack=bool(f.get("dynamic_stack"))) for f in failures]
+
+
+def _compare_rules() -> list[dict]:
+    return [{"id": name, "name": "KernelGotWorse" if name != "added-with-scratch" else "AddedKernelUsesScratch",
+             "shortDescription": {"text": text.split(" (")[0]}, "fullDescription": {"text": text},
+             "defaultConfiguration": {"level": "warning"}, "properties": {"tags": ["performance", "amdgpu"]}}
+            for name, text in _COMPARE_RULES.items()]
+
+
+def _compare_message(diff: KernelDiff, criterion: str) -> str:
+    old, new = diff.old, diff.new
+    if criterion == "scratch":
+        change = f"scratch {old.scratch} -> {new.scratch} B/lane" + (
+            ", dynamic stack" if new.dynamic_stack and not old.dynamic_stack else "")
+    elif criterion == "spills":
+        change = f"spilled registers {old.spills} -> {new.spills}"
+    else:
+        change = f"occupancy {old.occupancy} -> {new.occupancy} waves/SIMD"
+    return f"{table_name(diff.name)} [{diff.target}]: {change}"
+
+
+def compare_run(comparison: Comparison, where: Callable[[str, str], Location], category: str) -> dict:
+    """One run: a result per kernel and criterion that got worse (worse or
+    mixed kernels), and per kernel only in the new build that uses scratch
+    (what ``--fail-on-worse`` fails on).  ``where(target, key)``: its location."""
+    rules = _compare_rules()
+    index = _rule_index(rules)
+    results = []
+    for diff in comparison.kernels:
+        for criterion in diff.worse:
+            results.append({
+                "ruleId": criterion, "ruleIndex": index[criterion], "level": "warning",
+                "message": {"text": _compare_message(diff, criterion)},
+                "locations": [_location(where(diff.target, diff.key))],
+                "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(diff.target, diff.key, criterion)},
+                "properties": {"target": diff.target, "key": diff.key, "kernel": diff.name, "status": diff.status},
+            })
+    for kernel in comparison.only_new:
+        if uses_scratch(kernel.resources):
+            results.append({
+                "ruleId": "added-with-scratch", "ruleIndex": index["added-with-scratch"], "level": "warning",
+                "message": {"text": f"{table_name(kernel.name)} [{kernel.target}]: only in the new build, "
+                                    f"scratch {kernel.resources.scratch} B/lane"
+                                    + (" + dynamic stack" if kernel.resources.dynamic_stack else "")
+                                    + f", {kernel.resources.spills} spilled registers"},
+                "locations": [_location(where(kernel.target, kernel.key))],
+                "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(kernel.target, kernel.key,
+                                                                                "added-with-scratch")},
+                "properties": {"target": kernel.target, "key": kernel.key, "kernel": kernel.name},
+            })
+    return _run(category, rules, results, {"sentence": comparison.sentence()})
+
+
+def document(runs: Sequence[dict]) -> bytes:
+    """The SARIF log: the runs in the order given, within GitHub's limits."""
+    if len(runs) > MAX_RUNS:
+        raise UsageError(f"--format sarif: {len(runs)} runs, GitHub takes at most {MAX_RUNS} in one upload; "
+                         f"name fewer cells and write several files")
+    categories = [run["automationDetails"]["id"] for run in runs]
+    duplicated = sorted({c for c in categories if categories.count(c) > 1})
+    if duplicated:
+        raise UsageError(f"--format sarif: two runs share the category {duplicated[0]!r} (GitHub refuses the upload)")
+    data = orjson.dumps({"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": list(runs)},
+                        option=orjson.OPT_INDENT_2) + b"\n"
+    size = len(gzip.compress(data, compresslevel=6, mtime=0))
+    if size > MAX_GZIPPED_BYTES:
+        raise UsageError(f"--format sarif: {size} bytes gzipped, over GitHub's {MAX_GZIPPED_BYTES} bytes; "
+                         f"check fewer kernels or cells per upload")
+    return data
+
+
+def category_for(*parts: Optional[str]) -> str:
+    """``spillway/check/<baseline stem>``: a run's automationDetails.id without its trailing slash."""
+    words = [p for p in parts if p]
+    return "/".join(["spillway", *words])
