@@ -49,7 +49,8 @@ def register(subparsers) -> None:
     write.add_argument("--reason", action="append", default=[], metavar="TEXT",
                        help="why, stored with each kernel --allow matched (one for all --allow, or one each)")
     write.add_argument("--flags", metavar="TEXT",
-                       help="the build's code-generation flags, as shell words (recorded in the baseline; check "
+                       help="the build's code-generation flags, as shell words (--flags='-O3 -foffload-lto'; "
+                            "recorded in the baseline; check "
                             "warns when a build's differ); default: those of the command lines the compiler "
                             "recorded in the code objects (clang -frecord-command-line), else not recorded")
     add_read_options(write)

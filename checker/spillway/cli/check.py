@@ -55,7 +55,8 @@ def register(subparsers) -> None:
     output.add_argument("--suite", metavar="NAME",
                         help="name of the JUnit test suite (default: the baseline's file name without .json)")
     parser.add_argument("--flags", metavar="TEXT",
-                        help="the build's code-generation flags, as shell words, compared with those the baseline "
+                        help="the build's code-generation flags, as shell words (--flags='-O3 -foffload-lto'), "
+                             "compared with those the baseline "
                              "recorded; default: those of the command lines the compiler recorded in the code "
                              "objects (clang -frecord-command-line)")
     parser.add_argument("--strict-flags", action="store_true",

@@ -74,27 +74,35 @@ def split_arguments(command_line: str) -> list[str]:
 
 def code_generation_flags(command_lines: Iterable[str]) -> list[str]:
     """The distinct code-generation flags of recorded command lines, in the
-    order first seen.  An option and its separate value stay one flag
-    (``-mllvm -amdgpu-num-vgpr=64``, ``-x hip``); inputs (arguments that are
-    not options) are dropped."""
+    order first seen (see ``flags_of_arguments``)."""
     flags: dict[str, None] = {}
     for line in command_lines:
-        arguments = split_arguments(line)[1:]       # [0]: the compiler's path
-        at = 0
-        while at < len(arguments):
-            argument = arguments[at]
+        flags.update(dict.fromkeys(flags_of_arguments(split_arguments(line)[1:])))    # [0]: the compiler
+    return list(flags)
+
+
+def flags_of_arguments(arguments: Iterable[str]) -> list[str]:
+    """The distinct code-generation flags among a compiler's arguments (without
+    the compiler itself), in order.  An option and its separate value stay one
+    flag (``-mllvm -amdgpu-num-vgpr=64``, ``-x hip``); inputs (arguments that
+    are not options) are dropped."""
+    flags: dict[str, None] = {}
+    arguments = list(arguments)
+    at = 0
+    while at < len(arguments):
+        argument = arguments[at]
+        at += 1
+        if argument in _PLACES_WITH_VALUE:
             at += 1
-            if argument in _PLACES_WITH_VALUE:
-                at += 1
-            elif argument in _WITH_VALUE:
-                if at < len(arguments):
-                    flags[f"{argument} {arguments[at]}"] = None
-                at += 1
-            elif argument in _PLACES or argument.startswith(_PLACE_PREFIXES) or not argument.startswith("-") \
-                    or argument == "-":
-                continue
-            else:
-                flags[argument] = None
+        elif argument in _WITH_VALUE:
+            if at < len(arguments):
+                flags[f"{argument} {arguments[at]}"] = None
+            at += 1
+        elif argument in _PLACES or argument.startswith(_PLACE_PREFIXES) or not argument.startswith("-") \
+                or argument == "-":
+            continue
+        else:
+            flags[argument] = None
     return list(flags)
 
 

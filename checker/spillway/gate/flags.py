@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from spillway.errors import UsageError
-from spillway.formats.command_line import code_generation_flags, flag_changes
+from spillway.formats.command_line import code_generation_flags, flag_changes, flags_of_arguments
 
 
 def recorded_flags(files: Iterable[dict]) -> Optional[list[str]]:
@@ -28,11 +28,18 @@ def recorded_flags(files: Iterable[dict]) -> Optional[list[str]]:
 
 
 def declared_flags(text: str, option: str = "--flags") -> list[str]:
-    """Flags given on the command line as one string (shell words)."""
+    """Flags given on the command line as one string of shell words, read as
+    a recorded command line's are (``-mllvm X`` one flag, places left out)."""
     try:
-        return shlex.split(text)
+        return flags_of_arguments(shlex.split(text))
     except ValueError as exc:
         raise UsageError(f"{option} {text!r}: {exc}") from None
+
+
+def cell_flags(flags: Iterable[str]) -> list[str]:
+    """A matrix cell's ``flags``, read as the recipe passes them (split on white
+    space) and then as a recorded command line's."""
+    return flags_of_arguments(word for flag in flags for word in flag.split())
 
 
 def build_flags(declared: Optional[str], files: Iterable[dict]) -> Optional[list[str]]:

@@ -49,7 +49,7 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
     from spillway.gate import junit as junit_xml
     from spillway.gate.baseline import load_baseline, recorded_model
     from spillway.gate.check import check
-    from spillway.gate.flags import compare as compare_flags
+    from spillway.gate.flags import cell_flags, compare as compare_flags
     from spillway.gate.metrics import parse_metrics
 
     cell = build.cell
@@ -79,7 +79,7 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
     except SpillwayError as exc:
         return CellCheck(cell, "error", str(exc))
     # The cell's flags are what its build used (a collected build made with others is refused before).
-    differ = compare_flags(baseline.provenance.flags, list(cell.flags))
+    differ = compare_flags(baseline.provenance.flags, cell_flags(cell.flags))
     warning = differ.sentence() if differ else ""
     if warning and strict_flags:
         return CellCheck(cell, "fail", f"{result.summary()}; {warning} [--strict-flags]", document["failures"],
@@ -129,6 +129,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     up (kept, as the command keeps it)."""
     from spillway.gate.baseline import (build as build_baseline, load_baseline, recorded_model, update_summary,
                                         write_baseline as write_file)
+    from spillway.gate.flags import cell_flags
 
     cell = build.cell
     baseline_path = matrix.resolve(cell.baseline)
@@ -145,7 +146,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         inputs = _read(Path(library), recorded_model(previous) if previous else None)
         inputs.sources = [library]
         result = build_baseline(inputs, note=baseline_note(matrix, build_dir, build), gate=tuple(cell.gate),
-                                previous=previous, flags=list(cell.flags))
+                                previous=previous, flags=cell_flags(cell.flags))
         write_file(str(baseline_path), result.baseline)
     except SpillwayError as exc:
         return EXIT_FAILED, f"error: {exc}"
