@@ -98,3 +98,15 @@ def test_the_documents_stay_the_same_with_the_warning(tmp_path):
                      "--flags=" + " ".join(json.loads(baseline.read_text())["provenance"]["flags"]))
     assert _warnings(warned.stderr) and not _warnings(quiet.stderr)
     assert warned.stdout == quiet.stdout and json.loads(warned.stdout)["passed"]
+
+
+def test_a_report_json_carries_the_recorded_flags_to_check(tmp_path):
+    """check reads a build's report JSON as it reads the build: its files' command_lines."""
+    baseline = _write(tmp_path, "recorded.o")
+    report = tmp_path / "lto-report.json"
+    assert spillway("report", "--json", "-o", str(report), str(DATA / "recorded-lto.o")).returncode == 0
+    assert json.loads(report.read_text())["files"][0]["command_lines"]
+    result = spillway("check", str(report), "--baseline", str(baseline), "--strict-flags")
+    assert result.returncode == 1
+    (line,) = _warnings(result.stderr)
+    assert "added -foffload-lto=full (" in line
