@@ -48,6 +48,11 @@ def register(subparsers) -> None:
                             "stable key and the demangled name; repeatable)")
     write.add_argument("--reason", action="append", default=[], metavar="TEXT",
                        help="why, stored with each kernel --allow matched (one for all --allow, or one each)")
+    write.add_argument("--flags", metavar="TEXT",
+                       help="the build's code-generation flags, as shell words (--flags='-O3 -foffload-lto'; "
+                            "recorded in the baseline; check "
+                            "warns when a build's differ); default: those of the command lines the compiler "
+                            "recorded in the code objects (clang -frecord-command-line), else not recorded")
     add_read_options(write)
     write.set_defaults(run=run_write)
 
@@ -73,10 +78,13 @@ def run_write(args) -> int:
     from spillway.cli.output import Outputs, schema_of
     from spillway.gate.baseline import (SourceHasher, build, load_baseline, recorded_model,  # (pydantic)
                                         update_summary, write_baseline)
+    from spillway.gate.flags import build_flags, declared_flags
     from spillway.gate.metrics import DEFAULT_GATE, METRICS, parse_metrics
     from spillway.gate.reading import read_sources
 
     allows = _allows(args)
+    if args.flags is not None:
+        declared_flags(args.flags)      # a usage error before anything is read
     gate = parse_metrics(args.gate) if args.gate is not None else None
 
     Outputs(args.paths, force=args.force).claim(args.output, "-o", routine=True)
@@ -98,7 +106,8 @@ def run_write(args) -> int:
     with progress_shown(args.paths, options, also=hasher.advance):
         inputs = read_sources(args.paths, options)
     result = build(inputs, note=args.note, gate=gate, previous=previous, allows=allows,
-                   targets=options.targets, record_all=args.record_all, digests=hasher.digests())
+                   targets=options.targets, record_all=args.record_all, digests=hasher.digests(),
+                   flags=build_flags(args.flags, inputs.files))
     write_baseline(args.output, result.baseline)
 
     out = sys.stderr

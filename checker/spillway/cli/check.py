@@ -54,6 +54,14 @@ def register(subparsers) -> None:
                                                         "and metric), beside the main format")
     output.add_argument("--suite", metavar="NAME",
                         help="name of the JUnit test suite (default: the baseline's file name without .json)")
+    parser.add_argument("--flags", metavar="TEXT",
+                        help="the build's code-generation flags, as shell words (--flags='-O3 -foffload-lto'), "
+                             "compared with those the baseline "
+                             "recorded; default: those of the command lines the compiler recorded in the code "
+                             "objects (clang -frecord-command-line)")
+    parser.add_argument("--strict-flags", action="store_true",
+                        help="fail (exit 1) when the build's code-generation flags differ from the baseline's; "
+                             "without it that is a warning")
     add_table_options(parser)
     add_read_options(parser)
     parser.set_defaults(run=run)
@@ -93,10 +101,13 @@ def run(args) -> int:
     from spillway.gate import junit
     from spillway.gate.baseline import load_baseline, recorded_model  # pydantic: imported only when used
     from spillway.gate.check import check
+    from spillway.gate.flags import build_flags, compare as compare_flags, declared_flags
     from spillway.gate.metrics import parse_metrics
     from spillway.gate.reading import read_sources
 
     fmt = chosen_format(args)
+    if args.flags is not None:
+        declared_flags(args.flags)      # a usage error before anything is read
     gate = parse_metrics(args.gate) if args.gate is not None else None
     options = read_options(args)
     outputs = Outputs(args.paths + [args.baseline], force=args.force)
@@ -114,6 +125,7 @@ def run(args) -> int:
         inputs = read_sources(args.paths, options)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,
                    baseline_path=args.baseline, occupancy_model=options.occupancy_model)
+    flags_differ = compare_flags(baseline.provenance.flags, build_flags(args.flags, inputs.files))
     if args.occupancy_model is None and "occupancy" in result.gate:
         # After the read, so that an input error stays one line.
         print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "
@@ -145,7 +157,11 @@ def run(args) -> int:
     # The verdict goes to stdout unless the document itself did.
     if fmt == "table" or (to_file and fmt != "github"):
         print_result(result, args, remedy)
-    return 0 if result.passed else 1
+    if flags_differ is not None:
+        # One line on stderr, after the verdict: the documents on stdout and in files stay what they were.
+        print(f"spillway: {'error' if args.strict_flags else 'warning'}: {flags_differ.sentence()}"
+              + (" [--strict-flags]" if args.strict_flags else ""), file=sys.stderr)
+    return 0 if result.passed and not (args.strict_flags and flags_differ is not None) else 1
 
 
 def _sarif(result: CheckResult, args, remedy: Remedy) -> bytes:

@@ -152,6 +152,8 @@ def _check_options(sub, no_build: bool = True) -> None:
     _occupancy_option(sub, "occupancy model to gate with, and of the side-by-side view (default: each "
                            "baseline's own, llvm22 for a version-1 baseline; the view: llvm23)")
     sub.add_argument("--junit-dir", metavar="DIR", help="write DIR/<cell>.xml (JUnit) per checked cell")
+    sub.add_argument("--strict-flags", action="store_true",
+                     help="a cell whose flags differ from those its baseline recorded fails (default: a warning)")
 
 
 def _occupancy_option(sub, help_text: str) -> None:
@@ -363,7 +365,8 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
     for build in builds:
         checked = build.status not in ("skipped", "failed")
         junit = junit_dir / f"{build.cell.name}.xml" if junit_dir and checked else None
-        result = mx.check_cell(matrix, build_dir, build, args.gate, junit, getattr(args, "occupancy_model", None))
+        result = mx.check_cell(matrix, build_dir, build, args.gate, junit, getattr(args, "occupancy_model", None),
+                               strict_flags=args.strict_flags)
         result.required = build.cell.name in required
         if junit_dir and result.verdict in ("skipped", "error"):
             # Every cell has its file, so a collector sees skipped and broken cells too.
@@ -406,11 +409,15 @@ def _print_checks(console: Console, checks: list[mx.CellCheck]) -> None:
             if len(c.failures) > 20:
                 console.print(f"           ... and {len(c.failures) - 20} more ({c.report})", highlight=False)
             keys = list(dict.fromkeys(f["key"] for f in c.failures))
-            console.print(escape(f"           intended? accept with: {_accept_command(c, keys)}"), highlight=False,
-                          soft_wrap=True)
+            if keys:
+                console.print(escape(f"           intended? accept with: {_accept_command(c, keys)}"),
+                              highlight=False, soft_wrap=True)
         elif c.verdict == "error":
             console.print(escape(f"ERROR    {name}  {c.reason}"), highlight=False, style="red")
-        else:
+        if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
+            console.print(escape(f"           warning: {c.flags_warning} (--strict-flags fails on it)"),
+                          highlight=False, style="yellow", soft_wrap=True)
+        if c.verdict == "skipped":
             note = " (required here: the run does not pass)" if c.required else ""
             console.print(escape(f"SKIPPED  {name}  skipped: {c.reason}{note}"), highlight=False, style="yellow")
     counts = {v: sum(1 for c in checks if c.verdict == v) for v in ("pass", "fail", "error", "skipped")}

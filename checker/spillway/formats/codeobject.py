@@ -1,9 +1,10 @@
 """AMDGPU code objects: the device ELF (e_machine 224) inside a bundle.
 
 Reads the code object version from the ELF header, the target from
-``amdhsa.target`` or ``e_flags``, the compiler from ``.comment`` and the
-kernels from the metadata note.  Only headers, notes, ``.comment`` and (when
-the metadata lacks the WGP mode) kernel descriptors are touched.
+``amdhsa.target`` or ``e_flags``, the compiler from ``.comment``, the
+command line it recorded (``.GCC.command.line``, -frecord-command-line) and
+the kernels from the metadata note.  Only headers, notes, those two sections
+and (when the metadata lacks the WGP mode) kernel descriptors are touched.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from spillway.formats import metadata
+from spillway.formats import command_line, metadata
 from spillway.errors import InputError
 from spillway.resources.targets import (ABI_VERSION_TO_COV, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, occupancy_model,
                       processor_of, target_id_from_flags)
@@ -28,6 +29,8 @@ class CodeObject:
     compiler: str
     e_flags: int
     kernels: list[metadata.KernelMetadata]
+    # The distinct command lines recorded in .GCC.command.line; empty without one.
+    command_lines: tuple[str, ...] = ()
 
 
 def is_amdgpu_elf(data: bytes | memoryview) -> bool:
@@ -117,7 +120,9 @@ def parse(data: memoryview | bytes) -> CodeObject:
     model = occupancy_model(processor_of(target_id))
     if model is not None and model.gfx_major >= 10 and model.lds_per_cu_cumode is not None:
         kernels = _with_wgp_mode(kernels, image)
-    return CodeObject(target_id, version, _compiler_from_comment(comment), e_flags, kernels)
+    recorded = image.section_bytes(command_line.SECTION)
+    return CodeObject(target_id, version, _compiler_from_comment(comment), e_flags, kernels,
+                      tuple(command_line.parse_section(recorded)) if recorded else ())
 
 
 class ElfImage:

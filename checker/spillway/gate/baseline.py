@@ -138,6 +138,10 @@ class Provenance(BaseModel):
     code_object_versions: list[int]
     targets: list[str]
     files: list[SourceFile]
+    flags: Optional[list[str]] = Field(
+        None, description="Code-generation flags of the build it was written from: a matrix cell's flags, "
+                          "--flags, or those of the command lines the compiler recorded in the code objects "
+                          "(-frecord-command-line); check warns when a build's differ. Absent: not known")
 
 
 class _Header(BaseModel):
@@ -401,6 +405,8 @@ def render(baseline: Baseline) -> bytes:
     line.  The entries' names are not written (they are the keys demangled)."""
     head = baseline.model_dump(by_alias=True, exclude={"kernels"})
     head["schema"] = SCHEMA   # an updated version 1 or 2 baseline is written as version 3
+    if head["provenance"]["flags"] is None:   # not known: left out, as files before it were written
+        del head["provenance"]["flags"]
     if head["record_all"] is None:   # version 1: every kernel read was recorded
         head["record_all"] = True
         written_from: dict[str, int] = {}
@@ -598,10 +604,12 @@ def recorded_by_default(resources: Resources, gate: tuple[str, ...]) -> bool:
 
 def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: Baseline | None = None,
           allows: Sequence[tuple[str, str]] = (), targets: list[str] | None = None,
-          record_all: bool = False, digests: Mapping[str, str] | None = None) -> UpdateResult:
+          record_all: bool = False, digests: Mapping[str, str] | None = None,
+          flags: list[str] | None = None) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.  ``digests``:
     sha256_path of inputs already worked out (SourceHasher); the others are
-    hashed here.
+    hashed here.  ``flags``: the build's code-generation flags (None: not
+    known; an update then keeps the previous baseline's).
 
     Updating: allowances that went down are tightened; an allowance that
     would go up keeps its old value (reported in ``refused``) unless an
@@ -717,7 +725,8 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         code_object_versions=sorted(inputs.code_object_versions),
         targets=sorted({u.target for u in inputs.usage.values()}),
         files=[SourceFile(path=os.path.normpath(p), sha256=(digests or {}).get(p) or sha256_path(p))
-               for p in dict.fromkeys(inputs.sources)])
+               for p in dict.fromkeys(inputs.sources)],
+        flags=flags if flags is not None else (previous.provenance.flags if previous else None))
     entries.sort(key=lambda e: (e.target, e.key))
     models = set(inputs.occupancy_models)
     occupancy_model = models.pop() if len(models) == 1 else ("producer" if models else None)

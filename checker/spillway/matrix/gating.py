@@ -30,6 +30,7 @@ class CellCheck:
     failures: list[dict] = field(default_factory=list)   # the check document's "failures"
     required: bool = False
     report: Optional[Path] = None    # the check's JSON document (build/<cell>/check.json)
+    flags_warning: str = ""          # the cell's flags differ from its baseline's (a failure with strict_flags)
 
 
 def _read(library: Path, occupancy_model: str | None = None):
@@ -40,11 +41,15 @@ def _read(library: Path, occupancy_model: str | None = None):
 
 
 def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional[str] = None,
-               junit: Optional[Path] = None, occupancy_model: Optional[str] = None) -> CellCheck:
-    """Gate one built cell; writes build/<cell>/check.json (and ``junit``)."""
+               junit: Optional[Path] = None, occupancy_model: Optional[str] = None,
+               strict_flags: bool = False) -> CellCheck:
+    """Gate one built cell; writes build/<cell>/check.json (and ``junit``).
+    The cell's flags are compared with those its baseline recorded: a
+    difference is a warning, or with ``strict_flags`` a failure."""
     from spillway.gate import junit as junit_xml
     from spillway.gate.baseline import load_baseline, recorded_model
     from spillway.gate.check import check
+    from spillway.gate.flags import cell_flags, compare as compare_flags
     from spillway.gate.metrics import parse_metrics
 
     cell = build.cell
@@ -73,8 +78,14 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
         atomic.write_bytes(str(result_path), orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     except SpillwayError as exc:
         return CellCheck(cell, "error", str(exc))
+    # The cell's flags are what its build used (a collected build made with others is refused before).
+    differ = compare_flags(baseline.provenance.flags, cell_flags(cell.flags))
+    warning = differ.sentence() if differ else ""
+    if warning and strict_flags:
+        return CellCheck(cell, "fail", f"{result.summary()}; {warning} [--strict-flags]", document["failures"],
+                         report=result_path, flags_warning=warning)
     return CellCheck(cell, "pass" if result.passed else "fail", result.summary(), document["failures"],
-                     report=result_path)
+                     report=result_path, flags_warning=warning)
 
 
 def exit_status(checks: list[CellCheck]) -> int:
@@ -118,6 +129,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     up (kept, as the command keeps it)."""
     from spillway.gate.baseline import (build as build_baseline, load_baseline, recorded_model, update_summary,
                                         write_baseline as write_file)
+    from spillway.gate.flags import cell_flags
 
     cell = build.cell
     baseline_path = matrix.resolve(cell.baseline)
@@ -134,7 +146,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         inputs = _read(Path(library), recorded_model(previous) if previous else None)
         inputs.sources = [library]
         result = build_baseline(inputs, note=baseline_note(matrix, build_dir, build), gate=tuple(cell.gate),
-                                previous=previous)
+                                previous=previous, flags=cell_flags(cell.flags))
         write_file(str(baseline_path), result.baseline)
     except SpillwayError as exc:
         return EXIT_FAILED, f"error: {exc}"

@@ -136,7 +136,7 @@ def _images_of(unit, counts: ScanResult):
 def _parse_units(number: int, indexes: tuple[int, ...]):
     """Parse _UNITS[i] for i in indexes, task ``number`` of the run; runs in a
     forked worker (or inline).  Returns ((code objects, kernel tuples,
-    bitcode-only entries, SPIR-V entries), error) where error is None, an
+    bitcode-only entries, SPIR-V entries, recorded command lines), error) where error is None, an
     InputError's fields or, when writing to _SINK failed, ("OSError", errno,
     strerror).  With _SINK, the task's JSON lines go there in task order
     (a failed task stops every later one writing)."""
@@ -162,6 +162,7 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
     kernels = 0
     counts = ScanResult()
     code_objects = 0
+    recorded: dict[str, None] = {}     # distinct command lines the compiler recorded, in order
     shared: dict = {}      # a kernel name's (name, demangled name, key), for each target of a bundle
     share = shared.get
     names: dict = {}     # _ENCODE: a kernel's encoded names, for each target of the task's bundle
@@ -181,6 +182,8 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
                 code_objects += 1
                 if not target_selected(code.target_id, _TARGETS):
                     continue
+                if code.command_lines:
+                    recorded.update(dict.fromkeys(code.command_lines))
                 model = occupancy.resolve_model(_MODEL, code.compiler)
                 where = (image.file, image.bundle_index, code.target_id, code.code_object_version, code.compiler)
                 offset, archive = image.image_offset, image.archive
@@ -211,10 +214,11 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
             gc.enable()
         _drop_mapped_pages(indexes)
     if _ENCODE:
-        return (code_objects, EncodedKernels(kernels, encoded), counts.bitcode_only, counts.spirv_entries), None
+        return (code_objects, EncodedKernels(kernels, encoded), counts.bitcode_only, counts.spirv_entries,
+                list(recorded)), None
     if _PROJECT is not None:
         values = list(map(_PROJECT, values))
-    return (code_objects, values, counts.bitcode_only, counts.spirv_entries), None
+    return (code_objects, values, counts.bitcode_only, counts.spirv_entries, list(recorded)), None
 
 
 # A record line's layout: FIELDS as a struct msgspec encodes in C, without
@@ -391,7 +395,7 @@ def _tune_allocator() -> None:
 def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
                encode: bool = False, fields: tuple[str, ...] | None = None):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
-    entries, SPIR-V entries) per task, in order.  Raises the first InputError.
+    entries, SPIR-V entries, recorded command lines) per task, in order.  Raises the first InputError.
     ``encode``: the kernels come as EncodedKernels, not tuples.  ``fields``:
     the tuples hold these fields (of FIELDS, in this order), not all of them."""
     global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT
@@ -471,7 +475,7 @@ def _parse_images(images: list, targets: list[str], progress,
                   model: str = occupancy.DEFAULT_MODEL) -> tuple[int, list[tuple]]:
     """Parse every unit; returns (code objects, kernel value tuples) in order."""
     code_objects, values = 0, []
-    for found, rows, _bitcode, _spirv in iter_units(images, targets, progress, model):
+    for found, rows, _bitcode, _spirv, _command_lines in iter_units(images, targets, progress, model):
         code_objects += found
         values.extend(rows)
     return code_objects, values
@@ -601,12 +605,14 @@ class _FileTally:
         self.code_objects = self.kernels = 0
         self.bitcode_only = list(scan.bitcode_only)
         self.spirv = scan.spirv_entries
+        self.command_lines: dict[str, None] = {}
 
-    def add(self, found: int, kernels: int, bitcode: list, spirv_entries: int) -> None:
+    def add(self, found: int, kernels: int, bitcode: list, spirv_entries: int, command_lines: list[str]) -> None:
         self.code_objects += found
         self.kernels += kernels
         self.bitcode_only.extend(bitcode)
         self.spirv += spirv_entries
+        self.command_lines.update(dict.fromkeys(command_lines))
 
     def record(self) -> dict:
         scan, path = self.scan, self.path
@@ -615,9 +621,12 @@ class _FileTally:
             if self.bitcode_only:
                 raise BitcodeOnly(file=path, container=self.bitcode_only[0].split(": ", 1)[-1])
             raise NoDeviceCode("holds no AMDGPU device code", file=path, container=scan.kind)
-        return {"path": path, "kind": scan.kind, "bundles": scan.bundles, "code_objects": self.code_objects,
-                "kernels": self.kernels, "bitcode_only": self.bitcode_only,
-                "skipped_without_device_code": len(scan.skipped), "spirv_entries": self.spirv}
+        record = {"path": path, "kind": scan.kind, "bundles": scan.bundles, "code_objects": self.code_objects,
+                  "kernels": self.kernels, "bitcode_only": self.bitcode_only,
+                  "skipped_without_device_code": len(scan.skipped), "spirv_entries": self.spirv}
+        if self.command_lines:      # only then: other files' records stay as they were
+            record["command_lines"] = list(self.command_lines)
+        return record
 
 
 def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact: bool,
@@ -626,9 +635,9 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact
     _refuse_without_images(scan, path)
     tally, values = _FileTally(scan, path), []
     fields = rows_fields if rows_sink is not None else None
-    for found, rows, bitcode, spirv_entries in iter_units(scan.images, options.targets, progress,
-                                                          options.occupancy_model, fields=fields):
-        tally.add(found, len(rows), bitcode, spirv_entries)
+    for found, rows, bitcode, spirv_entries, command_lines in iter_units(
+            scan.images, options.targets, progress, options.occupancy_model, fields=fields):
+        tally.add(found, len(rows), bitcode, spirv_entries, command_lines)
         if rows_sink is not None:
             rows_sink(rows)
         else:
@@ -688,9 +697,9 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
             _refuse_without_images(scan, path)
             tally = _FileTally(scan, path)
             _SINK = sink
-            for found, encoded, bitcode, spirv_entries in iter_units(scan.images, options.targets, progress,
-                                                                     options.occupancy_model, encode=True):
-                tally.add(found, encoded.kernels, bitcode, spirv_entries)
+            for found, encoded, bitcode, spirv_entries, command_lines in iter_units(
+                    scan.images, options.targets, progress, options.occupancy_model, encode=True):
+                tally.add(found, encoded.kernels, bitcode, spirv_entries, command_lines)
                 for piece in encoded.pieces:
                     yield (b",\n" if opened else opening) + piece
                     opened = True

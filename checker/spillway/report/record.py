@@ -100,6 +100,10 @@ class FileRecord(BaseModel):
                                                 "exists after the device link")
     skipped_without_device_code: int = Field(description="Files inside this path that hold no device code")
     spirv_entries: int = 0
+    command_lines: Optional[list[str]] = Field(
+        None, description="The distinct command lines the compiler recorded in the code objects read "
+                          "(.GCC.command.line: clang -frecord-command-line), in the order found; absent when "
+                          "none recorded one")
 
 
 class Report(BaseModel):

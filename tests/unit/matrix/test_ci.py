@@ -320,7 +320,7 @@ def test_the_example_workflow_runs_the_matrix_as_one_machine_does(one_machine_ru
     print(f"one machine: matrix run --local {one_machine_run.seconds:.1f} s")
     local = [c.name for c in mx.load(CELLS).cells.values() if c.local]
     for cell in local:     # an earlier run's cache of each cell's objects
-        shutil.copytree(reference / cell / "obj", runner.caches / f"spillway-obj-{cell}-earlier" / "0")
+        shutil.copytree(reference / cell / "obj", runner.caches / f"spillway-obj-{cell}@earlier" / "0")
 
     # -- the workflow -----------------------------------------------------------------------
     jobs = runner.run_workflow(WORKFLOW)
@@ -340,7 +340,7 @@ def test_the_example_workflow_runs_the_matrix_as_one_machine_does(one_machine_ru
         assert job.result == "success", job.log()
         assert job.name == f"{cell} ({job.matrix['toolchain']})"
         assert job.container == {"image": "debian:bookworm", "options": job.matrix["container-options"]}
-        assert f"cache: restored spillway-obj-{cell}-earlier" in job.step("actions/cache").output
+        assert f"cache: restored spillway-obj-{cell}@earlier" in job.step("actions/cache").output
         assert "spillway action: reusing" in job.step("./ > spillway").output
         checked = job.step("./ > Run").output
         # Every object restored and fresh: the job only links.
@@ -350,7 +350,7 @@ def test_the_example_workflow_runs_the_matrix_as_one_machine_does(one_machine_ru
         assert {p.name for p in stored.iterdir()} >= {"build.json", "libengine.so", "check.json", "obj"}
         assert not list(stored.rglob("*.o")) and list((stored / "obj").glob("*.log"))
         # The job passed and its key was not an exact hit: its objects are saved under this run's key.
-        assert (runner.caches / f"spillway-obj-{cell}-{FAKE_SHA}" / "0").is_dir()
+        assert (runner.caches / f"spillway-obj-{cell}@{FAKE_SHA}" / "0").is_dir()
 
     summary, = jobs["summary"]
     assert summary.result == "success", summary.log()

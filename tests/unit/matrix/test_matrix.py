@@ -87,6 +87,11 @@ def test_repository_cells_file_is_valid_and_complete():
             assert cell.rocm and cell.compiler == "amdclang"
     assert matrix.cells["clang-15"].targets == ["gfx1100", "gfx90a"]
     assert matrix.cells["clang-22"].targets == ["gfx1151", "gfx90a", "gfx942"]
+    # The flag variant is the clang-22 cell but for its flags (and its name, description and baseline).
+    variant, base = matrix.cells["clang-22-offload-lto"], matrix.cells["clang-22"]
+    same = {"name", "description", "baseline", "flags"}
+    assert variant.model_dump(exclude=same) == base.model_dump(exclude=same)
+    assert (base.flags, variant.flags) == ([], ["-foffload-lto"])
 
 
 def test_cells_file_keeps_to_toml_nix_reads():
@@ -417,6 +422,37 @@ def test_baseline_then_check_round_trip(tmp_path):
     assert spillway("matrix", "check", *matrix_args(path, build)).returncode == 0
 
 
+def test_a_cell_whose_flags_left_its_baseline_warns_and_fails_when_strict(tmp_path):
+    """A cell's baseline records the cell's flags; when the cells file gives
+    the cell other flags (offload LTO turned on) than its baseline was
+    written with, matrix check says so in one line and --strict-flags fails
+    the cell, even though every kernel is within the baseline."""
+    require("clang++-22")
+    require("clang-offload-bundler-22")
+    baseline = tmp_path / "clang-22.json"
+    path = cells_file(tmp_path, {"clang-22": debian_cell(22, baseline=str(baseline))},
+                      sources=("kernels/routed_gemm.hip",))
+    build = tmp_path / "build"
+    written = spillway("matrix", "baseline", *matrix_args(path, build))
+    assert written.returncode == 0, written.stdout + written.stderr
+    assert json.loads(baseline.read_text())["provenance"]["flags"] == []      # known: none
+    quiet = spillway("matrix", "check", "--strict-flags", *matrix_args(path, build))
+    assert quiet.returncode == 0 and "flags differ" not in quiet.stdout, quiet.stdout
+
+    path = cells_file(tmp_path, {"clang-22": debian_cell(22, baseline=str(baseline), flags=["-foffload-lto"])},
+                      sources=("kernels/routed_gemm.hip",))
+    warned = spillway("matrix", "check", *matrix_args(path, build))
+    assert warned.returncode == 0, warned.stdout + warned.stderr
+    assert re.search(r"^PASS +clang-22 +OK: \d+ kernels within baseline", warned.stdout, re.M)
+    assert re.search(r"^ +warning: code-generation flags differ from the baseline's: added -foffload-lto \(.*"
+                     r"--strict-flags fails on it\)$", warned.stdout, re.M), warned.stdout
+    strict = spillway("matrix", "check", "--no-build", "--strict-flags", *matrix_args(path, build))
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert re.search(r"^FAIL +clang-22 +OK: \d+ kernels within baseline; code-generation flags differ from the "
+                     r"baseline's: added -foffload-lto .*\[--strict-flags\]$", strict.stdout, re.M), strict.stdout
+    assert "accept with" not in strict.stdout      # no kernel to accept: the flags are the failure
+
+
 # -- the real matrix, against the committed baselines ------------------------------------
 
 def test_the_repository_matrix_passes_its_committed_baselines(one_machine_run):
@@ -429,8 +465,12 @@ def test_the_repository_matrix_passes_its_committed_baselines(one_machine_run):
     root_cells = [c.name for c in matrix.cells.values() if c.in_root]
     why = one_machine_run.root_unavailable
     result = one_machine_run.run
-    for cell in ("clang-15", "clang-16", "clang-19", "clang-22"):
+    for cell in ("clang-15", "clang-16", "clang-19", "clang-22", "clang-22-offload-lto"):
         assert re.search(rf"^PASS +{cell} +OK: \d+ kernels within baseline", result.stdout, re.M)
+    # The flag variant's baseline holds its flags, and the build's are the same.
+    assert json.loads((REPO / "checks/baselines/clang-22-offload-lto.json").read_text())["provenance"]["flags"] == \
+        ["-foffload-lto"]
+    assert "flags differ" not in result.stdout
     for cell in root_cells:
         if why:
             assert re.search(rf"^SKIPPED +{re.escape(cell)} +skipped: the sid-root root", result.stdout, re.M)
