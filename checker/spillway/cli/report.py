@@ -9,7 +9,7 @@ from spillway.cli.common import add_read_options, dump_json, read_inputs, read_o
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  looks_like_path, text_marker, write)
 from spillway.errors import UsageError
-from spillway.resources.names import name_matches, table_name
+from spillway.resources.names import name_matches
 
 SORT_KEYS = {
     "scratch": lambda k: (-k["private_segment_fixed_size"], -k["vgpr_spill_count"], k["name"]),
@@ -73,7 +73,7 @@ def select(kernels: list[dict], pattern: str | None, everything: bool) -> list[d
 
 
 def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None):
-    from spillway.report.table import Column, grid
+    from spillway.report.table import Column, KernelName, grid
     from spillway.resources.occupancy import next_step_text
 
     columns = [Column("kernel", name=True), Column("target"), Column("VGPRs", "right"),
@@ -86,7 +86,7 @@ def kernel_table(console, kernels: list[dict], names: str = "short", files: dict
     for k in kernels:
         occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
         scratch = str(k["private_segment_fixed_size"]) + ("+dyn" if k["uses_dynamic_stack"] else "")
-        row = [table_name(k["name"], names), k["target"], str(k["vgpr_count"]),
+        row = [KernelName(k["name"]), k["target"], str(k["vgpr_count"]),
                "-" if k["agpr_count"] is None else str(k["agpr_count"]),
                str(k["sgpr_count"]), f"{k['vgpr_spill_count']}/{k['sgpr_spill_count']}",
                scratch, k["scratch_cause"], str(k["group_segment_fixed_size"]), occupancy,

@@ -19,14 +19,14 @@ NEXT_STEP = "next step"
 
 def compare_table(comparison: Comparison, everything: bool = False, limit: int = 0, console=None, names: str = "short"):
     """(rich table fitting ``console``, rows shown, rows hidden by ``limit``)."""
-    from spillway.report.table import Column, console as make_console, grid
+    from spillway.report.table import Column, KernelName, console as make_console, grid
 
     console = console or make_console()
     rows, hidden = selected(comparison, everything, limit)
     columns = [Column(""), Column("kernel", name=True), Column("target")]
     columns += [Column(h, "right") for h in ("VGPRs", "spilled VGPRs", "scratch B/lane", "waves/SIMD")]
     style = {"worse": "red", "mixed": "yellow", "better": "green", "same": ""}
-    cells_ = [[(diff.status, style[diff.status]), table_name(diff.name, names), diff.target, *cells(diff, " → ")]
+    cells_ = [[(diff.status, style[diff.status]), KernelName(diff.name), diff.target, *cells(diff, " → ")]
               for diff in rows]
     steps = [diff_next_step(diff, " → ") for diff in rows]
     if any(steps):
@@ -42,13 +42,13 @@ def print_check(result: CheckResult, console, *, limit: int, names: str, accept:
     """The check on ``console``: a table on a terminal, one line per failure
     (ending with the command that accepts it, ``accept``) elsewhere; then the
     command that accepts them all, notes and one summary line."""
-    from spillway.report.table import Column, grid, limited
+    from spillway.report.table import Column, KernelName, grid, limited
 
     failures, hidden = limited(result.failures, limit)
     if failures and console.is_terminal:
         columns = [Column("kernel", name=True), Column("target"), Column("metric"), Column("allowed", "right"),
                    Column("actual", "right"), Column("note")]
-        rows = [[table_name(f.name, names), f.target, f.metric, allowed_text(f), actual_text(f),
+        rows = [[KernelName(f.name), f.target, f.metric, allowed_text(f), actual_text(f),
                  "not in baseline" if f.new_kernel else ""] for f in failures]
         console.print(grid(console, columns, rows, names=names, title="over baseline"))
     else:

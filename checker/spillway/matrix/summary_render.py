@@ -45,8 +45,7 @@ def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
 def summary_table(summary: Summary, differing_only: bool = False, console=None, names: str = "short"):
     """The side-by-side table, fitting ``console`` (report.table.grid; names
     through names.table_name like every other table)."""
-    from spillway.report.table import Column, console as make_console, grid
-    from spillway.resources.names import table_name
+    from spillway.report.table import Column, KernelName, console as make_console, grid
 
     console = console or make_console()
     columns = [Column("kernel", name=True), Column("target")]
@@ -59,7 +58,7 @@ def summary_table(summary: Summary, differing_only: bool = False, console=None, 
         for cell in summary.cells:
             r = summary.value(cell.name, row)
             values.append((figures(r), "red" if r is not None and (r.spills or r.scratch) else ""))
-        rows.append([table_name(row[2], names), row[0], *values])
+        rows.append([KernelName(row[2]), row[0], *values])
     return grid(console, columns, rows, names=names,
                 title="per kernel: VGPRs / spilled registers / scratch B/lane / waves per SIMD "
                       f"(occupancy model {summary.occupancy_model})")

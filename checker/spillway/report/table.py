@@ -3,9 +3,10 @@ prints (report, check, compare, matrix), and tab-separated values.
 
 Width: the terminal's on a terminal; when piped, ``COLUMNS`` if set, else
 PIPED_WIDTH.  Piped and file output carries no colour and no box drawing.
-Kernel names are one line each (``names.table_name``): a name longer than
-its column ends in an ellipsis, unless ``--names full`` asks for the whole
-signature (then it folds).
+Kernel names are one line each: the name column's cells are labelled
+(``report.labels``: the short name where it is distinct and fits, else the
+tokens where names differ with what they share elided, never two kernels
+alike), unless ``--names full`` asks for the whole signature (then it folds).
 """
 
 from __future__ import annotations
@@ -73,8 +74,38 @@ NAME_ROOM = 28
 NAME_MIN = 12
 
 
+class KernelName:
+    """A name-column cell given as the demangled name: the table labels it
+    (report.labels: at most the column's room, no two kernels alike), or
+    shows it whole with ``--names full``."""
+
+    __slots__ = ("full",)
+
+    def __init__(self, full: str):
+        self.full = full
+
+    def __str__(self) -> str:
+        from spillway.resources.names import table_name
+        return table_name(self.full)
+
+
 def _plain(cell) -> str:
     return cell[0] if isinstance(cell, tuple) else str(cell)
+
+
+def _label_names(rows: list, index: int, room: int, names: str) -> None:
+    """Replace the KernelName cells of column ``index`` by their labels."""
+    full = [row[index].full for row in rows if isinstance(row[index], KernelName)]
+    if not full:
+        return
+    if names == "full":
+        labels = {name: name for name in full}
+    else:
+        from spillway.report.labels import distinct_labels
+        labels = distinct_labels(full, room)
+    for row in rows:
+        if isinstance(row[index], KernelName):
+            row[index] = labels[row[index].full]
 
 
 def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names: str = "short",
@@ -87,6 +118,14 @@ def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names
     tty = is_tty(console_)
     separator = 2 if tty else 1
     columns, rows = _drop_columns(console_.width, separator, list(columns), [list(r) for r in rows])
+    for index, column in enumerate(columns):
+        if column.name:
+            others = [max([len(c.header)] + [len(_plain(row[i])) for row in rows]) for i, c in enumerate(columns)
+                      if not c.name]
+            others = [min(w, c.max_width) if c.max_width else w
+                      for w, c in zip(others, [c for c in columns if not c.name])]
+            room = max(NAME_MIN, console_.width - sum(others) - separator * (len(columns) - 1))
+            _label_names(rows, index, room, names)
     widths = []
     for index, column in enumerate(columns):
         width = max([len(column.header)] + [len(_plain(row[index])) for row in rows])
