@@ -25,7 +25,7 @@ from spillway.resources.targets import MODEL_NAMES
 HTML_MARKER = "<!-- spillway {what}: written by spillway; safe to overwrite with spillway -->"
 # A page lists at most this many kernels (the JSON keeps them all): the table of
 # a ROCm library must draw in well under two seconds and the file stay small.
-ROW_CAP = 20_000
+ROW_CAP = 40_000
 
 
 @lru_cache(maxsize=None)

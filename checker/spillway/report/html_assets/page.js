@@ -3,6 +3,10 @@
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('spillway-data').textContent);
+  if (D.names && D.figures) {          // rows name their kernel by its index in D.names
+    var at = D.figures.indexOf('name');
+    D.rows.forEach(function (r) { r[at] = D.names[r[at]]; });
+  }
   var app = document.getElementById('app');
   var SVGNS = 'http://www.w3.org/2000/svg';
   var PAGE = 500;            // rows drawn at once; "show more" draws the next ones
@@ -78,6 +82,12 @@
   // Waves against one resource: the step curve, each kernel position (marks) and the next step.
   function curveChart(title, steps, maxWaves, unit, marks, next) {
     var W = 640, H = 220, L = 40, B = 36, T = 16, R = 12;
+    var merged = [];            // kernels at the same figure: one mark, their labels joined
+    marks.forEach(function (m) {
+      var same = merged.filter(function (o) { return o.x === m.x; })[0];
+      if (same) same.label += ', ' + m.label; else merged.push({x: m.x, label: m.label});
+    });
+    marks = merged;
     var xmax = steps.length ? steps[steps.length - 1][0] : 1;
     marks.forEach(function (m) { if (m.x > xmax) xmax = m.x; });
     var X = function (x) { return L + (W - L - R) * x / xmax; };

@@ -1,0 +1,128 @@
+"""``--format html`` of compare and check: their models (gate.compare's
+Comparison, gate.check's result) as the data of report.html's page.
+
+A comparison of two ROCm libraries has hundreds of thousands of kernels: the
+page carries the totals over every kernel, the kernels whose figures changed
+and the added and removed kernels that use scratch, at most report.html.ROW_CAP
+of them (the JSON output keeps everything), and says so.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
+from spillway.gate.kernels import KernelUsage, Resources
+from spillway.report.html import ROW_CAP, Curves, page
+from spillway.resources.occupancy import next_step_text
+
+FIGURES = ("vgprs", "agprs", "sgprs", "vgpr_spills", "sgpr_spills", "spills", "scratch", "lds", "occupancy")
+# ("name": an index into the page's list of names: a library's kernels share few long names)
+ROW_FIELDS = ("status", "target", "name",
+              *(f"{side}_{f}" for f in FIGURES for side in ("old", "new")),
+              "next_text", "next", "curve", "old_isa", "new_isa")
+TOTALLED = (("scratch", "scratch bytes per lane"), ("spills", "spilled registers"), ("vgprs", "VGPRs"))
+TOP_METRICS = ("scratch", "spills", "vgprs", "occupancy")
+TOP = 10
+
+
+def _figure(resources: Optional[Resources], name: str):
+    if resources is None:
+        return None
+    return resources.spills if name == "spills" else getattr(resources, name)
+
+
+class Names:
+    """Each distinct name once in the page; rows hold its index."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __call__(self, name: str) -> int:
+        found = self.index.get(name)
+        if found is None:
+            found = self.index[name] = len(self.index)
+        return found
+
+    def listed(self) -> list[str]:
+        return list(self.index)
+
+
+def _row(status: str, target: str, name: int, old: Optional[Resources], new: Optional[Resources],
+         step: Optional[dict], curve: Optional[str]) -> list:
+    row: list = [status, target, name]
+    for f in FIGURES:
+        row += [_figure(old, f), _figure(new, f)]
+    return row + [next_step_text(step), step, curve, None, None]
+
+
+def totals(comparison: Comparison) -> dict:
+    """Per metric, the sums over the matched pairs (old, new) and over the added
+    and removed kernels; the matched kernels losing and gaining waves."""
+    metrics = []
+    for name, label in TOTALLED:
+        metrics.append({"metric": name, "label": label,
+                        "old": sum(_figure(k.old, name) for k in comparison.kernels),
+                        "new": sum(_figure(k.new, name) for k in comparison.kernels),
+                        "added": sum(_figure(u.resources, name) for u in comparison.only_new),
+                        "removed": sum(_figure(u.resources, name) for u in comparison.only_old)})
+    losing = gaining = 0
+    for k in comparison.kernels:
+        if k.old.occupancy is not None and k.new.occupancy is not None:
+            losing += k.new.occupancy < k.old.occupancy
+            gaining += k.new.occupancy > k.old.occupancy
+    return {"metrics": metrics, "losing_waves": losing, "gaining_waves": gaining}
+
+
+def top_changes(comparison: Comparison, count: int = TOP) -> dict:
+    """Per metric, the ``count`` largest regressions and improvements:
+    ``[name, target, old, new]``."""
+    found = {}
+    for metric in TOP_METRICS:
+        changes = []
+        for k in comparison.kernels:
+            old, new = _figure(k.old, metric), _figure(k.new, metric)
+            if old is None or new is None or old == new:
+                continue
+            growth = new - old if metric != "occupancy" else old - new     # > 0: worse
+            changes.append((growth, k))
+        worse = sorted((c for c in changes if c[0] > 0), key=lambda c: (-c[0], c[1].name, c[1].target))[:count]
+        better = sorted((c for c in changes if c[0] < 0), key=lambda c: (c[0], c[1].name, c[1].target))[:count]
+        found[metric] = {side: [[k.name, k.target, _figure(k.old, metric), _figure(k.new, metric)] for _, k in rows]
+                         for side, rows in (("worse", worse), ("better", better))}
+    return found
+
+
+def compare_page(comparison: Comparison, *, title: str = "spillway compare", extra: Optional[dict] = None) -> bytes:
+    curves = Curves(comparison.occupancy_model)
+    changed: list[KernelDiff] = [k for k in comparison.kernels if k.old != k.new]
+    added = [u for u in comparison.only_new if uses_scratch(u.resources)]
+    removed = [u for u in comparison.only_old if uses_scratch(u.resources)]
+    names = Names()
+    rows = []
+    for k in changed[:ROW_CAP]:
+        rows.append(_row(k.status, k.target, names(k.name), k.old, k.new, k.occupancy_next, curves.key(k.target)))
+    room = max(ROW_CAP - len(rows), 0)
+    one_side: list[tuple[str, KernelUsage]] = [("added", u) for u in added] + [("removed", u) for u in removed]
+    for status, u in one_side[:room]:
+        old, new = (None, u.resources) if status == "added" else (u.resources, None)
+        rows.append(_row(status, u.target, names(u.name), old, new, u.occupancy_next if status == "added" else None,
+                         curves.key(u.target)))
+    unchanged = len(comparison.kernels) - len(changed)
+    notes = [f"The table lists the {len(changed)} kernels on both sides whose figures changed (not the {unchanged} "
+             f"unchanged ones), and the added and removed kernels that use scratch or spill ({len(added)} of "
+             f"{len(comparison.only_new)} added, {len(removed)} of {len(comparison.only_old)} removed); totals and "
+             f"counts are over every kernel. The JSON output (--format json) lists every kernel."]
+    if len(changed) + len(one_side) > len(rows):
+        notes.append(f"This page holds the first {len(rows)} of those {len(changed) + len(one_side)} rows.")
+    counts = {{"only_new": "added", "only_old": "removed"}.get(k, k): v for k, v in comparison.count().items()}
+    data = {
+        "new": comparison.new_sources, "old": comparison.old_sources,
+        "occupancy_model": comparison.occupancy_model,
+        "summary": counts, "sentence": comparison.sentence(),
+        "totals": totals(comparison), "top": top_changes(comparison),
+        "figures": ROW_FIELDS, "rows": rows, "names": names.listed(),
+        "curves": {key: value for key, value in curves.by_key.items() if value is not None},
+        "notes": notes,
+    }
+    return page("compare", title, dict(data, **(extra or {})))
