@@ -114,11 +114,12 @@
       svg.appendChild(s('line', {'class': 'next', x1: X(next.x), x2: X(next.x), y1: T, y2: H - B}));
       svg.appendChild(s('text', {'class': 'next-label', x: X(next.x) + 4, y: T + 10, text: next.label}));
     }
-    marks.forEach(function (m) {
-      var y = Y(wavesAt(steps, m.x));
+    marks.sort(function (a, b) { return a.x - b.x; });
+    marks.forEach(function (m, i) {
+      var y = Y(wavesAt(steps, m.x)), dy = 6 + (i % 3) * 12;     // near marks: labels staggered
       svg.appendChild(s('circle', {'class': 'pos', cx: X(m.x), cy: y, r: 5},
         s('title', {text: m.label + ': ' + fmt(m.x) + ' ' + unit + ', ' + wavesAt(steps, m.x) + ' waves'})));
-      svg.appendChild(s('text', {x: X(m.x) + 7, y: y - 6, text: m.label}));
+      svg.appendChild(s('text', {x: X(m.x) + 7, y: Math.max(y - dy, 10), text: m.label}));
     });
     return h('div', {'class': 'card curve-chart'}, h('h3', {text: title}), svg);
   }
