@@ -126,3 +126,39 @@ def compare_page(comparison: Comparison, *, title: str = "spillway compare", ext
         "notes": notes,
     }
     return page("compare", title, dict(data, **(extra or {})))
+
+
+# -- check -------------------------------------------------------------------------------
+
+CHECK_FIELDS = ("kind", "name", "target", "metric", "recorded", "now", "message", "failing", "curve")
+
+
+def check_page(result, sources: list[str], accept: str = "") -> bytes:
+    """``check --format html``: the verdict, the counts, and the findings over
+    their allowance, the kernels not in the baseline and those no longer built
+    (kernels within their allowance are counted, not listed)."""
+    curves = Curves(result.occupancy_model)
+    names = Names()
+    rows: list[list] = []
+    for f in result.failures:
+        rows.append(["over" if not f.new_kernel else "new, over", names(f.name), f.target, f.metric, f.allowed,
+                     f.actual, f.message(), True, curves.key(f.target)])
+    for target, _key, name in result.new_kernels:
+        rows.append(["not in baseline", names(name), target, "", None, None, "kernel not in the baseline", False,
+                     curves.key(target)])
+    for target, _key, name in result.vanished:
+        rows.append(["no longer built", names(name), target, "", None, None, "baseline kernel no longer built", False,
+                     curves.key(target)])
+    counts = result.counts()
+    flat = {k: v for k, v in counts.items() if not isinstance(v, dict)}
+    flat.update({f"over: {metric}": n for metric, n in counts["by_metric"].items()})
+    data = {
+        "sources": sources, "baseline": result.baseline_path, "gate": list(result.gate),
+        "occupancy_model": result.occupancy_model,
+        "verdict": "pass" if result.passed else "fail", "sentence": result.summary(), "counts": flat,
+        "figures": CHECK_FIELDS, "rows": rows[:ROW_CAP], "names": names.listed(),
+        "curves": {key: value for key, value in curves.by_key.items() if value is not None},
+        "notes": ["Kernels within their allowance are counted, not listed; the JSON output lists every failure."
+                  + (f" Accept these figures with: {accept}" if accept else "")],
+    }
+    return page("check", "spillway check", data)
