@@ -105,21 +105,26 @@
     svg.appendChild(s('path', {'class': 'curve', d: d}));
     [0, 0.25, 0.5, 0.75, 1].forEach(function (f) {
       var x = Math.round(xmax * f);
-      svg.appendChild(s('text', {x: X(x), y: H - B + 14, 'text-anchor': 'middle', text: fmt(x)}));
+      svg.appendChild(s('text', {x: X(x), y: H - B + 14, 'text-anchor': f === 1 ? 'end' : 'middle', text: fmt(x)}));
     });
     svg.appendChild(s('text', {x: (W + L) / 2, y: H - 4, 'text-anchor': 'middle', text: unit}));
     svg.appendChild(s('line', {'class': 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B}));
     svg.appendChild(s('line', {'class': 'axis', x1: L, x2: L, y1: T, y2: H - B}));
     if (next) {
       svg.appendChild(s('line', {'class': 'next', x1: X(next.x), x2: X(next.x), y1: T, y2: H - B}));
-      svg.appendChild(s('text', {'class': 'next-label', x: X(next.x) + 4, y: T + 10, text: next.label}));
+      svg.appendChild(s('text', {'class': 'next-label', x: X(next.x) + 4, y: H - B - 6, text: next.label}));
     }
     marks.sort(function (a, b) { return a.x - b.x; });
-    marks.forEach(function (m, i) {
-      var y = Y(wavesAt(steps, m.x)), dy = 6 + (i % 3) * 12;     // near marks: labels staggered
+    var lastX = -1e9, lastLabelY = 0;
+    marks.forEach(function (m) {
+      var y = Y(wavesAt(steps, m.x));
+      // Marks closer than a label's width: each label a line above the one before.
+      var labelY = X(m.x) - lastX < 110 ? Math.min(lastLabelY - 13, y - 6) : y - 6;
+      lastX = X(m.x);
+      lastLabelY = labelY;
       svg.appendChild(s('circle', {'class': 'pos', cx: X(m.x), cy: y, r: 5},
         s('title', {text: m.label + ': ' + fmt(m.x) + ' ' + unit + ', ' + wavesAt(steps, m.x) + ' waves'})));
-      svg.appendChild(s('text', {x: X(m.x) + 7, y: Math.max(y - dy, 10), text: m.label}));
+      svg.appendChild(s('text', {x: X(m.x) + 7, y: Math.max(labelY, 10), text: m.label}));
     });
     return h('div', {'class': 'card curve-chart'}, h('h3', {text: title}), svg);
   }
