@@ -13,7 +13,7 @@ from typing import Optional
 
 from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
 from spillway.gate.kernels import KernelUsage, Resources
-from spillway.report.html import ROW_CAP, Curves, page
+from spillway.report.html import ROW_CAP, Curves, Names, page
 from spillway.resources.occupancy import next_step_text
 
 FIGURES = ("vgprs", "agprs", "sgprs", "vgpr_spills", "sgpr_spills", "spills", "scratch", "lds", "occupancy")
@@ -30,22 +30,6 @@ def _figure(resources: Optional[Resources], name: str):
     if resources is None:
         return None
     return resources.spills if name == "spills" else getattr(resources, name)
-
-
-class Names:
-    """Each distinct name once in the page; rows hold its index."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-
-    def __call__(self, name: str) -> int:
-        found = self.index.get(name)
-        if found is None:
-            found = self.index[name] = len(self.index)
-        return found
-
-    def listed(self) -> list[str]:
-        return list(self.index)
 
 
 def _row(status: str, target: str, name: int, old: Optional[Resources], new: Optional[Resources],
@@ -121,7 +105,7 @@ def compare_page(comparison: Comparison, *, title: str = "spillway compare", ext
         "occupancy_model": comparison.occupancy_model,
         "summary": counts, "sentence": comparison.sentence(),
         "totals": totals(comparison), "top": top_changes(comparison),
-        "figures": ROW_FIELDS, "rows": rows, "names": names.listed(),
+        "figures": ROW_FIELDS, "rows": rows, "names": names.listed(), "name_at": ROW_FIELDS.index("name"),
         "curves": {key: value for key, value in curves.by_key.items() if value is not None},
         "notes": notes,
     }
@@ -157,6 +141,7 @@ def check_page(result, sources: list[str], accept: str = "") -> bytes:
         "occupancy_model": result.occupancy_model,
         "verdict": "pass" if result.passed else "fail", "sentence": result.summary(), "counts": flat,
         "figures": CHECK_FIELDS, "rows": rows[:ROW_CAP], "names": names.listed(),
+        "name_at": CHECK_FIELDS.index("name"),
         "curves": {key: value for key, value in curves.by_key.items() if value is not None},
         "notes": ["Kernels within their allowance are counted, not listed; the JSON output lists every failure."
                   + (f" Accept these figures with: {accept}" if accept else "")],

@@ -89,6 +89,22 @@ class Curves:
         return key if self.by_key[key] is not None else None
 
 
+class Names:
+    """Each distinct name once in the page; rows hold its index."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __call__(self, name: str) -> int:
+        found = self.index.get(name)
+        if found is None:
+            found = self.index[name] = len(self.index)
+        return found
+
+    def listed(self) -> list[str]:
+        return list(self.index)
+
+
 # -- histograms ---------------------------------------------------------------------
 
 SCRATCH_BINS = ((0, 0), (1, 64), (65, 256), (257, 1024), (1025, 4096), (4097, 16384), (16385, None))
@@ -142,15 +158,16 @@ def report_page(document: dict, kernels: list[dict], *, everything: bool, patter
     every = document["kernels"]
     shown = kernels[:ROW_CAP]
     table = Curves(model)
+    names, files = Names(), Names()
     rows = []
     for k in shown:
         curve = table.key(k["target"], k.get("wavefront_size"), k.get("max_flat_workgroup_size"),
                           k.get("workgroup_processor_mode") is not False)
-        rows.append([k["name"], k["target"], k["vgpr_count"], k["agpr_count"], k["sgpr_count"],
+        rows.append([names(k["name"]), k["target"], k["vgpr_count"], k["agpr_count"], k["sgpr_count"],
                      k["vgpr_spill_count"], k["sgpr_spill_count"], k["private_segment_fixed_size"],
                      bool(k["uses_dynamic_stack"]), k["scratch_cause"], k["group_segment_fixed_size"],
                      k["occupancy"], k["occupancy_limit"] if k["occupancy"] is not None else "",
-                     next_step_text(k.get("occupancy_next")), k["file"], curve, k.get("occupancy_next"),
+                     next_step_text(k.get("occupancy_next")), files(k["file"]), curve, k.get("occupancy_next"),
                      k.get("isa")])
     what = "kernels" if everything else "kernels using scratch"
     notes = []
@@ -165,7 +182,8 @@ def report_page(document: dict, kernels: list[dict], *, everything: bool, patter
         "inputs": [f["path"] for f in document["files"]] if document.get("files") else [],
         "histograms": histograms(every),
         "columns": REPORT_COLUMNS,
-        "rows": rows,
+        "rows": rows, "names": names.listed(), "name_at": REPORT_COLUMNS.index("kernel"),
+        "files": files.listed(),          # (the file column: an index into this list)
         "curves": {key: value for key, value in table.by_key.items() if value is not None},
         "notes": notes,
     }

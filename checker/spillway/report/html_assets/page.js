@@ -3,9 +3,8 @@
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('spillway-data').textContent);
-  if (D.names && D.figures) {          // rows name their kernel by its index in D.names
-    var at = D.figures.indexOf('name');
-    D.rows.forEach(function (r) { r[at] = D.names[r[at]]; });
+  if (D.names) {                      // rows name their kernel by its index in D.names (column D.name_at)
+    D.rows.forEach(function (r) { r[D.name_at] = D.names[r[D.name_at]]; });
   }
   var app = document.getElementById('app');
   var SVGNS = 'http://www.w3.org/2000/svg';
@@ -281,6 +280,7 @@
 
   function reportPage() {
     var C = {}; D.columns.forEach(function (c, i) { C[c] = i; });
+    D.rows.forEach(function (r) { r[C.file] = D.files[r[C.file]]; });
     var get = function (name) { return function (r) { return r[C[name]]; }; };
     add(app, header('spillway report', ['inputs: ' + D.inputs.join(', '), 'spillway ' + D.spillway_version]));
     add(app, countCard([['kernels read', 'read', D.counts.read], [D.listed_what, 'listed', D.counts.listed]]));
