@@ -540,8 +540,8 @@
   function checkPage() {
     add(app, header('spillway check', ['build: ' + D.sources.join(', '), 'baseline: ' + D.baseline,
       'spillway ' + D.spillway_version]));
-    add(app, h('p', {'class': 'sentence', id: 'sentence',
-      text: D.verdict.toUpperCase() + (D.sentence ? ': ' + D.sentence : '')}));
+    add(app, h('p', {'class': 'sentence ' + (D.verdict === 'pass' ? 'pass' : 'fail'), id: 'sentence',
+      text: D.sentence}));
     add(app, countCard(Object.keys(D.counts).map(function (k) { return [k.replace(/_/g, ' '), k, D.counts[k]]; })));
     add(app, notes());
     add(app, h('h2', {text: 'Findings'}));
