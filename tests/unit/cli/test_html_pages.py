@@ -221,3 +221,32 @@ def test_html_pages_are_replaced_only_when_spillway_wrote_them(tmp_path, capsys)
     assert main(["compare", str(new), "--against", str(old), "--format", "html", "-o", str(page), "--force"]) == 0
     assert main(["compare", str(new), "--against", str(old), "--format", "html", "-o", str(page)]) == 0
     assert page_data(page)["summary"]["worse"] == 1
+
+
+def test_matrix_run_page_leads_with_each_cells_verdict(one_machine_run, browser, tmp_path):
+    """``matrix run --format html`` on the tests' one build (checked, not rebuilt,
+    in a copy): each cell's verdict as the run prints it, then the grid."""
+    import shutil
+
+    from support import golden
+
+    build = tmp_path / "build"
+    shutil.copytree(one_machine_run.outputs, build)
+    cells = golden.built_cells(build)
+    if not cells:
+        pytest.skip("the local matrix built no cell")
+    work = build / "html"
+    golden.matrix_setup(work)
+    done = subprocess.run([sys.executable, "-m", "spillway", "matrix", "run", "--no-build", "--build-dir", "..",
+                           "--root", ".", "--format", "html", "-o", "matrix.html", *cells],
+                          cwd=work, capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    assert "wrote matrix.html" in done.stdout
+    load(browser, work / "matrix.html")
+    shown = browser.execute_script("return Array.from(document.querySelectorAll('#verdicts tr'))"
+                                   ".map(tr => [tr.children[0].textContent, tr.children[1].textContent])")
+    printed = [line.split()[:2] for line in done.stdout.splitlines()
+               if line.split()[:1] in (["PASS"], ["FAIL"], ["ERROR"], ["SKIPPED"])]
+    assert shown == [[cell, verdict] for verdict, cell in printed]
+    assert set(cells) <= {cell for cell, _ in shown}
+    click_row(browser)
