@@ -21,10 +21,11 @@ from typing import Final, Literal, Optional, Sequence
 
 from spillway import __version__
 from spillway.gate.kernels import Kernel, KernelUsage, Resources
+from spillway.gate.totals import Totals, totals
 from spillway.paths import document_chunks
 from spillway.resources.occupancy import DEFAULT_MODEL
 
-COMPARE_SCHEMA: Final = "spillway.compare/2"
+COMPARE_SCHEMA: Final = "spillway.compare/3"
 Status = Literal["worse", "mixed", "better", "same"]
 STATUS_ORDER = {"worse": 0, "mixed": 1, "better": 2, "same": 3}
 CRITERIA = ("scratch", "spills", "occupancy")
@@ -90,6 +91,7 @@ class Comparison:
     only_old: list[KernelUsage]
     # The one model both sides were read with (--occupancy-model; a baseline's figures stay as recorded).
     occupancy_model: str = DEFAULT_MODEL
+    _totals: Optional[Totals] = field(default=None, repr=False, compare=False)
 
     def count(self) -> dict[str, int]:
         statuses = [k.status for k in self.kernels]
@@ -106,6 +108,12 @@ class Comparison:
             "only_old": len(self.only_old),
             "only_new_using_scratch": sum(1 for k in self.only_new if uses_scratch(k.resources)),
         }
+
+    def totals(self) -> Totals:
+        """Sums per metric over the matched kernels, per side for the others, the top changes (gate.totals)."""
+        if self._totals is None:
+            self._totals = totals(self.kernels, self.only_new, self.only_old)
+        return self._totals
 
     @property
     def has_worse(self) -> bool:
@@ -148,6 +156,7 @@ class Comparison:
             "old": self.old_sources,
             "summary": {V2_COUNT_NAMES.get(name, name): value for name, value in self.count().items()},
             "sentence": self.sentence(),
+            "totals": self.totals().to_json(),
         }
 
     def _json_lists(self, everything: bool):

@@ -1,4 +1,5 @@
-"""The published JSON schema of ``spillway compare --format json`` (spillway.compare/2)."""
+"""The published JSON schema of ``spillway compare --format json`` (spillway.compare/3: version 2 and
+``totals``)."""
 
 from __future__ import annotations
 
@@ -61,10 +62,76 @@ def json_schema() -> dict:
         added_using_scratch: int = Field(description="Kernels only in NEW that use scratch or spill")
 
 
+    class MetricSums(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        kernels: int = Field(description="Matched kernels whose figure is known on both sides")
+        old: int
+        new: int
+
+    class DynamicStacks(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        old: int = Field(description="Matched kernels with a dynamic stack in OLD")
+        new: int
+
+    class MatchedTotals(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        kernels: int = Field(description="Kernels (target, key) on both sides")
+        scratch: MetricSums = Field(description="Scratch bytes per lane (private_segment_fixed_size), summed")
+        spills: MetricSums = Field(description="Spilled registers (vgpr_spill_count + sgpr_spill_count), summed")
+        vgprs: MetricSums = Field(description="VGPRs (vgpr_count), summed")
+        occupancy: MetricSums = Field(description="Waves per SIMD, summed")
+        losing_waves: int = Field(description="Matched kernels with lower occupancy in NEW")
+        gaining_waves: int = Field(description="Matched kernels with higher occupancy in NEW")
+        dynamic_stack: DynamicStacks
+
+    class SideTotals(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        kernels: int
+        scratch: int = Field(description="Scratch bytes per lane, summed")
+        spills: int = Field(description="Spilled registers, summed")
+        vgprs: int = Field(description="VGPRs, summed (unknown figures count 0)")
+        using_scratch: int = Field(description="Kernels with scratch, spills or a dynamic stack")
+        dynamic_stack: int
+
+    class TopKernel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        target: str
+        key: str
+        name: str
+        old: int
+        new: int
+
+    class TopChanges(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        regressions: list[TopKernel] = Field(description="Largest changes for the worse first (at most 10)")
+        improvements: list[TopKernel] = Field(description="Largest changes for the better first (at most 10)")
+
+    class TopPerMetric(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        scratch: TopChanges
+        spills: TopChanges
+        vgprs: TopChanges
+        occupancy: TopChanges
+
+    class TotalsModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        matched: MatchedTotals = Field(description="Over the kernels on both sides: before and after")
+        added: SideTotals = Field(description="Over the kernels only in NEW")
+        removed: SideTotals = Field(description="Over the kernels only in OLD")
+        top: TopPerMetric = Field(description="Per metric, among the matched kernels")
+
     class CompareDocument(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
-        schema_: Literal["spillway.compare/2"] = Field(COMPARE_SCHEMA, alias="schema")
+        schema_: Literal["spillway.compare/3"] = Field(COMPARE_SCHEMA, alias="schema")
         spillway_version: str
         occupancy_model: OccupancyModelChoice = Field(
             description="The one occupancy model applied to both sides (binaries read with it, report records "
@@ -73,11 +140,12 @@ def json_schema() -> dict:
         old: list[str]
         summary: SummaryModel
         sentence: str
+        totals: TotalsModel = Field(description="Whole-build totals (version 3)")
         kernels: list[DiffModel] = Field(description="Kernels on both sides, worst first")
         added: list[OneSideModel] = Field(description="Kernels only in NEW")
         removed: list[OneSideModel] = Field(description="Kernels only in OLD")
 
     schema = CompareDocument.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/compare-2.json"
+    schema["$id"] = "https://spillway.dev/schemas/compare-3.json"
     return schema

@@ -8,6 +8,7 @@ from typing import Callable, Optional
 from spillway.gate.check import CheckResult
 from spillway.gate.compare import Comparison, KernelDiff, kernels, selected
 from spillway.gate.kernels import KernelUsage
+from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, signed
 from spillway.gate.wording import (actual_text, allowed_text, cells, diff_next_step, next_step, scratch_text,
                                    spilled_text)
 from spillway.report.markdown import md_code
@@ -68,6 +69,7 @@ def compare_markdown(comparison: Comparison, everything: bool = False, limit: in
     new = ", ".join(md_code(s) for s in comparison.new_sources) or "new"
     old = ", ".join(md_code(s) for s in comparison.old_sources) or "old"
     out = [f"**spillway compare**: {new} against {old}", "", comparison.sentence(), ""]
+    out += totals_markdown(comparison.totals(), names)
     used = sum(len(line) + 1 for line in out)
     sections: list[tuple[str, list[str], list, Callable]] = []    # (title, head, items, render)
 
@@ -122,3 +124,36 @@ def compare_markdown(comparison: Comparison, everything: bool = False, limit: in
         reserve -= 400
         out += part + tail
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+
+def totals_markdown(t: Totals, names: str = "short") -> list[str]:
+    """The totals table, the one-side sums, and the largest changes per metric (folded)."""
+    out = [f"| totals over {kernels(t.matched)} in both builds | old | new | change |", "|---|--:|--:|--:|"]
+    for m in t.metrics:
+        if m.metric == "occupancy":
+            continue
+        unknown = f" ({t.matched - m.kernels} without the figure)" if m.kernels != t.matched else ""
+        out.append(f"| {METRIC_LABELS[m.metric]}{unknown} | {m.old:,} | {m.new:,} | {signed(m.change)} |")
+    out.append(f"| kernels losing waves | | | {t.losing_waves:,} |")
+    out.append(f"| kernels gaining waves | | | {t.gaining_waves:,} |")
+    if t.dynamic_stack_old or t.dynamic_stack_new:
+        out.append(f"| kernels with a dynamic stack | {t.dynamic_stack_old:,} | {t.dynamic_stack_new:,} | "
+                   f"{signed(t.dynamic_stack_new - t.dynamic_stack_old)} |")
+    out.append("")
+    sides = [side_line(label, side) for label, side in (("Only in the new build", t.added),
+                                                          ("only in the old build", t.removed)) if side.kernels]
+    if sides:
+        out += ["; ".join(sides) + ".", ""]
+    rows = []
+    for ranked in t.top:
+        for direction, diffs in (("worse", ranked.regressions), ("better", ranked.improvements)):
+            for diff in diffs:
+                figure = FIGURES[ranked.metric]
+                rows.append(f"| {METRIC_LABELS[ranked.metric]} | {direction} | "
+                            f"{md_code(table_name(diff.name, names))} | {md_code(diff.target)} | "
+                            f"{figure(diff.old)} | {figure(diff.new)} |")
+    if rows:
+        out += ["<details><summary>Largest changes per metric (at most 10 each way)</summary>", "",
+                "| metric | | kernel | target | old | new |", "|---|---|---|---|--:|--:|", *rows, "", "</details>", ""]
+    return out

@@ -7,6 +7,7 @@ from typing import Callable
 
 from spillway.gate.check import CheckResult, Finding
 from spillway.gate.compare import Comparison, selected
+from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, total_lines
 from spillway.gate.wording import actual_text, allowed_text, cells, diff_next_step, next_step
 from spillway.resources.names import table_name
 
@@ -83,6 +84,7 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
     if listing:
         # The verdict and the counts lead; they close the listing too, for the end of a long scroll.
         console.print(comparison.sentence(), markup=False, soft_wrap=True)
+    print_totals(comparison.totals(), console, names)
     if shown:
         console.print(grid)
     if hidden:
@@ -108,3 +110,32 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
             if more:
                 console.print(f"  ... and {more} more (--limit 0 shows all)", markup=False)
     console.print(comparison.sentence(), markup=False, soft_wrap=True)
+
+
+# Largest changes the terminal shows per metric and direction (JSON and Markdown list gate.totals.TOP).
+TOP_SHOWN = 3
+
+
+def print_totals(t: Totals, console, names: str = "short") -> None:
+    """The totals over the matched kernels, the sums of the one-side kernels,
+    and the few largest changes per metric."""
+    if not t.matched and not t.added.kernels and not t.removed.kernels:
+        return
+    if t.matched:
+        console.print(f"totals over {t.matched:,} kernel{'s' if t.matched != 1 else ''} in both builds, "
+                      f"old -> new:", markup=False)
+        for line in total_lines(t):
+            console.print(f"  {line}", markup=False, soft_wrap=True)
+    for label, side in (("only in the new build", t.added), ("only in the old build", t.removed)):
+        if side.kernels:
+            console.print(f"  {side_line(label, side)}", markup=False, soft_wrap=True)
+    for ranked in t.top:
+        figure = FIGURES[ranked.metric]
+        for direction, diffs in (("worse", ranked.regressions), ("better", ranked.improvements)):
+            if diffs:
+                listed = ", ".join(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> {figure(d.new)}"
+                                   for d in diffs[:TOP_SHOWN])
+                more = f" (+{len(diffs) - TOP_SHOWN} more in --format markdown/json)" if len(diffs) > TOP_SHOWN else ""
+                # Wrapped at the console's width (a list of names, not a row to grep).
+                console.print(f"  largest {METRIC_LABELS[ranked.metric]} {direction}: {listed}{more}",
+                              markup=False)
