@@ -13,6 +13,7 @@ from typing import Optional
 
 from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
 from spillway.gate.kernels import KernelUsage, Resources
+from spillway.gate.totals import FIGURES as FIGURE_OF
 from spillway.report.html import ROW_CAP, Curves, Names, page
 from spillway.resources.occupancy import next_step_text
 
@@ -22,8 +23,6 @@ ROW_FIELDS = ("status", "target", "name",
               *(f"{side}_{f}" for f in FIGURES for side in ("old", "new")),
               "next_text", "next", "curve", "old_isa", "new_isa")
 TOTALLED = (("scratch", "scratch bytes per lane"), ("spills", "spilled registers"), ("vgprs", "VGPRs"))
-TOP_METRICS = ("scratch", "spills", "vgprs", "occupancy")
-TOP = 10
 
 
 def _figure(resources: Optional[Resources], name: str):
@@ -40,41 +39,28 @@ def _row(status: str, target: str, name: int, old: Optional[Resources], new: Opt
     return row + [next_step_text(step), step, curve, None, None]
 
 
-def totals(comparison: Comparison) -> dict:
-    """Per metric, the sums over the matched pairs (old, new) and over the added
-    and removed kernels; the matched kernels losing and gaining waves."""
+def totals_data(comparison: Comparison) -> dict:
+    """The comparison's totals (gate.totals, the one definition every format
+    shows) as the page draws them: per metric the matched pairs' sums before and
+    after and each side's sums; the kernels losing and gaining waves."""
+    found = comparison.totals()
     metrics = []
     for name, label in TOTALLED:
-        metrics.append({"metric": name, "label": label,
-                        "old": sum(_figure(k.old, name) for k in comparison.kernels),
-                        "new": sum(_figure(k.new, name) for k in comparison.kernels),
-                        "added": sum(_figure(u.resources, name) for u in comparison.only_new),
-                        "removed": sum(_figure(u.resources, name) for u in comparison.only_old)})
-    losing = gaining = 0
-    for k in comparison.kernels:
-        if k.old.occupancy is not None and k.new.occupancy is not None:
-            losing += k.new.occupancy < k.old.occupancy
-            gaining += k.new.occupancy > k.old.occupancy
-    return {"metrics": metrics, "losing_waves": losing, "gaining_waves": gaining}
+        matched = found.metric(name)
+        metrics.append({"metric": name, "label": label, "old": matched.old, "new": matched.new,
+                        "kernels": matched.kernels, "added": getattr(found.added, name),
+                        "removed": getattr(found.removed, name)})
+    return {"matched": found.matched, "metrics": metrics, "losing_waves": found.losing_waves,
+            "gaining_waves": found.gaining_waves}
 
 
-def top_changes(comparison: Comparison, count: int = TOP) -> dict:
-    """Per metric, the ``count`` largest regressions and improvements:
+def top_data(comparison: Comparison) -> dict:
+    """Per metric, the largest regressions and improvements (gate.totals):
     ``[name, target, old, new]``."""
-    found = {}
-    for metric in TOP_METRICS:
-        changes = []
-        for k in comparison.kernels:
-            old, new = _figure(k.old, metric), _figure(k.new, metric)
-            if old is None or new is None or old == new:
-                continue
-            growth = new - old if metric != "occupancy" else old - new     # > 0: worse
-            changes.append((growth, k))
-        worse = sorted((c for c in changes if c[0] > 0), key=lambda c: (-c[0], c[1].name, c[1].target))[:count]
-        better = sorted((c for c in changes if c[0] < 0), key=lambda c: (c[0], c[1].name, c[1].target))[:count]
-        found[metric] = {side: [[k.name, k.target, _figure(k.old, metric), _figure(k.new, metric)] for _, k in rows]
-                         for side, rows in (("worse", worse), ("better", better))}
-    return found
+    return {ranked.metric: {side: [[d.name, d.target, FIGURE_OF[ranked.metric](d.old), FIGURE_OF[ranked.metric](d.new)]
+                                   for d in pairs]
+                            for side, pairs in (("worse", ranked.regressions), ("better", ranked.improvements))}
+            for ranked in comparison.totals().top}
 
 
 def compare_page(comparison: Comparison, *, title: str = "spillway compare", extra: Optional[dict] = None) -> bytes:
@@ -104,7 +90,7 @@ def compare_page(comparison: Comparison, *, title: str = "spillway compare", ext
         "new": comparison.new_sources, "old": comparison.old_sources,
         "occupancy_model": comparison.occupancy_model,
         "summary": counts, "sentence": comparison.sentence(),
-        "totals": totals(comparison), "top": top_changes(comparison),
+        "totals": totals_data(comparison), "top": top_data(comparison),
         "figures": ROW_FIELDS, "rows": rows, "names": names.listed(), "name_at": ROW_FIELDS.index("name"),
         "curves": {key: value for key, value in curves.by_key.items() if value is not None},
         "notes": notes,

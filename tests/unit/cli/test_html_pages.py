@@ -142,12 +142,18 @@ def test_compare_page(builds, browser, tmp_path):  # noqa: F811
     for name in ("compared", "worse", "mixed", "better", "same", "added", "removed"):
         assert number(text_of(browser, f"count-{name}")) == summary[name], name
     pairs = document["kernels"]
-    old_scratch = sum(k["old"]["scratch"] for k in pairs)
-    new_scratch = sum(k["new"]["scratch"] for k in pairs)
-    shown = text_of(browser, "total-scratch")
-    assert f"{old_scratch:,}" in shown and f"{new_scratch:,}" in shown
-    old_vgprs, new_vgprs = sum(k["old"]["vgprs"] for k in pairs), sum(k["new"]["vgprs"] for k in pairs)
-    assert f"{old_vgprs:,}" in text_of(browser, "total-vgprs") and f"{new_vgprs:,}" in text_of(browser, "total-vgprs")
+    # The totals: summed here from the pairs, and as the JSON's totals give them.
+    for metric, figure in (("scratch", lambda r: r["scratch"]), ("vgprs", lambda r: r["vgprs"]),
+                           ("spills", lambda r: r["vgpr_spills"] + r["sgpr_spills"])):
+        old_sum, new_sum = sum(figure(k["old"]) for k in pairs), sum(figure(k["new"]) for k in pairs)
+        assert document["totals"]["matched"][metric] == {"kernels": len(pairs), "old": old_sum, "new": new_sum}
+        shown = text_of(browser, f"total-{metric}").split()
+        assert f"{old_sum:,}" in shown and f"{new_sum:,}" in shown, (metric, shown)
+        added = sum(figure(k["resources"]) for k in document["added"])
+        assert f"{added:,}" in shown
+    losing = sum(1 for k in pairs if k["new"]["occupancy"] < k["old"]["occupancy"])
+    gaining = sum(1 for k in pairs if k["new"]["occupancy"] > k["old"]["occupancy"])
+    assert text_of(browser, "total-waves").endswith(f"{losing:,} / {gaining:,}")
     # The table: the changed pairs, and the added and removed kernels that use scratch.
     changed = [k for k in pairs if k["old"] != k["new"]]
     using = [k for k in document["added"] + document["removed"]
