@@ -4,7 +4,7 @@
 # oracles, and the Debian sid root with clang 23, clang 24, ROCm 7.2.4 and
 # Nix 2.34, made once by mmdebstrap and reused: about 5 minutes the first time)
 # through scripts/install-toolchains.sh, plus ROCm libraries built by
-# others (fixtures, never committed), hipcc, Nix, openssh-server and the
+# others (fixtures, never committed), hipcc, Nix, openssh-server, Chromium and the
 # Python package with its test extras.  Idempotent: installs only what is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,7 +14,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # and keys, and stops it.  The system's ssh service is not needed (in a
 # container policy-rc.d keeps it from starting; on a systemd machine Debian's
 # package starts it, as it always does).
-scripts/install-toolchains.sh hipcc rocm-device-libs librocrand1 librocsparse0 gcc nix-bin openssh-server
+#
+# chromium, chromium-driver: Debian's browser and its WebDriver
+# (/usr/bin/chromedriver), which Selenium drives headless for the HTML pages'
+# tests (tests/unit/cli/test_html_pages.py); nothing downloads a browser.
+scripts/install-toolchains.sh hipcc rocm-device-libs librocrand1 librocsparse0 gcc nix-bin openssh-server \
+  chromium chromium-driver
 
 # Today's ROCm libraries from Debian's experimental and sid suites, unpacked
 # (not installed) under /var/cache/spillway-fixtures for tests/oracle/.

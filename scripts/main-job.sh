@@ -9,8 +9,9 @@
 # also written to build/matrix-clang-22-23-24.md).  Arguments go to
 # `spillway matrix run` (e.g. cell names, --differing, -j N).
 #
-# Writes build/<cell>/ and build/matrix-summary.md (the comparison as Markdown,
-# for a pull request).  Exit status as `spillway matrix run`: 0 every cell
+# Writes build/<cell>/, build/matrix-summary.md (the comparison as Markdown,
+# for a pull request) and build/matrix.html (the same as a page: kernels x cells,
+# each kernel's figures and occupancy curve).  Exit status as `spillway matrix run`: 0 every cell
 # passed, 1 a cell failed or is over its baseline, 3 a local toolchain is missing.
 set -euo pipefail
 
@@ -39,6 +40,25 @@ status=0
 format=markdown
 if [ "${GITHUB_ACTIONS:-}" = true ]; then format=github; fi
 "${spillway[@]}" matrix run --format "$format" -o build/matrix-summary.md "$@" || status=$?
+
+# The same cells as one page to look at (kernels x cells, each kernel's occupancy
+# curve): self-contained, for a browser or a CI artifact.
+cells=()
+# (matrix compare takes the cells, --local and where they are, not -j or run's other options)
+pending=""
+for arg in "$@"; do
+  case "$pending" in keep) cells+=("$arg"); pending=""; continue ;; skip) pending=""; continue ;; esac
+  case "$arg" in
+    --local|--cells=*|--root=*|--build-dir=*|--occupancy-model=*) cells+=("$arg") ;;
+    --cells|--root|--build-dir|--occupancy-model) cells+=("$arg"); pending=keep ;;
+    -j|--jobs|--gate|--junit-dir|--names) pending=skip ;;
+    -*) ;;
+    *) cells+=("$arg") ;;
+  esac
+done
+if "${spillway[@]}" matrix compare --summary --format html -o build/matrix.html ${cells[@]+"${cells[@]}"}; then
+  echo "main-job: wrote build/matrix.html (the cells side by side, each kernel's detail; open it in a browser)"
+fi
 
 # clang 22 -> 23 -> 24, where all three are built (clang-23 and clang-24 build
 # in the sid root).

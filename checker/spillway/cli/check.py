@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the gate imports pydantic: only when a check runs
 
 # Kernels named with --allow in the one "accept all" command.
 ACCEPT_ALL_MAX = 10
-FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif")
+FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif", "html")
 # Set (by the CMake module) to another command that writes the baseline.
 WRITE_BASELINE_ENV = "SPILLWAY_WRITE_BASELINE"
 
@@ -150,6 +150,10 @@ def run(args) -> int:
         _github(result, args, remedy)
     elif fmt == "sarif":
         write(args.output, _sarif(result, args, remedy))
+    elif fmt == "html":
+        from spillway.gate.html import check_page
+
+        write(args.output, check_page(result, args.paths, "" if result.passed else remedy.accept_all(result)[0]))
     elif to_file:
         buffer = io.StringIO()
         print_result(result, args, remedy, buffer)

@@ -8,7 +8,7 @@ from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  markdown_marker, text_marker, write)
 
-FORMATS = ("table", "json", "markdown", "github", "tsv", "sarif")
+FORMATS = ("table", "json", "markdown", "github", "tsv", "sarif", "html")
 TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs", "new_vgprs", "old_vgpr_spills",
               "new_vgpr_spills", "old_sgpr_spills", "new_sgpr_spills", "old_scratch", "new_scratch",
               "old_dynamic_stack", "new_dynamic_stack", "old_occupancy", "new_occupancy", "next_step")
@@ -69,6 +69,10 @@ def run(args) -> int:
         _github(comparison, args)
     elif fmt == "sarif":
         write(args.output, _sarif(comparison, args))
+    elif fmt == "html":
+        from spillway.gate.html import compare_page
+
+        write(args.output, compare_page(comparison))
     elif to_file:
         buffer = io.StringIO()
         _print_table(comparison, args, buffer)

@@ -103,7 +103,7 @@ def register(subparsers) -> None:
                     "--summary): every built cell side by side, per kernel.")
     common(compare, jobs=False)
     compare.add_argument("--summary", action="store_true", help="side-by-side view even for two cells")
-    add_output_options(compare, ("table", "json", "markdown"))
+    add_output_options(compare, ("table", "json", "markdown", "html"))
     add_table_options(compare, limit=False)
     compare.add_argument("--all", action="store_true", help="A B: also list unchanged kernels")
     compare.add_argument("--differing", action="store_true", help="summary: only rows where cells differ")
@@ -121,7 +121,7 @@ def register(subparsers) -> None:
     run = commands.add_parser("run", help="the main job: build, check every cell, print the comparison")
     common(run)
     _check_options(run)
-    add_output_options(run, ("table", "json", "markdown", "github", "sarif"), github_auto=True,
+    add_output_options(run, ("table", "json", "markdown", "github", "sarif", "html"), github_auto=True,
                        output_help="write the comparison of the cells (sarif: the cells' failures) to FILE "
                                    "(atomically) in the chosen format; the verdicts are still printed")
     add_table_options(run, limit=False)
@@ -137,7 +137,7 @@ def register(subparsers) -> None:
     collect.add_argument("artifacts", metavar="ARTIFACTS", help="the folder the artifacts were downloaded into")
     common(collect, jobs=False)
     _check_options(collect, no_build=False)
-    add_output_options(collect, ("table", "json", "markdown", "github", "sarif"), github_auto=True,
+    add_output_options(collect, ("table", "json", "markdown", "github", "sarif", "html"), github_auto=True,
                        output_help="write the comparison of the cells (sarif: the cells' failures) to FILE "
                                    "(atomically) in the chosen format; the verdicts are still printed")
     add_table_options(collect, limit=False)
@@ -475,12 +475,17 @@ def run_compare(args) -> int:
     return 0
 
 
-def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: bool, names: str = "short") -> None:
+def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: bool, names: str = "short",
+                  verdicts: list[dict] | None = None) -> None:
     import io
 
     from spillway.report.table import console as make_console
 
-    if fmt == "json":
+    if fmt == "html":
+        from spillway.matrix.html import summary_page
+
+        write(output, summary_page(summary, verdicts))
+    elif fmt == "json":
         write(output, dump_json(mx.summary_json(summary)))
     elif fmt == "markdown":
         write(output, (markdown_marker("matrix summary") + mx.summary_markdown(summary, differing)).encode())
@@ -503,7 +508,11 @@ def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cel
 
     comparison = mx.compare_cells(matrix, build_dir, old, new, _view_model(args))
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
-    if fmt == "json":
+    if fmt == "html":
+        from spillway.gate.html import compare_page
+
+        write(args.output, compare_page(comparison, title=f"spillway matrix compare {old.name} {new.name}"))
+    elif fmt == "json":
         write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
         text = compare_markdown(comparison, args.all, 0, args.names)
@@ -559,13 +568,14 @@ def run_run(args) -> int:
     start = time.monotonic()
     checks, builds = _checks(args, matrix, build_dir)
     # The verdicts go to stdout, or to stderr when the document itself does.
-    document_on_stdout = fmt in ("json", "markdown", "sarif") and args.output in (None, "-")
+    document_on_stdout = fmt in ("json", "markdown", "sarif", "html") and args.output in (None, "-")
     console = _err() if document_on_stdout else stdout_console()
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
     summary = mx.summarize(matrix, build_dir, built, _view_model(args)) if built else None
     if summary is not None and summary.cells:
-        if fmt in ("json", "markdown"):
-            _emit_summary(fmt, args.output, summary, args.differing, args.names)
+        if fmt in ("json", "markdown", "html"):
+            verdicts = [{"cell": c.cell.name, "verdict": c.verdict, "reason": c.reason} for c in checks]
+            _emit_summary(fmt, args.output, summary, args.differing, args.names, verdicts)
             if args.output not in (None, "-"):
                 _emit_summary("table", None, summary, args.differing, args.names)
                 console.print(f"wrote {args.output}", highlight=False)

@@ -10,7 +10,7 @@ write is claimed:
   file inside an input directory) is never written: exit 2, one line;
 - an existing file is replaced only when spillway wrote it (a JSON document
   whose schema is ``spillway.*``, or the marker spillway puts in its JUnit,
-  Markdown and text files, or a TSV with one of spillway's header lines), or
+  Markdown, HTML and text files, or a TSV with one of spillway's header lines), or
   with ``--force``;
 - the same file is not claimed twice in one run (``-o x --junit x``).
 
@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 from spillway import atomic
 from spillway.errors import UsageError
 
-ALL_FORMATS = ("table", "json", "markdown", "junit", "github", "tsv")
+ALL_FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "html")
 FORMAT_HELP = {
     "table": "a table for a terminal",
     "json": "the versioned JSON document",
@@ -38,6 +38,7 @@ FORMAT_HELP = {
               "(and written to -o FILE)",
     "tsv": "tab-separated values for scripts",
     "github-matrix": "GitHub Actions' strategy.matrix (one line of JSON)",
+    "html": "one self-contained HTML page (charts, a sortable and filterable table; works offline)",
     "sarif": "SARIF 2.1.0 for GitHub code scanning (one run per gated build, a result per failing kernel "
              "and metric)",
 }
@@ -46,6 +47,8 @@ FORMAT_HELP = {
 # comment after the XML declaration of its JUnit files.
 MARKER = "spillway"
 _MARKDOWN_MARK = re.compile(rb"\A(\xef\xbb\xbf)?(<!-- spillway[ :]|\*\*spillway (matrix|compare|check)\*\*)")
+# HTML pages: the doctype first (a comment before it puts browsers in quirks mode), the marker next.
+_HTML_MARK = re.compile(rb"\A(\xef\xbb\xbf)?<!DOCTYPE html>\r?\n<!-- spillway[ :]")
 _TEXT_MARK = re.compile(rb"\A# spillway ")
 _XML_MARK = re.compile(rb"\A<\?xml[^>]*\?>\s*<!-- spillway[ :]")
 _JSON_MARK = re.compile(rb'\A\s*\{\s*("schema"\s*:\s*"spillway\.[a-z-]+/[0-9]+"'
@@ -105,7 +108,7 @@ def is_spillway_file(path: str) -> bool:
             head = handle.read(4096)
     except OSError:
         return False
-    if any(mark.match(head) for mark in (_JSON_MARK, _SARIF_MARK, _MARKDOWN_MARK, _TEXT_MARK, _XML_MARK)):
+    if any(mark.match(head) for mark in (_JSON_MARK, _SARIF_MARK, _MARKDOWN_MARK, _HTML_MARK, _TEXT_MARK, _XML_MARK)):
         return True
     first = head.split(b"\n", 1)[0].rstrip(b"\r")
     return first in TSV_HEADERS
@@ -207,7 +210,7 @@ def write(path: str | None, data: bytes | Iterable[bytes]) -> None:
 # -- old-style `--json FILE` --------------------------------------------------------------
 
 # Names after an old-style --json that were meant as the output file.
-OUTPUT_SUFFIXES = (".json", ".xml", ".md", ".txt", ".tsv", ".out")
+OUTPUT_SUFFIXES = (".json", ".xml", ".md", ".txt", ".tsv", ".out", ".html")
 _PATH_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9_-]{0,9}$")
 
 

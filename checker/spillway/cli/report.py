@@ -23,7 +23,7 @@ SORT_KEYS = {
     "file": lambda k: (k["file"], k["bundle_index"] or 0, k["target"], k["name"]),
 }
 
-FORMATS = ("table", "json", "tsv")
+FORMATS = ("table", "json", "tsv", "html")
 # The file column keeps the end of long paths.
 FILE_WIDTH = 20
 # --format tsv: every field of the kernel records, in this order.
@@ -120,6 +120,12 @@ def run(args) -> int:
         write(args.output, dump_json(document))
         return 0
     kernels = sorted(select(document["kernels"], pattern, args.all), key=SORT_KEYS[args.sort])
+    if fmt == "html":
+        from spillway.report.html import report_page
+
+        write(args.output, report_page(document, kernels, everything=args.all, pattern=pattern,
+                                       model=read_options(args).occupancy_model))
+        return 0
     if fmt == "tsv":
         from spillway.report.table import tsv
 

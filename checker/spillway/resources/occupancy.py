@@ -427,3 +427,44 @@ def next_step_text(step: Optional[dict]) -> str:
     needs = " and ".join(f"{n['at_most']} or fewer {_NEED_UNITS.get(n['resource'], n['resource'])}"
                          for n in step["needs"])
     return f"{needs} for {step['waves']}"
+
+
+# -- the curves a page draws ---------------------------------------------------------
+
+def curves(target_id: str, *, model: str = DEFAULT_MODEL, wavefront_size: int, max_flat_workgroup_size: int,
+           workgroup_processor_mode: bool = True) -> Optional[dict]:
+    """The occupancy curves of one target under one model, as steps a page draws
+    (the HTML pages; never re-implemented in the browser): ``vgpr`` is
+    ``[[most VGPRs, waves], ...]`` with VGPRs rising (a kernel with at most that
+    many VGPRs gets that many waves by its VGPRs alone), ``lds`` the same for a
+    work-group's bytes of LDS at ``max_flat_workgroup_size`` work-items.  None
+    for a target without a model."""
+    k = _kernel_for(target_id, model, wavefront_size, bool(workgroup_processor_mode))
+    if k is None:
+        return None
+    max_wg = max(max_flat_workgroup_size, 1)
+    register_file = max(k.model.vgpr_total[wavefront_size], 1)
+    vgpr_steps: list[list[int]] = []
+    for count in range(1, min(register_file, 512) + 1):
+        waves = k.vgpr(count)
+        if vgpr_steps and vgpr_steps[-1][1] == waves:
+            vgpr_steps[-1][0] = count
+        else:
+            vgpr_steps.append([count, waves])
+    # LDS: waves fall as the size grows; each level's largest size by bisection.
+    lds_steps: list[list[int]] = []
+    size = 0
+    while size < k.lds_pool:
+        waves = k.wg_lds(size, max_wg)
+        low, high = size, k.lds_pool          # k.wg_lds(low) == waves; find the last size that keeps it
+        while low < high:
+            middle = (low + high + 1) // 2
+            if k.wg_lds(middle, max_wg) >= waves:
+                low = middle
+            else:
+                high = middle - 1
+        lds_steps.append([low, waves])
+        size = low + 1
+    return {"target": target_id, "model": model, "wavefront_size": wavefront_size,
+            "max_flat_workgroup_size": max_wg, "max_waves": k.model.max_waves_per_simd,
+            "vgpr": vgpr_steps, "lds": lds_steps, "lds_per_cu": k.lds_pool}

@@ -1,0 +1,190 @@
+"""``--format html``: one self-contained page (no network: its script and style
+are spillway's own, read from report/html_assets/ and written inline), the
+command's model as JSON in a ``<script type="application/json">`` element.
+
+This module writes the page and the report command's data; gate.html and
+matrix.html give the data of compare, check and the matrix to ``page``.  The
+script draws every chart as inline SVG (hand-written: a chart library would
+be the largest part of the file for four kinds of chart).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Iterable, Optional
+
+import orjson
+
+from spillway import __version__
+from spillway.resources.occupancy import DEFAULT_MODEL, curves, next_step_text
+from spillway.resources.targets import MODEL_NAMES
+
+# The page's second line (after the doctype: a comment before it would put
+# browsers in quirks mode); cli.output recognises it as spillway's.
+HTML_MARKER = "<!-- spillway {what}: written by spillway; safe to overwrite with spillway -->"
+# A page lists at most this many kernels (the JSON keeps them all): the table of
+# a ROCm library must draw in well under two seconds and the file stay small.
+ROW_CAP = 40_000
+
+
+@lru_cache(maxsize=None)
+def _asset(name: str) -> str:
+    return resources.files("spillway.report").joinpath("html_assets").joinpath(name).read_text(encoding="utf-8")
+
+
+def script_json(data) -> bytes:
+    """JSON safe inside a script element: every ``<`` escaped (``</script>``,
+    ``<!--`` cannot end or change the element), as JSON.parse reads it back."""
+    return orjson.dumps(data).replace(b"<", b"\\u003c")
+
+
+def _text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def page(kind: str, title: str, data: dict) -> bytes:
+    """The whole file: doctype, marker, style, data, script."""
+    data = dict(data, kind=kind, title=title, spillway_version=__version__)
+    head = (f"<!DOCTYPE html>\n{HTML_MARKER.format(what=kind)}\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<meta name=\"generator\" content=\"spillway {_text(__version__)}\">\n"
+            f"<title>{_text(title)}</title>\n<style>\n{_asset('page.css')}</style>\n</head>\n<body>\n"
+            f"<div id=\"app\"><noscript>This page draws its tables with JavaScript.</noscript></div>\n"
+            f"<script type=\"application/json\" id=\"spillway-data\">")
+    tail = f"</script>\n<script>\n{_asset('page.js')}</script>\n</body>\n</html>\n"
+    return head.encode() + script_json(data) + tail.encode()
+
+
+# -- occupancy curves ------------------------------------------------------------------
+
+# A kernel that names none runs in waves of this size (HIP's defaults) and at most this many work-items.
+def default_wave_size(target: str) -> int:
+    return 64 if target.startswith("gfx9") or target.startswith("gfx8") else 32
+
+
+DEFAULT_WORKGROUP = 1024
+
+
+class Curves:
+    """The occupancy curves a page needs, each computed once, by a short key."""
+
+    def __init__(self, model: str = DEFAULT_MODEL):
+        # (--occupancy-model producer picks a model per compiler: the curves show the default's)
+        self.model = model if model in MODEL_NAMES else DEFAULT_MODEL
+        self.by_key: dict[str, dict] = {}
+
+    def key(self, target: str, wave_size: Optional[int] = None, workgroup: Optional[int] = None,
+            wgp_mode: bool = True) -> Optional[str]:
+        wave = wave_size or default_wave_size(target)
+        size = workgroup or DEFAULT_WORKGROUP
+        key = f"{target}|{wave}|{size}|{int(wgp_mode)}"
+        if key not in self.by_key:
+            try:
+                found = curves(target, model=self.model, wavefront_size=wave, max_flat_workgroup_size=size,
+                               workgroup_processor_mode=wgp_mode)
+            except (KeyError, ValueError):
+                found = None
+            self.by_key[key] = found        # type: ignore[assignment]  # None: no model (drawn as such)
+        return key if self.by_key[key] is not None else None
+
+
+class Names:
+    """Each distinct name once in the page; rows hold its index."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __call__(self, name: str) -> int:
+        found = self.index.get(name)
+        if found is None:
+            found = self.index[name] = len(self.index)
+        return found
+
+    def listed(self) -> list[str]:
+        return list(self.index)
+
+
+# -- histograms ---------------------------------------------------------------------
+
+SCRATCH_BINS = ((0, 0), (1, 64), (65, 256), (257, 1024), (1025, 4096), (4097, 16384), (16385, None))
+VGPR_BIN = 32
+
+
+def histograms(kernels: Iterable[dict]) -> dict:
+    """Waves per SIMD, scratch bytes per lane and VGPRs of every kernel, as
+    ``{name: [[label, count], ...]}``."""
+    waves: dict[str, int] = {}
+    scratch = [0] * len(SCRATCH_BINS)
+    vgprs: dict[int, int] = {}
+    for k in kernels:
+        w = k["occupancy"]
+        label = "?" if w is None else str(w)
+        waves[label] = waves.get(label, 0) + 1
+        s = k["private_segment_fixed_size"]
+        for index, (low, high) in enumerate(SCRATCH_BINS):
+            if s >= low and (high is None or s <= high):
+                scratch[index] += 1
+                break
+        v = k["vgpr_count"]
+        bucket = 0 if v == 0 else (v - 1) // VGPR_BIN
+        vgprs[bucket] = vgprs.get(bucket, 0) + 1
+    wave_labels = sorted((w for w in waves if w != "?"), key=int) + (["?"] if "?" in waves else [])
+    return {
+        "waves per SIMD": [[w, waves[w]] for w in wave_labels],
+        "scratch B/lane": [[_range(low, high), count] for (low, high), count in zip(SCRATCH_BINS, scratch)],
+        "VGPRs": [[f"{b * VGPR_BIN + 1}-{(b + 1) * VGPR_BIN}" if b or vgprs.get(0) is None else f"0-{VGPR_BIN}",
+                   vgprs[b]] for b in sorted(vgprs)],
+    }
+
+
+def _range(low: int, high: Optional[int]) -> str:
+    if high is None:
+        return f">{low - 1}"
+    return str(low) if low == high else f"{low}-{high}"
+
+
+# -- the report page -------------------------------------------------------------------
+
+REPORT_COLUMNS = ("kernel", "target", "VGPRs", "AGPRs", "SGPRs", "VGPR spills", "SGPR spills", "scratch B/lane",
+                  "dynamic stack", "cause", "LDS B", "waves/SIMD", "bound", "next step", "file", "curve", "next",
+                  "isa")
+
+
+def report_page(document: dict, kernels: list[dict], *, everything: bool, pattern: Optional[str],
+                model: str = DEFAULT_MODEL) -> bytes:
+    """``report --format html``: histograms over every kernel read, and the table
+    of the kernels the table format lists (those using scratch, or --all)."""
+    every = document["kernels"]
+    shown = kernels[:ROW_CAP]
+    table = Curves(model)
+    names, files = Names(), Names()
+    rows = []
+    for k in shown:
+        curve = table.key(k["target"], k.get("wavefront_size"), k.get("max_flat_workgroup_size"),
+                          k.get("workgroup_processor_mode") is not False)
+        rows.append([names(k["name"]), k["target"], k["vgpr_count"], k["agpr_count"], k["sgpr_count"],
+                     k["vgpr_spill_count"], k["sgpr_spill_count"], k["private_segment_fixed_size"],
+                     bool(k["uses_dynamic_stack"]), k["scratch_cause"], k["group_segment_fixed_size"],
+                     k["occupancy"], k["occupancy_limit"] if k["occupancy"] is not None else "",
+                     next_step_text(k.get("occupancy_next")), files(k["file"]), curve, k.get("occupancy_next"),
+                     k.get("isa")])
+    what = "kernels" if everything else "kernels using scratch"
+    notes = []
+    if pattern:
+        notes.append(f"kernels matching {pattern!r}")
+    if len(kernels) > len(shown):
+        notes.append(f"the first {len(shown)} of {len(kernels)} {what} in the table (the JSON output keeps every "
+                     f"kernel)")
+    data = {
+        "counts": {"read": len(every), "listed": len(kernels), "in_page": len(shown)},
+        "listed_what": what,
+        "inputs": [f["path"] for f in document["files"]] if document.get("files") else [],
+        "histograms": histograms(every),
+        "columns": REPORT_COLUMNS,
+        "rows": rows, "names": names.listed(), "name_at": REPORT_COLUMNS.index("kernel"),
+        "files": files.listed(),          # (the file column: an index into this list)
+        "curves": {key: value for key, value in table.by_key.items() if value is not None},
+        "notes": notes,
+    }
+    return page("report", "spillway report", data)

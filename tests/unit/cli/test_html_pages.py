@@ -1,0 +1,258 @@
+"""``--format html`` (issue 25) in a real browser: Debian's Chromium, headless,
+driven by Selenium through Debian's chromedriver (tests/support/browser.py;
+missing locally: skipped, under CI: failed).  Each page loads with no console
+error in standards mode, shows the counts the JSON output of the same command
+gives, opens a kernel's detail on a click, sorts and filters.  Inputs are real
+builds: tests/data/formats.hip by clang-22 (report), the gate fixtures' clang-15
+and clang-22 objects (compare, check), the tests' one build of the local
+matrix (matrix compare)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spillway.cli import main
+from spillway.cli.output import is_spillway_file
+from spillway.report.html import script_json
+from support.browser import chromium, open_page, shown_count, visible_rows
+from support.cli_fixtures import kernel, report
+from support.formats_fixtures import FORMATS, SECOND
+from support.gate_fixtures import builds  # noqa: F401  (a session fixture)
+from support.toolchains import REPO
+
+
+@pytest.fixture(scope="module")
+def library(builder):
+    objects = [builder.hip(22, FORMATS, ["gfx90a", "gfx1151"]), builder.hip(22, SECOND, ["gfx90a", "gfx1151"])]
+    return builder.link(22, objects, "libengine.so", "-shared")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as driver:
+        yield driver
+
+
+def spillway(*argv) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spillway", *map(str, argv)], capture_output=True, text=True,
+                          cwd=REPO)
+
+
+def page_data(path: Path) -> dict:
+    text = path.read_text()
+    return json.loads(re.search(r'<script type="application/json" id="spillway-data">(.*?)</script>', text,
+                                re.S).group(1))
+
+
+def load(browser, path: Path) -> None:
+    problems = open_page(browser, path)
+    assert problems == [], problems
+    assert browser.execute_script("return document.compatMode") == "CSS1Compat"       # standards mode
+    # Self-contained: nothing but the page itself was loaded.
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded == []
+
+
+def text_of(browser, element_id: str) -> str:
+    return browser.find_element("id", element_id).text
+
+
+def click_row(browser, index: int = 0) -> str:
+    browser.find_elements("css selector", "#kernels tbody tr")[index].click()
+    assert browser.execute_script("return document.getElementById('detail').hidden") is False
+    return text_of(browser, "detail-name")
+
+
+def set_filter(browser, text: str) -> None:
+    box = browser.find_element("id", "filter")
+    box.clear()
+    box.send_keys(text)
+
+
+def column(browser, label: str) -> int:
+    heads = browser.execute_script("return Array.from(document.querySelectorAll('#kernels th'))"
+                                   ".map(th => th.textContent)")
+    return [h.split(" ")[0] for h in heads].index(label)
+
+
+def sort_by(browser, label: str) -> int:
+    index = column(browser, label)
+    browser.find_element("css selector", f"#kernels th[data-col='{index}']").click()
+    return index
+
+
+def number(text: str) -> int:
+    return int(text.replace(",", "").split(" ")[0])
+
+
+# -- the file ---------------------------------------------------------------------------
+
+def test_data_cannot_end_its_script_element():
+    data = {"name": "</script><script>alert(1)</script><!--"}
+    encoded = script_json(data)
+    assert b"<" not in encoded and json.loads(encoded) == data
+
+
+def test_report_page(library, browser, tmp_path):
+    page = tmp_path / "report.html"
+    assert spillway("report", "--all", library, "--format", "html", "-o", page).returncode == 0
+    lines = page.read_text().splitlines()
+    assert lines[0] == "<!DOCTYPE html>" and lines[1].startswith("<!-- spillway report: written by spillway")
+    assert is_spillway_file(str(page))
+    assert "http://" not in page.read_text().replace("http://www.w3.org/2000/svg", "")
+    document = json.loads(spillway("report", library, "--json").stdout)
+    kernels = document["kernels"]
+    load(browser, page)
+    assert number(text_of(browser, "count-read")) == len(kernels)
+    assert shown_count(browser) == len(kernels) == len(visible_rows(browser))
+    assert len(browser.find_elements("css selector", "#histograms svg")) == 3
+    # Sorting: VGPRs, largest first, then smallest first.
+    at = sort_by(browser, "VGPRs")
+    vgprs = [int(row[at]) for row in visible_rows(browser)]
+    assert vgprs == sorted((k["vgpr_count"] for k in kernels), reverse=True)
+    sort_by(browser, "VGPRs")
+    assert [int(row[at]) for row in visible_rows(browser)] == sorted(vgprs)
+    # Filtering by name and by target.
+    set_filter(browser, "scale")
+    expected = [k for k in kernels if "scale" in k["name"].lower()]
+    assert expected and shown_count(browser) == len(expected)
+    browser.find_element("css selector", "#target option[value='gfx90a']").click()
+    assert shown_count(browser) == len([k for k in expected if k["target"] == "gfx90a"])
+    assert all(row[1] == "gfx90a" for row in visible_rows(browser))
+    # A kernel's detail: its figures and its target's two occupancy curves.
+    name = click_row(browser)
+    assert "scale" in name
+    assert len(browser.find_elements("css selector", "#detail .curve-chart svg")) == 2
+    assert browser.find_elements("css selector", "#detail circle.pos")
+
+
+def test_compare_page(builds, browser, tmp_path):  # noqa: F811
+    page = tmp_path / "compare.html"
+    done = spillway("compare", builds.new, "--against", builds.old, "--format", "html", "-o", page)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(spillway("compare", builds.new, "--against", builds.old, "--json").stdout)
+    summary = document["summary"]
+    load(browser, page)
+    for name in ("compared", "worse", "mixed", "better", "same", "added", "removed"):
+        assert number(text_of(browser, f"count-{name}")) == summary[name], name
+    pairs = document["kernels"]
+    # The totals: summed here from the pairs, and as the JSON's totals give them.
+    for metric, figure in (("scratch", lambda r: r["scratch"]), ("vgprs", lambda r: r["vgprs"]),
+                           ("spills", lambda r: r["vgpr_spills"] + r["sgpr_spills"])):
+        old_sum, new_sum = sum(figure(k["old"]) for k in pairs), sum(figure(k["new"]) for k in pairs)
+        assert document["totals"]["matched"][metric] == {"kernels": len(pairs), "old": old_sum, "new": new_sum}
+        shown = text_of(browser, f"total-{metric}").split()
+        assert f"{old_sum:,}" in shown and f"{new_sum:,}" in shown, (metric, shown)
+        added = sum(figure(k["resources"]) for k in document["added"])
+        assert f"{added:,}" in shown
+    losing = sum(1 for k in pairs if k["new"]["occupancy"] < k["old"]["occupancy"])
+    gaining = sum(1 for k in pairs if k["new"]["occupancy"] > k["old"]["occupancy"])
+    assert text_of(browser, "total-waves").endswith(f"{losing:,} / {gaining:,}")
+    # The table: the changed pairs, and the added and removed kernels that use scratch.
+    changed = [k for k in pairs if k["old"] != k["new"]]
+    using = [k for k in document["added"] + document["removed"]
+             if k["resources"]["scratch"] or k["resources"]["vgpr_spills"] or k["resources"]["sgpr_spills"]
+             or k["resources"]["dynamic_stack"]]
+    assert shown_count(browser) == len(changed) + len(using) > 0
+    assert browser.find_elements("css selector", "#scatter circle")
+    name = click_row(browser)
+    assert name in {k["name"] for k in pairs + document["added"] + document["removed"]}
+    set_filter(browser, "zzz-no-such-kernel")
+    assert shown_count(browser) == 0
+
+
+def test_check_page(builds, browser, tmp_path):  # noqa: F811
+    baseline = tmp_path / "baseline.json"
+    assert spillway("baseline", "write", builds.old, "-o", baseline, "--note", "clang-15").returncode == 0
+    page = tmp_path / "check.html"
+    done = spillway("check", builds.new, "--baseline", baseline, "--format", "html", "-o", page)
+    document = json.loads(spillway("check", builds.new, "--baseline", baseline, "--json").stdout)
+    assert done.returncode == (0 if document["passed"] else 1)
+    load(browser, page)
+    for name in ("kernels", "failed_kernels", "failures", "added", "removed"):
+        assert number(text_of(browser, f"count-{name}")) == document["summary"][name], name
+    assert shown_count(browser) == len(document["failures"]) + len(document["added"]) + len(document["removed"])
+    assert text_of(browser, "sentence").endswith(document["sentence"])
+    if shown_count(browser):
+        click_row(browser)
+
+
+def test_matrix_page(one_machine_run, browser, tmp_path):
+    build = one_machine_run.outputs
+    page = tmp_path / "matrix.html"
+    done = spillway("matrix", "compare", "--build-dir", build, "--format", "html", "-o", page)
+    if "no cell is built" in done.stderr:
+        pytest.skip("the local matrix built no cell")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(spillway("matrix", "compare", "--build-dir", build, "--json").stdout)
+    data = page_data(page)
+    load(browser, page)
+    assert number(text_of(browser, "count-rows")) == len(document["kernels"]) == shown_count(browser)
+    cells = [c["name"] for c in data["cells"]]
+    assert cells == [c if isinstance(c, str) else c["name"] for c in document["cells"]]
+    # Only the differing rows, then all again.
+    differing = sum(1 for row in data["rows"] if row[3])
+    browser.find_element("id", "differing").click()
+    assert shown_count(browser) == differing == number(text_of(browser, "count-differing"))
+    browser.find_element("id", "differing").click()
+    # Sorting by a cell's figure, against another reference cell.
+    if len(cells) > 1:
+        browser.find_element("css selector", "#reference option[value='1']").click()
+        assert "(ref)" in browser.find_element("css selector", f"#kernels th[data-col='{2 + 1}']").text
+    at = sort_by(browser, cells[-1])
+    figures = [row[at] for row in visible_rows(browser) if row[at] not in ("not built", "\u2013")]
+    assert [number(f) for f in figures] == sorted((number(f) for f in figures), reverse=True)
+    # Filtering by name, then a kernel's detail: figures per cell, both curves, the positions.
+    first = data["rows"][0][2]
+    set_filter(browser, first)
+    assert shown_count(browser) == sum(1 for row in data["rows"] if first.lower() in row[2].lower())
+    assert click_row(browser) == first
+    assert len(browser.find_elements("css selector", "#detail-figures thead th")) == len(cells) + 1
+    assert len(browser.find_elements("css selector", "#detail .curve-chart svg")) == 2
+
+
+def test_html_pages_are_replaced_only_when_spillway_wrote_them(tmp_path, capsys):
+    old = report(tmp_path / "old.json", [kernel("_Z4topkILi32EEvPKfiPfPi")])
+    new = report(tmp_path / "new.json", [kernel("_Z4topkILi32EEvPKfiPfPi", scratch=272)])
+    page = tmp_path / "page.html"
+    page.write_text("<!DOCTYPE html>\n<p>the user's own page</p>\n")
+    assert main(["compare", str(new), "--against", str(old), "--format", "html", "-o", str(page)]) == 2
+    assert "was not written by spillway" in capsys.readouterr().err
+    assert main(["compare", str(new), "--against", str(old), "--format", "html", "-o", str(page), "--force"]) == 0
+    assert main(["compare", str(new), "--against", str(old), "--format", "html", "-o", str(page)]) == 0
+    assert page_data(page)["summary"]["worse"] == 1
+
+
+def test_matrix_run_page_leads_with_each_cells_verdict(one_machine_run, browser, tmp_path):
+    """``matrix run --format html`` on the tests' one build (checked, not rebuilt,
+    in a copy): each cell's verdict as the run prints it, then the grid."""
+    import shutil
+
+    from support import golden
+
+    build = tmp_path / "build"
+    shutil.copytree(one_machine_run.outputs, build)
+    cells = golden.built_cells(build)
+    if not cells:
+        pytest.skip("the local matrix built no cell")
+    work = build / "html"
+    golden.matrix_setup(work)
+    done = subprocess.run([sys.executable, "-m", "spillway", "matrix", "run", "--no-build", "--build-dir", "..",
+                           "--root", ".", "--format", "html", "-o", "matrix.html", *cells],
+                          cwd=work, capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    assert "wrote matrix.html" in done.stdout
+    load(browser, work / "matrix.html")
+    shown = browser.execute_script("return Array.from(document.querySelectorAll('#verdicts tr'))"
+                                   ".map(tr => [tr.children[0].textContent, tr.children[1].textContent])")
+    printed = [line.split()[:2] for line in done.stdout.splitlines()
+               if line.split()[:1] in (["PASS"], ["FAIL"], ["ERROR"], ["SKIPPED"])]
+    assert shown == [[cell, verdict] for verdict, cell in printed]
+    assert set(cells) <= {cell for cell, _ in shown}
+    click_row(browser)
