@@ -17,7 +17,7 @@ import numpy as np
 import spillway.isa.encodings as encodings
 from spillway.isa.decoder import DecodeError, decode, family_of, load_family
 from spillway.isa.evidence import (BRANCH, BUFFER_LOAD, BUFFER_STORE, KINDS, SCRATCH_LOAD, SCRATCH_STORE,
-                                   KernelCode, assemble, branch_target, branch_targets, classify, evidence,
+                                   KernelCode, assemble, branch_targets, classify, evidence,
                                    psb_quads)
 
 _VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
@@ -278,8 +278,14 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         stop = None
         if stop_at is not None:
             stop = _stop_message(raw, stop_at, family)
-        branches = [(int(at), branch_target(int(at), int(words[d]))) for at, d in
-                    zip(offsets[kind == BRANCH], at_dword[kind == BRANCH])]
+        # Branches: targets (address + 4 + 4 x simm16) and which are instruction starts, as arrays.
+        is_branch = kind == BRANCH
+        branch_at = offsets[is_branch]
+        simm16 = (words[at_dword[is_branch]] & 0xFFFF).astype(np.int64)
+        targets = branch_at + 4 + 4 * np.where(simm16 >= 0x8000, simm16 - 0x10000, simm16)
+        branches = list(zip(branch_at.tolist(), targets.tolist()))
+        found_at = np.minimum(np.searchsorted(offsets, targets), max(len(offsets) - 1, 0))
+        starts = set(targets[offsets[found_at] == targets].tolist()) if len(offsets) else set()
         counts = np.bincount(kind, minlength=KINDS).tolist()
         accesses: list[tuple[int, int, str]] = []
         scratch = (kind == SCRATCH_LOAD) | (kind == SCRATCH_STORE)
@@ -294,7 +300,8 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
                 if encoding == "MUBUF" and ((int(words[d + 1]) >> 16) & 0x1F) * 4 in quads:
                     accesses.append((at, k, mnemonic))
             accesses.sort()
-        out.append(assemble(raw, len(offsets), stop, _member(offsets), branches, accesses, counts))
+        # (assemble asks is_start only of branch targets)
+        out.append(assemble(raw, len(offsets), stop, starts.__contains__, branches, accesses, counts))
     return out
 
 
@@ -304,13 +311,6 @@ def _quiet(instructions):
         yield from instructions
     except DecodeError:
         return
-
-
-def _member(offsets: np.ndarray):
-    def is_start(target: int) -> bool:
-        at = int(np.searchsorted(offsets, target))
-        return at < len(offsets) and int(offsets[at]) == target
-    return is_start
 
 
 def _stop_message(raw: memoryview, stop_at: int, family) -> tuple[int, str]:
