@@ -3,8 +3,7 @@ every dword of the code at once, then every kernel's chain of instructions
 followed together, one instruction per kernel per step.
 
 Same tables and rules as ``decoder`` (the reference this is tested against);
-numpy is imported only here, by callers that ask for it (it is not one of
-spillway's dependencies yet).
+numpy (a dependency) is imported only here, by callers that decode.
 """
 
 from __future__ import annotations
