@@ -70,6 +70,39 @@ class Resources:
                 "agprs": self.agprs, "sgprs": self.sgprs, "lds": self.lds, "occupancy": self.occupancy}
 
 
+@dataclass(frozen=True, slots=True)
+class CodeFigures:
+    """What a kernel's machine code shows, as compare reads it: from report
+    --isa's ``isa`` object (report.code_evidence), folded over the kernel's
+    instances (each figure at its worst, every instance's code hash)."""
+
+    code_sha256: tuple[str, ...]     # the distinct codes of its instances, sorted
+    scratch_bytes: int               # scratch_load_bytes + scratch_store_bytes, per lane
+    scratch_in_loops: int            # scratch accesses inside loops
+    agpr_copies: int                 # agpr_writes + agpr_reads
+    complete: bool                   # every instance decoded to its end
+
+    @classmethod
+    def from_isa(cls, isa: dict) -> "CodeFigures":
+        return cls((isa["code_sha256"],), isa["scratch_load_bytes"] + isa["scratch_store_bytes"],
+                   isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"], isa["status"] == "complete")
+
+    def worst(self, other: "CodeFigures") -> "CodeFigures":
+        return CodeFigures(tuple(sorted(set(self.code_sha256) | set(other.code_sha256))),
+                           max(self.scratch_bytes, other.scratch_bytes),
+                           max(self.scratch_in_loops, other.scratch_in_loops),
+                           max(self.agpr_copies, other.agpr_copies), self.complete and other.complete)
+
+    def as_dict(self) -> dict:
+        return {"code_sha256": list(self.code_sha256), "scratch_bytes": self.scratch_bytes,
+                "scratch_in_loops": self.scratch_in_loops, "agpr_copies": self.agpr_copies,
+                "complete": self.complete}
+
+
+def _code_of(isa: Optional[dict]) -> Optional[CodeFigures]:
+    return None if isa is None else CodeFigures.from_isa(isa)
+
+
 def _max_optional(a, b):
     return b if a is None else a if b is None else max(a, b)
 
@@ -89,13 +122,18 @@ class KernelUsage:
     # (its worst instance's); None at the cap, when nothing raises it, and for a
     # baseline's kernels (a baseline keeps no wave size or work-group bound).
     occupancy_next: Optional[dict] = None
+    # Its machine code (read with --isa, or from report JSON holding isa objects); None when an
+    # instance was read without it (a baseline, a report written without --isa).
+    code: Optional[CodeFigures] = None
 
-    def add_instance(self, resources: Resources, occupancy_next: Optional[dict], instances: int = 1) -> None:
+    def add_instance(self, resources: Resources, occupancy_next: Optional[dict], instances: int = 1,
+                     code: Optional[CodeFigures] = None) -> None:
         """Fold in another instance of the kernel: each resource at its worse value."""
         self.occupancy_next = worse_next(self.resources.occupancy, self.occupancy_next,
                                          resources.occupancy, occupancy_next)
         if self.resources != resources:
             self.resources = self.resources.worst(resources)
+        self.code = self.code.worst(code) if self.code is not None and code is not None else None
         self.instances += instances
 
 
@@ -138,6 +176,7 @@ def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | Non
     picks = tuple(at(f) for f in RESOURCE_FIELDS)
     next_at = at("occupancy_next")
     head = operator.itemgetter(target_at, key_at, name_at, next_at)
+    isa_at = at("isa") if "isa" in (fields or FIELDS) else None
     figures = operator.itemgetter(*picks)
     get = usage.get
     shared = _SHARED_RESOURCES
@@ -159,11 +198,12 @@ def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | Non
             resources = shared_get(values)
             if resources is None:
                 resources = shared[values] = Resources(values[0], bool(values[1]), *values[2:])
+            code = None if isa_at is None else _code_of(row[isa_at])
             seen = get(ident)
             if seen is None:
-                usage[ident] = KernelUsage(target, key, name, resources, 1, step)
+                usage[ident] = KernelUsage(target, key, name, resources, 1, step, code)
             else:
-                seen.add_instance(resources, step)
+                seen.add_instance(resources, step, 1, code)
     finally:
         if collecting:
             gc.enable()
@@ -176,12 +216,13 @@ def aggregate(records: Iterable[dict]) -> dict[Kernel, KernelUsage]:
     for record in records:
         ident = (record["target"], record["key"])
         resources = Resources.from_record(record)
+        code = _code_of(record.get("isa"))
         seen = usage.get(ident)
         if seen is None:
             usage[ident] = KernelUsage(record["target"], record["key"], record["name"], resources, 1,
-                                       record.get("occupancy_next"))
+                                       record.get("occupancy_next"), code)
         else:
-            seen.add_instance(resources, record.get("occupancy_next"))
+            seen.add_instance(resources, record.get("occupancy_next"), 1, code)
     return usage
 
 
