@@ -224,3 +224,14 @@ def test_a_code_object_whose_text_runs_past_its_end():
     # cut the file inside .text: the metadata (notes come first) still parses
     found = code_objects_evidence(payload[:0x1000], code.kernels, code.target_id)
     assert all(f["status"].startswith("code not read: ") for f in found), found[0]["status"]
+
+
+def test_a_path_that_is_not_utf8_keeps_its_isa_objects(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    name = b"k\xff.co"
+    (folder / name.decode("utf-8", "surrogateescape")).write_bytes((DATA / "co" / "gfx1100.clang22.co").read_bytes())
+    streamed = json.loads(b"".join(report_json([str(folder)], ReadOptions(isa=True))))
+    expected = recorded("gfx1100.clang22.co")
+    assert {k["symbol"]: {f: k["isa"][f] for f in COMPARED} for k in streamed["kernels"]} == expected
+    assert all(k["file"].endswith("k\udcff.co") for k in streamed["kernels"])
