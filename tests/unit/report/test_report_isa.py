@@ -235,3 +235,27 @@ def test_a_path_that_is_not_utf8_keeps_its_isa_objects(tmp_path):
     expected = recorded("gfx1100.clang22.co")
     assert {k["symbol"]: {f: k["isa"][f] for f in COMPARED} for k in streamed["kernels"]} == expected
     assert all(k["file"].endswith("k\udcff.co") for k in streamed["kernels"])
+
+
+@pytest.mark.parametrize("fixture", ["gfx906.clang22.co", "gfx90a.clang22.co", "gfx1201.clang22.co"])
+def test_mutated_code_objects_never_raise(fixture):
+    """Random bytes changed anywhere (section headers, symbols, code) or the
+    file cut short: every kernel still gets an isa object with a status, and
+    the numpy and plain paths agree."""
+    import random
+
+    from spillway.formats import codeobject
+
+    good = (DATA / "co" / fixture).read_bytes()
+    code = codeobject.parse(good)
+    rng = random.Random(fixture)
+    for trial in range(60):
+        bad = bytearray(good)
+        for _ in range(rng.choice([1, 4, 32])):
+            bad[rng.randrange(len(bad))] = rng.randrange(256)
+        if trial % 5 == 0:
+            del bad[rng.randrange(64, len(bad)):]
+        found = code_objects_evidence(bytes(bad), code.kernels, code.target_id)
+        assert len(found) == len(code.kernels)
+        assert all(isinstance(f["status"], str) and f["status"] for f in found)
+        assert found == code_objects_evidence(bytes(bad), code.kernels, code.target_id, use_numpy=False), trial
