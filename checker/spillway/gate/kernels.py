@@ -44,6 +44,13 @@ class Resources:
     sgprs: Annotated[int, Field(ge=0, description="sgpr_count")]
     lds: Annotated[int, Field(ge=0, description="group_segment_fixed_size, bytes per work-group")]
     occupancy: Annotated[Optional[int], Field(description="Waves per SIMD; null for an unknown target")]
+    # From the machine code (report --isa); None when it was not read.
+    loop_scratch: Annotated[Optional[int], Field(ge=0, description="Scratch loads and stores inside loops "
+                                                                   "(report --isa's scratch_in_loops); absent "
+                                                                   "when the machine code was not read")] = None
+    agpr_copies: Annotated[Optional[int], Field(ge=0, description="v_accvgpr_write + v_accvgpr_read instructions "
+                                                                  "(report --isa's agpr_writes + agpr_reads); "
+                                                                  "absent when the machine code was not read")] = None
 
     @property
     def spills(self) -> int:
@@ -51,10 +58,11 @@ class Resources:
 
     @classmethod
     def from_record(cls, record: dict) -> "Resources":
+        isa = record.get("isa")
         return cls(record["private_segment_fixed_size"], bool(record["uses_dynamic_stack"]),
                    record["vgpr_spill_count"], record["sgpr_spill_count"], record["vgpr_count"],
                    record["agpr_count"], record["sgpr_count"], record["group_segment_fixed_size"],
-                   record["occupancy"])
+                   record["occupancy"], *_code_values(isa))
 
     def worst(self, other: "Resources") -> "Resources":
         """Each resource at its worse value of the two."""
@@ -62,12 +70,27 @@ class Resources:
                          max(self.vgpr_spills, other.vgpr_spills), max(self.sgpr_spills, other.sgpr_spills),
                          max(self.vgprs, other.vgprs), _max_optional(self.agprs, other.agprs),
                          max(self.sgprs, other.sgprs), max(self.lds, other.lds),
-                         _min_optional(self.occupancy, other.occupancy))
+                         _min_optional(self.occupancy, other.occupancy),
+                         _max_optional(self.loop_scratch, other.loop_scratch),
+                         _max_optional(self.agpr_copies, other.agpr_copies))
 
     def as_dict(self) -> dict:
-        return {"scratch": self.scratch, "dynamic_stack": self.dynamic_stack,
-                "vgpr_spills": self.vgpr_spills, "sgpr_spills": self.sgpr_spills, "vgprs": self.vgprs,
-                "agprs": self.agprs, "sgprs": self.sgprs, "lds": self.lds, "occupancy": self.occupancy}
+        """The record; the machine code's figures only when they were read."""
+        out = {"scratch": self.scratch, "dynamic_stack": self.dynamic_stack,
+               "vgpr_spills": self.vgpr_spills, "sgpr_spills": self.sgpr_spills, "vgprs": self.vgprs,
+               "agprs": self.agprs, "sgprs": self.sgprs, "lds": self.lds, "occupancy": self.occupancy}
+        if self.loop_scratch is not None:
+            out["loop_scratch"] = self.loop_scratch
+        if self.agpr_copies is not None:
+            out["agpr_copies"] = self.agpr_copies
+        return out
+
+
+def _code_values(isa: Optional[dict]) -> tuple[Optional[int], Optional[int]]:
+    """Resources' loop_scratch and agpr_copies from an isa object (None, None without one)."""
+    if isa is None:
+        return None, None
+    return isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +218,8 @@ def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | Non
             # 249,970 on librocsparse1 7.2.4): each is made once (a frozen dataclass costs
             # microseconds to build).
             values = figures(row)
+            if isa_at is not None:
+                values = (*values, *_code_values(row[isa_at]))
             resources = shared_get(values)
             if resources is None:
                 resources = shared[values] = Resources(values[0], bool(values[1]), *values[2:])
