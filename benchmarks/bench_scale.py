@@ -5,7 +5,7 @@ redirected to a file), `baseline write`, `check` and `compare` on large ROCm
 libraries, with time, CPU and memory per command.
 
     python3 benchmarks/bench_scale.py LIB [--old OLD_LIB] [--runs N] [--json FILE]
-        [--only report,baseline,check,check_junit,compare,report_json]
+        [--only report,baseline,check,check_junit,compare,report_json,report_isa]
 
 LIB is a file or a folder (rocBLAS: the whole package folder).  With --old,
 `compare LIB --against OLD_LIB` is timed too (markdown and terminal).
@@ -14,6 +14,9 @@ gated metric).
 `report_json` (with `report`) times `check` and `compare` given the report JSON
 that `report --all --json` wrote (streamed record by record: report.report_input),
 as written and pretty-printed by `jq .` (the general reader), when jq is installed.
+`report_isa` times `report --all --isa --json -o FILE` (every kernel's machine
+code decoded too; issue 23's goal on librocsparse1 7.2.4: <= 20 s, <= 40 CPU-s,
+<= 800 MB).
 
 Each command is a fresh process, and each writes a new output file (the last
 run's is removed first, untimed).  Per run it records:
@@ -102,7 +105,8 @@ def main() -> int:
     parser.add_argument("--old", help="older build of the same library, for compare")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default="report,baseline,check,compare",
-                        help="comma-separated steps: report, baseline, check, check_junit, compare, report_json")
+                        help="comma-separated steps: report, baseline, check, check_junit, compare, report_json, "
+                             "report_isa")
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--source-only", action="store_true",
                         help="no bytecode cache: with PYTHONDONTWRITEBYTECODE, each run compiles from source")
@@ -137,6 +141,17 @@ def main() -> int:
             results["report_stdout"] = best(runs)
             print(f"report --all --json > FILE: {_line(results['report_stdout'])}")
             piped.unlink()
+        if "report_isa" in wanted:
+            out = work_dir / "report-isa.json"
+            runs = []
+            for _ in range(args.runs):
+                out.unlink(missing_ok=True)
+                runs.append(run(spillway("report", "--all", "--isa", "--json", "-o", str(out), library)))
+            results["report_isa"] = best(runs)
+            results["report_isa"]["json_bytes"] = out.stat().st_size if out.exists() else None
+            print(f"report --all --isa --json -o FILE: {_line(results['report_isa'])}, "
+                  f"{_mb(results['report_isa']['json_bytes'])} JSON")
+            out.unlink(missing_ok=True)
         baseline = work_dir / "baseline.json"
         if wanted & {"baseline", "check", "check_junit"}:
             runs = []

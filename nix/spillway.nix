@@ -25,6 +25,7 @@ python3Packages.buildPythonApplication {
     orjson
     ijson
     msgspec
+    numpy
   ];
 
   # The test suite runs in its own check (flake.nix, checks.tests), with the

@@ -11,7 +11,7 @@ MATRIX_DEFAULT_JOBS = 2
 # The gate's metric names, in order (gate.metrics.METRICS defines them; the
 # command line words its --help from this copy so that building the parser
 # does not import the gate, which imports pydantic; a test keeps them equal).
-METRIC_NAMES = ("scratch", "spills", "occupancy", "vgprs", "lds")
+METRIC_NAMES = ("scratch", "spills", "occupancy", "vgprs", "lds", "loop_scratch", "agpr_copies")
 DEFAULT_GATE_NAMES = ("scratch",)
 
 

@@ -79,7 +79,7 @@ def run_write(args) -> int:
     from spillway.gate.baseline import (SourceHasher, build, load_baseline, recorded_model,  # (pydantic)
                                         update_summary, write_baseline)
     from spillway.gate.flags import build_flags, declared_flags
-    from spillway.gate.metrics import DEFAULT_GATE, METRICS, parse_metrics
+    from spillway.gate.metrics import DEFAULT_GATE, METRICS, needs_code, parse_metrics
     from spillway.gate.reading import read_sources
 
     allows = _allows(args)
@@ -97,6 +97,7 @@ def run_write(args) -> int:
     if gate is None:
         gate = tuple(previous.gate) if previous else DEFAULT_GATE
     options = read_options(args)
+    options.isa = needs_code(gate)     # loop_scratch, agpr_copies: the machine code is read too
     if previous is not None and args.occupancy_model is None:
         # An update keeps the occupancy model the baseline was written with (version 1: llvm22),
         # so its occupancy floors are compared with figures of the same arithmetic.

@@ -102,7 +102,7 @@ def run(args) -> int:
     from spillway.gate.baseline import load_baseline, recorded_model  # pydantic: imported only when used
     from spillway.gate.check import check
     from spillway.gate.flags import build_flags, compare as compare_flags, declared_flags
-    from spillway.gate.metrics import parse_metrics
+    from spillway.gate.metrics import needs_code, parse_metrics
     from spillway.gate.reading import read_sources
 
     fmt = chosen_format(args)
@@ -121,6 +121,8 @@ def run(args) -> int:
         # The figures are compared with the baseline's, so by default they follow its model
         # (a version-1 baseline names none: llvm22).
         options.occupancy_model = recorded_model(baseline)
+    # The machine-code gates (loop_scratch, agpr_copies) read the code as report --isa does.
+    options.isa = needs_code(gate or baseline.gate)
     with progress_shown(args.paths, options):
         inputs = read_sources(args.paths, options)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,

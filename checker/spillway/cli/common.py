@@ -92,7 +92,8 @@ def read_options(args) -> ReadOptions:
                        max_decompressed_total=args.max_decompressed_total, max_inflation=args.max_inflation,
                        scan_embedded=args.scan_embedded, kpack_archives=args.kpack,
                        occupancy_model=getattr(args, "occupancy_model", None) or DEFAULT_MODEL,
-                       verify_hashes=getattr(args, "verify_hashes", False), require_kernels=True)
+                       verify_hashes=getattr(args, "verify_hashes", False), require_kernels=True,
+                       isa=getattr(args, "isa", False))
 
 
 # (rich is imported where a console is made: a JSON report needs none, and importing

@@ -14,6 +14,11 @@ TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs",
               "old_dynamic_stack", "new_dynamic_stack", "old_occupancy", "new_occupancy", "next_step")
 TSV_HEADERS.add("\t".join(TSV_FIELDS).encode())
 TSV_HEADERS.add("\t".join(TSV_FIELDS[:-1]).encode())     # (before next_step: still spillway's to replace)
+# --isa: after next_step, what each kernel's code did (gate.tsv's code cells).
+CODE_TSV_FIELDS = ("code", "code_notes", "old_code_sha256", "new_code_sha256", "old_code_scratch_bytes",
+                   "new_code_scratch_bytes", "old_scratch_in_loops", "new_scratch_in_loops", "old_agpr_copies",
+                   "new_agpr_copies")
+TSV_HEADERS.add("\t".join(TSV_FIELDS + CODE_TSV_FIELDS).encode())
 
 
 def register(subparsers) -> None:
@@ -28,6 +33,10 @@ def register(subparsers) -> None:
     parser.add_argument("--against", nargs="+", required=True, metavar="OLD", help="the old build")
     parser.add_argument("--all", action="store_true",
                         help="also list unchanged kernels (JSON always lists every compared kernel)")
+    parser.add_argument("--isa", action="store_true",
+                        help="also compare the kernels' machine code (binaries decoded; report JSON written with "
+                             "report --isa): identical code, same figures but changed code, and the scratch bytes, "
+                             "scratch in loops and AGPR copies before and after")
     parser.add_argument("--fail-on-worse", action="store_true",
                         help="exit 1 when a kernel got worse (or mixed), or a kernel only in NEW uses scratch")
     add_output_options(parser, FORMATS, github_auto=True,
@@ -51,7 +60,8 @@ def run(args) -> int:
         new = read_sources(args.new, options, allow_baseline=True, side="NEW")
     with progress_shown(args.against, options):
         old = read_sources(args.against, options, allow_baseline=True, side="OLD")
-    comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model)
+    comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model,
+                         code=args.isa)
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
     to_file = args.output not in (None, "-")
     if fmt == "json":
@@ -64,7 +74,8 @@ def run(args) -> int:
 
         from spillway.gate.tsv import compare_tsv_rows
 
-        write(args.output, tsv(TSV_FIELDS, compare_tsv_rows(comparison, args.all)).encode())
+        fields = TSV_FIELDS + CODE_TSV_FIELDS if args.isa else TSV_FIELDS
+        write(args.output, tsv(fields, compare_tsv_rows(comparison, args.all)).encode())
     elif fmt == "github":
         _github(comparison, args)
     elif fmt == "sarif":

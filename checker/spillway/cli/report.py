@@ -26,12 +26,19 @@ SORT_KEYS = {
 FORMATS = ("table", "json", "tsv", "html")
 # The file column keeps the end of long paths.
 FILE_WIDTH = 20
+# --isa: hex digits of a kernel's code SHA-256 the table shows.
+CODE_PREFIX = 8
 # --format tsv: every field of the kernel records, in this order.
 TSV_FIELDS = ("file", "bundle_index", "target", "name", "key", "vgpr_count", "agpr_count", "sgpr_count",
               "vgpr_spill_count", "sgpr_spill_count", "private_segment_fixed_size", "uses_dynamic_stack",
               "scratch_cause", "group_segment_fixed_size", "occupancy", "occupancy_limit", "wavefront_size",
               "max_flat_workgroup_size", "code_object_version", "compiler", "symbol")
 TSV_HEADERS.add("\t".join(TSV_FIELDS).encode())
+# --isa: the isa object's members after them (lists as text: "mnemonic:count,...", "0xTARGET-0xBRANCH,...").
+ISA_TSV_FIELDS = ("instructions", "code_bytes", "code_sha256", "scratch_loads", "scratch_stores",
+                  "scratch_load_bytes", "scratch_store_bytes", "scratch_without_width", "flat_ops", "agpr_writes",
+                  "agpr_reads", "matrix_ops", "lds_ops", "loops", "loop_spans", "scratch_in_loops", "calls", "status")
+TSV_HEADERS.add("\t".join(TSV_FIELDS + ISA_TSV_FIELDS).encode())
 
 
 def register(subparsers) -> None:
@@ -47,6 +54,9 @@ def register(subparsers) -> None:
     parser.add_argument("--all", action="store_true", help="list every kernel, not only those using scratch")
     parser.add_argument("--sort", choices=sorted(SORT_KEYS), default="scratch",
                         help="order of the table (default: scratch, largest first)")
+    parser.add_argument("--isa", action="store_true",
+                        help="also decode each kernel's machine code: scratch traffic, loops, AGPR copies, "
+                             "code SHA-256 (an isa object per JSON record, more TSV and table columns)")
     add_output_options(parser, FORMATS)
     add_table_options(parser)
     add_read_options(parser)
@@ -72,7 +82,17 @@ def select(kernels: list[dict], pattern: str | None, everything: bool) -> list[d
     return chosen
 
 
-def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None):
+def isa_tsv_cells(isa: dict) -> list:
+    """An isa object's values in ISA_TSV_FIELDS order, its lists as text."""
+    cells = [isa[f] for f in ISA_TSV_FIELDS]
+    cells[ISA_TSV_FIELDS.index("scratch_without_width")] = ",".join(
+        f"{mnemonic}:{count}" for mnemonic, count in isa["scratch_without_width"].items())
+    cells[ISA_TSV_FIELDS.index("loop_spans")] = ",".join(f"{lo:#x}-{hi:#x}" for lo, hi in isa["loop_spans"])
+    return cells
+
+
+def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None,
+                 isa: bool = False):
     from spillway.report.table import Column, KernelName, grid
     from spillway.resources.occupancy import next_step_text
 
@@ -82,6 +102,12 @@ def kernel_table(console, kernels: list[dict], names: str = "short", files: dict
                Column("waves/SIMD", "right"), Column("bound", drop=1), Column("next step", drop=1)]
     if files:
         columns.insert(0, Column("file"))
+    if isa:
+        # From the machine code: scratch bytes per lane moved (loads+stores), scratch accesses in
+        # loops, AGPR copies (v_accvgpr_write + read), the code's SHA-256 prefix; "!" marks a
+        # kernel whose code was not read to the end (its status in --json or --format tsv).
+        columns[-2:-2] = [Column("code scratch B", "right", drop=3), Column("in loops", "right", drop=3),
+                          Column("AGPR copies", "right", drop=3), Column("code", drop=2)]
     rows = []
     for k in kernels:
         occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
@@ -92,6 +118,12 @@ def kernel_table(console, kernels: list[dict], names: str = "short", files: dict
                scratch, k["scratch_cause"], str(k["group_segment_fixed_size"]), occupancy,
                k["occupancy_limit"] if k["occupancy"] is not None else "",
                next_step_text(k.get("occupancy_next"))]
+        if isa:
+            found = k["isa"]
+            complete = "" if found["status"] == "complete" else "!"
+            row[-2:-2] = [f"{found['scratch_load_bytes'] + found['scratch_store_bytes']}{complete}",
+                          str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
+                          found["code_sha256"][:CODE_PREFIX]]
         if files:
             path = files.get(k["file"], k["file"])
             row.insert(0, path if len(path) <= FILE_WIDTH else "…" + path[-(FILE_WIDTH - 1):])
@@ -129,6 +161,10 @@ def run(args) -> int:
     if fmt == "tsv":
         from spillway.report.table import tsv
 
+        if args.isa:
+            rows = ([*(k.get(f) for f in TSV_FIELDS), *isa_tsv_cells(k["isa"])] for k in kernels)
+            write(args.output, tsv(TSV_FIELDS + ISA_TSV_FIELDS, rows).encode())
+            return 0
         write(args.output, tsv(TSV_FIELDS, ([k.get(f) for f in TSV_FIELDS] for k in kernels)).encode())
         return 0
     write_table(args, document, kernels, pattern)
@@ -145,7 +181,7 @@ def write_table(args, document: dict, kernels: list[dict], pattern: str | None) 
     inputs = sorted({k["file"] for k in document["kernels"]})
     files = short_files(inputs) if len(inputs) > 1 else None
     if shown:
-        console.print(kernel_table(console, shown, args.names, files))
+        console.print(kernel_table(console, shown, args.names, files, isa=args.isa))
     skipped = sum(f["skipped_without_device_code"] for f in document["files"])
     bitcode = sum(len(f["bitcode_only"]) for f in document["files"])
     what = "kernels" if args.all else "kernels using scratch"

@@ -26,7 +26,9 @@ def run(args) -> int:
         width = max(map(len, SCHEMAS))
         for name in sorted(SCHEMAS):
             schema = schema_for(name)
-            ident = schema.get("properties", {}).get("schema", {}).get("const") or schema["$id"]
+            named = schema.get("properties", {}).get("schema", {})
+            # (a schema covering two versions, as baseline 3 and 4, is listed by its newest)
+            ident = named.get("const") or max(named.get("enum") or [""]) or schema["$id"]
             print(f"{name:<{width}}  {ident:<28}  {DESCRIPTIONS.get(name, '')}")
         return 0
     schema = schema_for(args.name)

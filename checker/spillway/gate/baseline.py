@@ -3,7 +3,10 @@ user and read by ``spillway check``.
 
 Format (``spillway.baseline/3``; versions 1 and 2 are still read, and written
 as version 3 when updated; ``spillway schema baseline`` prints the JSON
-schema)::
+schema).  Version 4 is version 3 with the machine code's figures
+(``loop_scratch``, ``agpr_copies``: gate.metrics.CODE_GATES) recorded and
+gated: a baseline is written as version 4 only when it records them, so a
+spillway that reads only version 3 refuses it rather than misreading it::
 
     {
       "schema": "spillway.baseline/3",
@@ -72,17 +75,18 @@ from spillway.paths import dumps as json_dumps, loads as json_loads, readable
 from spillway.report.record import PATH_ENCODING
 from spillway.errors import InputError, UsageError
 from spillway.gate.kernels import Inputs, Kernel, KernelUsage, Resources
-from spillway.gate.metrics import ALL_KERNEL_GATES, METRICS, MetricName
+from spillway.gate.metrics import ALL_KERNEL_GATES, METRICS, MetricName, needs_code, refuse_without_code
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected
 from spillway.resources.names import demangle, display_key, short_name
 
 SCHEMA: Final = "spillway.baseline/3"
+SCHEMA_V4: Final = "spillway.baseline/4"   # version 3 with the machine code's figures (written only with them)
 SCHEMA_V2: Final = "spillway.baseline/2"   # committed by users: read, never written
 SCHEMA_V1: Final = "spillway.baseline/1"
 BASELINE_PREFIX = "spillway.baseline/"
-SCHEMA_VERSION = 3
-READ_SCHEMAS: Final = (SCHEMA, SCHEMA_V2, SCHEMA_V1)
+SCHEMA_VERSION = 4
+READ_SCHEMAS: Final = (SCHEMA_V4, SCHEMA, SCHEMA_V2, SCHEMA_V1)
 
 
 class Allowance(BaseModel):
@@ -99,6 +103,10 @@ class Allowance(BaseModel):
     occupancy: Optional[int] = Field(None, ge=0, description="Fewest waves per SIMD (a floor)")
     vgprs: Optional[int] = Field(None, ge=0, description="Most VGPRs (vgpr_count)")
     lds: Optional[int] = Field(None, ge=0, description="Most static LDS bytes (group_segment_fixed_size)")
+    loop_scratch: Optional[int] = Field(None, ge=0, description="Most scratch accesses inside loops (machine "
+                                                                "code; version 4)")
+    agpr_copies: Optional[int] = Field(None, ge=0, description="Most v_accvgpr_write + v_accvgpr_read "
+                                                               "instructions (machine code; version 4)")
 
 
 # The values recorded when the baseline was written: the one resource record
@@ -169,8 +177,8 @@ class Baseline(_Header):
     """A baseline of any version as spillway works with it: one entry per
     (target, key).  Also the model of version 1 and 2 files."""
 
-    schema_: Literal["spillway.baseline/1", "spillway.baseline/2", "spillway.baseline/3"] = Field(
-        SCHEMA, alias="schema")
+    schema_: Literal["spillway.baseline/1", "spillway.baseline/2", "spillway.baseline/3",
+                     "spillway.baseline/4"] = Field(SCHEMA, alias="schema")
     kernels: list[Entry] = Field(description="Sorted by (target, key), unique")
 
     @property
@@ -183,7 +191,8 @@ class Baseline(_Header):
 # Resources fields a version-3 target leaves out at these values; the others
 # (vgprs, sgprs) are always written.
 FIGURE_DEFAULTS: Final[dict[str, object]] = {"scratch": 0, "dynamic_stack": False, "vgpr_spills": 0,
-                                             "sgpr_spills": 0, "agprs": None, "lds": 0, "occupancy": None}
+                                             "sgpr_spills": 0, "agprs": None, "lds": 0, "occupancy": None,
+                                             "loop_scratch": None, "agpr_copies": None}
 FIGURES: Final = tuple(f.name for f in dataclasses.fields(Resources))
 _REQUIRED = object()
 _FIGURE_FIELDS: Final = tuple((name, FIGURE_DEFAULTS.get(name, _REQUIRED)) for name in FIGURES)
@@ -221,9 +230,10 @@ class KernelLine(BaseModel):
 
 
 class BaselineDocument(_Header):
-    """A version-3 baseline file (``spillway schema baseline`` publishes its schema)."""
+    """A version-3 or version-4 baseline file (``spillway schema baseline`` publishes its schema):
+    version 4 records the machine code's figures (loop_scratch, agpr_copies), version 3 never does."""
 
-    schema_: Literal["spillway.baseline/3"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.baseline/3", "spillway.baseline/4"] = Field(SCHEMA, alias="schema")
     record_all: bool = Field(description="true: every kernel read is recorded; false: only kernels whose gated "
                                          "metrics are non-zero (kernels absent are held to zero)")
     kernels_written_from: dict[str, int] = Field(
@@ -326,7 +336,7 @@ def _invalid(exc: ValidationError, path: str, prefix: str = "") -> InputError:
 def json_schema() -> dict:
     schema = BaselineDocument.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/baseline-3.json"
+    schema["$id"] = "https://spillway.dev/schemas/baseline-4.json"
     return schema
 
 
@@ -344,7 +354,7 @@ def parse_baseline(document, path: str) -> Baseline:
         raise InputError(f"baseline schema {schema} is {'newer than' if newer else 'not'} what this "
                          f"spillway {__version__} reads ({', '.join(READ_SCHEMAS)})"
                          + ("; upgrade spillway" if newer else ""), file=path)
-    if schema == SCHEMA:
+    if schema in (SCHEMA, SCHEMA_V4):
         return _validated(path, lambda: _expanded(document, path))
     return _validated(path, lambda: Baseline.model_validate(document))
 
@@ -404,7 +414,8 @@ def render(baseline: Baseline) -> bytes:
     """Deterministic version-3 bytes: a pretty header, then one kernel key per
     line.  The entries' names are not written (they are the keys demangled)."""
     head = baseline.model_dump(by_alias=True, exclude={"kernels"})
-    head["schema"] = SCHEMA   # an updated version 1 or 2 baseline is written as version 3
+    # An updated version 1 or 2 baseline is written as version 3; one recording the machine code as 4.
+    head["schema"] = SCHEMA_V4 if _records_code(baseline) else SCHEMA
     if head["provenance"]["flags"] is None:   # not known: left out, as files before it were written
         del head["provenance"]["flags"]
     if head["record_all"] is None:   # version 1: every kernel read was recorded
@@ -429,6 +440,11 @@ def render(baseline: Baseline) -> bytes:
     body = b'  "kernels": [\n' + b",\n".join(b"    " + line for line in lines) + b"\n  ]" if lines \
         else b'  "kernels": []'
     return text[:-2] + b",\n" + body + b"\n}\n"
+
+
+def _records_code(baseline: Baseline) -> bool:
+    return needs_code(baseline.gate) or any(e.recorded.loop_scratch is not None or e.recorded.agpr_copies is not None
+                                            for e in baseline.kernels)
 
 
 def _target_dict(entry: Entry, gate: Sequence[str]) -> dict:
@@ -599,7 +615,9 @@ def recorded_by_default(resources: Resources, gate: tuple[str, ...]) -> bool:
     """Is the kernel in a baseline written without --record-all: does it use
     what a gated metric holds to zero (scratch or a dynamic stack, spills)?"""
     return (("scratch" in gate and (resources.scratch > 0 or resources.dynamic_stack))
-            or ("spills" in gate and resources.vgpr_spills + resources.sgpr_spills > 0))
+            or ("spills" in gate and resources.vgpr_spills + resources.sgpr_spills > 0)
+            or ("loop_scratch" in gate and bool(resources.loop_scratch))
+            or ("agpr_copies" in gate and bool(resources.agpr_copies)))
 
 
 def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: Baseline | None = None,
@@ -625,6 +643,8 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     written: the others are held to zero as absent kernels are.
     """
     gate = tuple(m for m in METRICS if m in set(gate))
+    refuse_without_code(inputs.usage, gate)
+    code = needs_code(gate)
     record_all = bool(record_all or needs_every_kernel(gate)
                       or (previous is not None and previous.record_all is True))
     if note is None:
@@ -646,6 +666,9 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     for ident in candidates:
         usage = inputs.usage[ident]
         resources = usage.resources
+        if not code and (resources.loop_scratch is not None or resources.agpr_copies is not None):
+            # The machine code's figures are recorded only when gated (version 4).
+            resources = dataclasses.replace(resources, loop_scratch=None, agpr_copies=None)
         reasons = []
         for pattern, reason in allows:
             if pattern_matches(pattern, usage):

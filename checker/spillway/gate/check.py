@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Final, Iterable, Optional
 from spillway import __version__
 from spillway.errors import UsageError
 from spillway.gate.kernels import Kernel, KernelUsage
-from spillway.gate.metrics import ALL_KERNEL_GATES, METRICS
+from spillway.gate.metrics import ALL_KERNEL_GATES, CODE_GATES, METRICS, refuse_without_code
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected
 
@@ -139,9 +139,11 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     dynamic stack, zero spills; other metrics unconstrained).
     """
     gate = tuple(m for m in METRICS if m in set(gate))
+    refuse_without_code(usage, gate)
     every_kernel = baseline.records_every_kernel
     if not every_kernel:
         refuse_partial_baseline(baseline, gate, baseline_path)
+    refuse_without_recorded_code(baseline, gate, baseline_path)
     entries = {(e.target, e.key): e for e in baseline.kernels}
     # Kernels absent from the baseline (most, in a default baseline) are held to the
     # new-kernel allowances: the same rules for each, worked out once.
@@ -238,6 +240,19 @@ class _Findings(Sequence):
 
     def __iter__(self):
         return iter(self._all())
+
+
+def refuse_without_recorded_code(baseline: "Baseline", gate: tuple[str, ...], path: str) -> None:
+    """A machine-code gate the baseline does not gate has no recorded figure
+    to hold kernels to: UsageError (exit 2) with the command that rewrites it."""
+    missing = [m for m in gate if m in CODE_GATES and m not in baseline.gate]
+    if not missing:
+        return
+    wanted = [m for m in METRICS if m in set(baseline.gate) | set(gate)]
+    sources = " ".join(f.path for f in baseline.provenance.files) or "BUILD"
+    raise UsageError(f"{path or 'baseline'}: records no {','.join(missing)} (its gate: {','.join(baseline.gate)}), "
+                     f"so it cannot check it; rewrite it with: spillway baseline write {sources} -o "
+                     f"{path or 'BASELINE'} --gate {','.join(wanted)}")
 
 
 def refuse_partial_baseline(baseline: "Baseline", gate: tuple[str, ...], path: str) -> None:

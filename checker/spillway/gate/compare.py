@@ -9,6 +9,13 @@ both happen (clang-22's ``topk<32>`` trades 272 B of scratch for 136 VGPRs
 and less occupancy); *same* when scratch, spills and occupancy are equal
 (VGPR counts may still differ).
 
+With ``--isa`` (both sides read with their machine code: binaries decoded,
+or report JSON written with --isa) each kernel on both sides also says
+whether its code is identical (the same SHA-256 of every instance), or has
+the same figures but changed code, and for changed code the scratch bytes,
+scratch in loops and AGPR copies before and after ("spills moved into a
+loop" when none were in a loop before).
+
 Rows show the new side's next step ("VGPRs 104 -> 112, 6 waves; 96 or fewer
 for 7") from its report records' ``occupancy_next``, computed by the reader
 under the one model both sides are read with; a baseline side has none.
@@ -20,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, Optional, Sequence
 
 from spillway import __version__
-from spillway.gate.kernels import Kernel, KernelUsage, Resources
+from spillway.gate.kernels import CodeFigures, Kernel, KernelUsage, Resources
 from spillway.gate.totals import Totals, totals
 from spillway.paths import document_chunks
 from spillway.resources.occupancy import DEFAULT_MODEL
@@ -29,6 +36,9 @@ COMPARE_SCHEMA: Final = "spillway.compare/3"
 Status = Literal["worse", "mixed", "better", "same"]
 STATUS_ORDER = {"worse": 0, "mixed": 1, "better": 2, "same": 3}
 CRITERIA = ("scratch", "spills", "occupancy")
+# What --isa says of a kernel's code on both sides.
+CodeVerdict = Literal["identical code", "same figures, code changed", "code changed", "code not read"]
+CODE_VERDICTS: Final = ("identical code", "same figures, code changed", "code changed", "code not read")
 
 
 @dataclass(slots=True)
@@ -43,6 +53,29 @@ class KernelDiff:
     # The new side's occupancy_next (KernelUsage.occupancy_next): None at the cap,
     # when nothing raises it, or when the new side is a baseline.
     occupancy_next: Optional[dict] = None
+    # Each side's machine code (None: not read on that side: a baseline, a report without --isa).
+    old_code: Optional[CodeFigures] = None
+    new_code: Optional[CodeFigures] = None
+
+    @property
+    def code_verdict(self) -> CodeVerdict:
+        old, new = self.old_code, self.new_code
+        if old is None or new is None:
+            return "code not read"
+        if old.code_sha256 == new.code_sha256:
+            return "identical code"
+        return "same figures, code changed" if self.status == "same" else "code changed"
+
+    def code_notes(self) -> list[str]:
+        """What moved between the sides' code: spills into or out of loops."""
+        old, new = self.old_code, self.new_code
+        if old is None or new is None or old.code_sha256 == new.code_sha256:
+            return []
+        if old.scratch_in_loops == 0 < new.scratch_in_loops:
+            return ["spills moved into a loop"]
+        if new.scratch_in_loops == 0 < old.scratch_in_loops:
+            return ["spills moved out of the loops"]
+        return []
 
     @property
     def status(self) -> Status:
@@ -91,7 +124,14 @@ class Comparison:
     only_old: list[KernelUsage]
     # The one model both sides were read with (--occupancy-model; a baseline's figures stay as recorded).
     occupancy_model: str = DEFAULT_MODEL
+    # --isa: the renderings say what each kernel's code did (KernelDiff.code_verdict).
+    code: bool = False
     _totals: Optional[Totals] = field(default=None, repr=False, compare=False)
+
+    def code_count(self) -> dict[str, int]:
+        """Kernels on both sides per code verdict (--isa), in CODE_VERDICTS order."""
+        verdicts = [k.code_verdict for k in self.kernels]
+        return {verdict: verdicts.count(verdict) for verdict in CODE_VERDICTS}
 
     def count(self) -> dict[str, int]:
         statuses = [k.status for k in self.kernels]
@@ -137,7 +177,18 @@ class Comparison:
             parts.append(f"{c['only_new']} only in the new build{extra}")
         if c["only_old"]:
             parts.append(f"{c['only_old']} only in the old build")
-        return ", ".join(parts) + "."
+        sentence = ", ".join(parts) + "."
+        if self.code:
+            code = self.code_count()
+            said = [f"{code['identical code']} identical", f"{code['same figures, code changed']} with the same "
+                    f"figures but changed code", f"{code['code changed']} changed"]
+            if code["code not read"]:
+                said.append(f"{code['code not read']} not read on both sides")
+            moved = sum(1 for k in self.kernels if "spills moved into a loop" in k.code_notes())
+            if moved:
+                said.append(f"{kernels(moved)} with spills moved into a loop")
+            sentence += " Code: " + ", ".join(said) + "."
+        return sentence
 
     def to_json(self, everything: bool = True) -> dict:
         return dict(self._json_head(), **{name: list(records) for name, records in self._json_lists(everything)})
@@ -154,16 +205,23 @@ class Comparison:
             "occupancy_model": self.occupancy_model,
             "new": self.new_sources,
             "old": self.old_sources,
-            "summary": {V2_COUNT_NAMES.get(name, name): value for name, value in self.count().items()},
+            "summary": {V2_COUNT_NAMES.get(name, name): value for name, value in self.count().items()}
+            | ({"code": {CODE_COUNT_NAMES[name]: value for name, value in self.code_count().items()}}
+               if self.code else {}),
             "sentence": self.sentence(),
             "totals": self.totals().to_json(),
         }
 
     def _json_lists(self, everything: bool):
         rows = (k for k in self.kernels if everything or k.status != "same")
-        yield "kernels", ({"target": k.target, "key": k.key, "name": k.name, "status": k.status,
-                           "worse": k.worse, "better": k.better, "old": k.old.as_dict(), "new": k.new.as_dict(),
-                           "occupancy_next": k.occupancy_next} for k in rows)
+        if self.code:
+            yield "kernels", ({"target": k.target, "key": k.key, "name": k.name, "status": k.status,
+                               "worse": k.worse, "better": k.better, "old": k.old.as_dict(), "new": k.new.as_dict(),
+                               "occupancy_next": k.occupancy_next, "code": _code_json(k)} for k in rows)
+        else:
+            yield "kernels", ({"target": k.target, "key": k.key, "name": k.name, "status": k.status,
+                               "worse": k.worse, "better": k.better, "old": k.old.as_dict(),
+                               "new": k.new.as_dict(), "occupancy_next": k.occupancy_next} for k in rows)
         yield "added", (_usage_json(u) for u in self.only_new)
         yield "removed", (_usage_json(u) for u in self.only_old)
 
@@ -171,6 +229,15 @@ class Comparison:
 # Document names (schema v2) of the counts: kernels on one side only are
 # "added" (only in NEW) and "removed" (only in OLD), as in check and baseline.
 V2_COUNT_NAMES = {"only_new": "added", "only_old": "removed", "only_new_using_scratch": "added_using_scratch"}
+# The summary's code counts (--isa), by verdict.
+CODE_COUNT_NAMES = {"identical code": "identical", "same figures, code changed": "same_figures_code_changed",
+                    "code changed": "changed", "code not read": "not_read"}
+
+
+def _code_json(diff: KernelDiff) -> dict:
+    return {"verdict": diff.code_verdict, "notes": diff.code_notes(),
+            "old": None if diff.old_code is None else diff.old_code.as_dict(),
+            "new": None if diff.new_code is None else diff.new_code.as_dict()}
 
 
 def _usage_json(usage: KernelUsage) -> dict:
@@ -210,9 +277,10 @@ def _worst_first(usages: list[KernelUsage]) -> list[KernelUsage]:
 
 def compare(new: dict[Kernel, KernelUsage], old: dict[Kernel, KernelUsage],
             new_sources: Sequence[str] = (), old_sources: Sequence[str] = (), *,
-            occupancy_model: str = DEFAULT_MODEL) -> Comparison:
+            occupancy_model: str = DEFAULT_MODEL, code: bool = False) -> Comparison:
     """``occupancy_model``: the model both sides were read with (the reader's
-    default unless the caller read with another)."""
+    default unless the caller read with another); ``code``: say what each
+    kernel's machine code did (--isa)."""
     diffs = []
     only_new = []
     for ident, b in new.items():
@@ -222,11 +290,11 @@ def compare(new: dict[Kernel, KernelUsage], old: dict[Kernel, KernelUsage],
             continue
         worse, better = classify(a.resources, b.resources)
         diffs.append(KernelDiff(b.target, b.key, b.name, a.resources, b.resources, worse, better,
-                                b.occupancy_next))
+                                b.occupancy_next, a.code, b.code))
     diffs.sort(key=KernelDiff.sort_key)
     only_old = [u for ident, u in old.items() if ident not in new]
     return Comparison(list(new_sources), list(old_sources), diffs, _worst_first(only_new), _worst_first(only_old),
-                      occupancy_model)
+                      occupancy_model, code)
 
 
 def selected(comparison: Comparison, everything: bool, limit: int) -> tuple[list[KernelDiff], int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from spillway.gate.compare import COMPARE_SCHEMA, Status
+from spillway.gate.compare import COMPARE_SCHEMA, CodeVerdict, Status
 from spillway.gate.kernels import Resources
 
 
@@ -23,6 +23,29 @@ def json_schema() -> dict:
                         "nothing in the binary raises the figure, or when that side is a baseline (it keeps no "
                         "wave size or work-group bound)")
 
+    class CodeFiguresModel(BaseModel):
+        """One side's machine code (gate.kernels.CodeFigures), folded over the kernel's instances."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        code_sha256: list[str] = Field(description="The distinct code SHA-256 of the kernel's instances, sorted")
+        scratch_bytes: int = Field(description="scratch_load_bytes + scratch_store_bytes of report --isa (worst "
+                                               "instance), bytes per lane")
+        scratch_in_loops: int = Field(description="Scratch accesses inside loops (worst instance)")
+        agpr_copies: int = Field(description="agpr_writes + agpr_reads (worst instance)")
+        complete: bool = Field(description="Every instance decoded to its end (isa status complete)")
+
+    class CodeDiffModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        verdict: CodeVerdict = Field(description="identical code: the same code SHA-256 on both sides; same "
+                                                 "figures, code changed: status same but other code; code not read: "
+                                                 "a side without machine code (a baseline, a report without --isa)")
+        notes: list[Literal["spills moved into a loop", "spills moved out of the loops"]] = Field(
+            description="spills moved into a loop: scratch_in_loops 0 before, more after; out: the reverse")
+        old: Optional[CodeFiguresModel]
+        new: Optional[CodeFiguresModel]
+
     class DiffModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
@@ -35,6 +58,8 @@ def json_schema() -> dict:
         old: Resources
         new: Resources
         occupancy_next: Optional[OccupancyNext] = Field(description=next_description.format(side="new side"))
+        code: Optional[CodeDiffModel] = Field(None, description="compare --isa only: what the kernel's machine "
+                                                                "code did")
 
 
     class OneSideModel(BaseModel):
@@ -46,6 +71,14 @@ def json_schema() -> dict:
         resources: Resources
         occupancy_next: Optional[OccupancyNext] = Field(description=next_description.format(side="kernel"))
 
+
+    class CodeCountModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        identical: int
+        same_figures_code_changed: int
+        changed: int
+        not_read: int
 
     class SummaryModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -60,6 +93,8 @@ def json_schema() -> dict:
         added: int = Field(description="Kernels only in NEW")
         removed: int = Field(description="Kernels only in OLD")
         added_using_scratch: int = Field(description="Kernels only in NEW that use scratch or spill")
+        code: Optional[CodeCountModel] = Field(None, description="compare --isa only: kernels on both sides per "
+                                                                 "code verdict")
 
 
     class MetricSums(BaseModel):

@@ -44,6 +44,13 @@ class Resources:
     sgprs: Annotated[int, Field(ge=0, description="sgpr_count")]
     lds: Annotated[int, Field(ge=0, description="group_segment_fixed_size, bytes per work-group")]
     occupancy: Annotated[Optional[int], Field(description="Waves per SIMD; null for an unknown target")]
+    # From the machine code (report --isa); None when it was not read.
+    loop_scratch: Annotated[Optional[int], Field(ge=0, description="Scratch loads and stores inside loops "
+                                                                   "(report --isa's scratch_in_loops); absent "
+                                                                   "when the machine code was not read")] = None
+    agpr_copies: Annotated[Optional[int], Field(ge=0, description="v_accvgpr_write + v_accvgpr_read instructions "
+                                                                  "(report --isa's agpr_writes + agpr_reads); "
+                                                                  "absent when the machine code was not read")] = None
 
     @property
     def spills(self) -> int:
@@ -51,10 +58,11 @@ class Resources:
 
     @classmethod
     def from_record(cls, record: dict) -> "Resources":
+        isa = record.get("isa")
         return cls(record["private_segment_fixed_size"], bool(record["uses_dynamic_stack"]),
                    record["vgpr_spill_count"], record["sgpr_spill_count"], record["vgpr_count"],
                    record["agpr_count"], record["sgpr_count"], record["group_segment_fixed_size"],
-                   record["occupancy"])
+                   record["occupancy"], *_code_values(isa))
 
     def worst(self, other: "Resources") -> "Resources":
         """Each resource at its worse value of the two."""
@@ -62,12 +70,60 @@ class Resources:
                          max(self.vgpr_spills, other.vgpr_spills), max(self.sgpr_spills, other.sgpr_spills),
                          max(self.vgprs, other.vgprs), _max_optional(self.agprs, other.agprs),
                          max(self.sgprs, other.sgprs), max(self.lds, other.lds),
-                         _min_optional(self.occupancy, other.occupancy))
+                         _min_optional(self.occupancy, other.occupancy),
+                         _max_optional(self.loop_scratch, other.loop_scratch),
+                         _max_optional(self.agpr_copies, other.agpr_copies))
 
     def as_dict(self) -> dict:
-        return {"scratch": self.scratch, "dynamic_stack": self.dynamic_stack,
-                "vgpr_spills": self.vgpr_spills, "sgpr_spills": self.sgpr_spills, "vgprs": self.vgprs,
-                "agprs": self.agprs, "sgprs": self.sgprs, "lds": self.lds, "occupancy": self.occupancy}
+        """The record; the machine code's figures only when they were read."""
+        out = {"scratch": self.scratch, "dynamic_stack": self.dynamic_stack,
+               "vgpr_spills": self.vgpr_spills, "sgpr_spills": self.sgpr_spills, "vgprs": self.vgprs,
+               "agprs": self.agprs, "sgprs": self.sgprs, "lds": self.lds, "occupancy": self.occupancy}
+        if self.loop_scratch is not None:
+            out["loop_scratch"] = self.loop_scratch
+        if self.agpr_copies is not None:
+            out["agpr_copies"] = self.agpr_copies
+        return out
+
+
+def _code_values(isa: Optional[dict]) -> tuple[Optional[int], Optional[int]]:
+    """Resources' loop_scratch and agpr_copies from an isa object (None, None without one)."""
+    if isa is None:
+        return None, None
+    return isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"]
+
+
+@dataclass(frozen=True, slots=True)
+class CodeFigures:
+    """What a kernel's machine code shows, as compare reads it: from report
+    --isa's ``isa`` object (report.code_evidence), folded over the kernel's
+    instances (each figure at its worst, every instance's code hash)."""
+
+    code_sha256: tuple[str, ...]     # the distinct codes of its instances, sorted
+    scratch_bytes: int               # scratch_load_bytes + scratch_store_bytes, per lane
+    scratch_in_loops: int            # scratch accesses inside loops
+    agpr_copies: int                 # agpr_writes + agpr_reads
+    complete: bool                   # every instance decoded to its end
+
+    @classmethod
+    def from_isa(cls, isa: dict) -> "CodeFigures":
+        return cls((isa["code_sha256"],), isa["scratch_load_bytes"] + isa["scratch_store_bytes"],
+                   isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"], isa["status"] == "complete")
+
+    def worst(self, other: "CodeFigures") -> "CodeFigures":
+        return CodeFigures(tuple(sorted(set(self.code_sha256) | set(other.code_sha256))),
+                           max(self.scratch_bytes, other.scratch_bytes),
+                           max(self.scratch_in_loops, other.scratch_in_loops),
+                           max(self.agpr_copies, other.agpr_copies), self.complete and other.complete)
+
+    def as_dict(self) -> dict:
+        return {"code_sha256": list(self.code_sha256), "scratch_bytes": self.scratch_bytes,
+                "scratch_in_loops": self.scratch_in_loops, "agpr_copies": self.agpr_copies,
+                "complete": self.complete}
+
+
+def _code_of(isa: Optional[dict]) -> Optional[CodeFigures]:
+    return None if isa is None else CodeFigures.from_isa(isa)
 
 
 def _max_optional(a, b):
@@ -89,13 +145,18 @@ class KernelUsage:
     # (its worst instance's); None at the cap, when nothing raises it, and for a
     # baseline's kernels (a baseline keeps no wave size or work-group bound).
     occupancy_next: Optional[dict] = None
+    # Its machine code (read with --isa, or from report JSON holding isa objects); None when an
+    # instance was read without it (a baseline, a report written without --isa).
+    code: Optional[CodeFigures] = None
 
-    def add_instance(self, resources: Resources, occupancy_next: Optional[dict], instances: int = 1) -> None:
+    def add_instance(self, resources: Resources, occupancy_next: Optional[dict], instances: int = 1,
+                     code: Optional[CodeFigures] = None) -> None:
         """Fold in another instance of the kernel: each resource at its worse value."""
         self.occupancy_next = worse_next(self.resources.occupancy, self.occupancy_next,
                                          resources.occupancy, occupancy_next)
         if self.resources != resources:
             self.resources = self.resources.worst(resources)
+        self.code = self.code.worst(code) if self.code is not None and code is not None else None
         self.instances += instances
 
 
@@ -138,6 +199,7 @@ def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | Non
     picks = tuple(at(f) for f in RESOURCE_FIELDS)
     next_at = at("occupancy_next")
     head = operator.itemgetter(target_at, key_at, name_at, next_at)
+    isa_at = at("isa") if "isa" in (fields or FIELDS) else None
     figures = operator.itemgetter(*picks)
     get = usage.get
     shared = _SHARED_RESOURCES
@@ -156,14 +218,17 @@ def aggregate_rows(rows: Iterable[tuple], usage: dict[Kernel, KernelUsage] | Non
             # 249,970 on librocsparse1 7.2.4): each is made once (a frozen dataclass costs
             # microseconds to build).
             values = figures(row)
+            if isa_at is not None:
+                values = (*values, *_code_values(row[isa_at]))
             resources = shared_get(values)
             if resources is None:
                 resources = shared[values] = Resources(values[0], bool(values[1]), *values[2:])
+            code = None if isa_at is None else _code_of(row[isa_at])
             seen = get(ident)
             if seen is None:
-                usage[ident] = KernelUsage(target, key, name, resources, 1, step)
+                usage[ident] = KernelUsage(target, key, name, resources, 1, step, code)
             else:
-                seen.add_instance(resources, step)
+                seen.add_instance(resources, step, 1, code)
     finally:
         if collecting:
             gc.enable()
@@ -176,12 +241,13 @@ def aggregate(records: Iterable[dict]) -> dict[Kernel, KernelUsage]:
     for record in records:
         ident = (record["target"], record["key"])
         resources = Resources.from_record(record)
+        code = _code_of(record.get("isa"))
         seen = usage.get(ident)
         if seen is None:
             usage[ident] = KernelUsage(record["target"], record["key"], record["name"], resources, 1,
-                                       record.get("occupancy_next"))
+                                       record.get("occupancy_next"), code)
         else:
-            seen.add_instance(resources, record.get("occupancy_next"))
+            seen.add_instance(resources, record.get("occupancy_next"), 1, code)
     return usage
 
 

@@ -9,7 +9,7 @@ from spillway.gate.check import CheckResult
 from spillway.gate.compare import Comparison, KernelDiff, kernels, selected
 from spillway.gate.kernels import KernelUsage
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, signed
-from spillway.gate.wording import (actual_text, allowed_text, cells, diff_next_step, next_step, scratch_text,
+from spillway.gate.wording import (actual_text, allowed_text, cells, code_text, diff_next_step, next_step, scratch_text,
                                    spilled_text)
 from spillway.report.markdown import md_code
 from spillway.resources.names import table_name
@@ -75,8 +75,9 @@ def compare_markdown(comparison: Comparison, everything: bool = False, limit: in
 
     def diff_line(diff: KernelDiff) -> str:
         vgprs, spilled, scratch, occupancy = cells(diff)
+        code = f" {code_text(diff)} |" if comparison.code else ""
         return (f"| {diff.status} | {md_code(table_name(diff.name, names))} | {md_code(diff.target)} "
-                f"| {vgprs} | {spilled} | {scratch} | {occupancy} | {diff_next_step(diff)} |")
+                f"| {vgprs} | {spilled} | {scratch} | {occupancy} | {diff_next_step(diff)} |{code}")
 
     def usage_line(usage: KernelUsage) -> str:
         r = usage.resources
@@ -87,9 +88,11 @@ def compare_markdown(comparison: Comparison, everything: bool = False, limit: in
 
     if rows:
         what = "changed kernels" if not everything else "kernels on both sides"
-        sections.append((f"{kernels(len(rows))}: {what}, worst first",
-                         ["| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy | next step |",
-                          "|---|---|---|--:|--:|--:|--:|---|"], rows, diff_line))
+        head = ["| | kernel | target | VGPRs | spilled VGPRs | scratch B/lane | occupancy | next step |",
+                "|---|---|---|--:|--:|--:|--:|---|"]
+        if comparison.code:
+            head = [head[0] + " code |", head[1] + "---|"]
+        sections.append((f"{kernels(len(rows))}: {what}, worst first", head, rows, diff_line))
     for title, group in (("only in the new build", comparison.only_new),
                          ("only in the old build", comparison.only_old)):
         if group:

@@ -10,7 +10,7 @@ from typing import Iterable, Optional
 
 from spillway.errors import InputError
 from spillway.gate.kernels import Inputs, Kernel, KernelUsage, aggregate, aggregate_rows
-from spillway.report.fields import GATE_ROW_FIELDS
+from spillway.report.fields import GATE_ROW_FIELDS, ROW_FIELDS
 from spillway.report.reader import ReadOptions, no_kernels_found
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected
@@ -75,16 +75,19 @@ def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool
     if binaries:
         from spillway.report.reader import KernelTable
 
-        def fold(rows: list[tuple], fields: tuple[str, ...] | None = GATE_ROW_FIELDS) -> None:
+        # --isa: each row ends with its kernel's isa object.
+        row_fields = (*GATE_ROW_FIELDS, "isa") if options.isa else GATE_ROW_FIELDS
+
+        def fold(rows: list[tuple], fields: tuple[str, ...] | None = row_fields) -> None:
             # Rows are folded as the workers hand them over, never all held at once.
             inputs.note_rows(rows, fields)
             aggregate_rows(rows, inputs.usage, fields)
 
-        document = read_report(binaries, options, compact=True, rows_sink=fold, rows_fields=GATE_ROW_FIELDS)
+        document = read_report(binaries, options, compact=True, rows_sink=fold, rows_fields=row_fields)
         kernels = document["kernels"]
         inputs.files.extend(document["files"])
         if isinstance(kernels, KernelTable):
-            fold(kernels.rows, None)        # (all of FIELDS: what a KernelTable holds)
+            fold(kernels.rows, ROW_FIELDS if options.isa else None)    # (what a KernelTable holds)
         else:
             inputs.note_records(kernels)
             for ident, usage in aggregate(kernels).items():
@@ -103,7 +106,7 @@ def _merge(usage: dict[Kernel, KernelUsage], ident: Kernel, more: KernelUsage) -
     if seen is None:
         usage[ident] = more
     else:
-        seen.add_instance(more.resources, more.occupancy_next, more.instances)
+        seen.add_instance(more.resources, more.occupancy_next, more.instances, more.code)
 
 
 def _report_part(records: Iterable[dict], targets: list[str], model: str) -> Inputs:

@@ -8,11 +8,14 @@ from typing import Callable
 from spillway.gate.check import CheckResult, Finding
 from spillway.gate.compare import Comparison, selected
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, total_lines
-from spillway.gate.wording import actual_text, allowed_text, cells, diff_next_step, next_step
+from spillway.gate.wording import actual_text, allowed_text, cells, code_text, diff_next_step, next_step
 from spillway.resources.names import table_name
 
 # Removed kernels a check lists by name; beyond this only counted (all of them are in --json).
 VANISHED_SHOWN = 20
+# compare --isa: the code column's widest (what moved comes first, the figures after).
+CODE_WIDTH = 48
+CODE = "code"
 # The header of compare's next-step column (the CLI lists the steps itself when it did not fit).
 NEXT_STEP = "next step"
 
@@ -28,6 +31,11 @@ def compare_table(comparison: Comparison, everything: bool = False, limit: int =
     style = {"worse": "red", "mixed": "yellow", "better": "green", "same": ""}
     cells_ = [[(diff.status, style[diff.status]), KernelName(diff.name), diff.target, *cells(diff, " → ")]
               for diff in rows]
+    if comparison.code:
+        # (compare --isa) before the next step, which is left out first
+        columns.append(Column(CODE, max_width=CODE_WIDTH, drop=2))
+        for row, diff in zip(cells_, rows):
+            row.append(code_text(diff, " → "))
     steps = [diff_next_step(diff, " → ") for diff in rows]
     if any(steps):
         # Left out first on a narrow output (the CLI then lists the steps of the rows whose occupancy changed).
@@ -96,6 +104,11 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
             if step and diff.old.occupancy != diff.new.occupancy:
                 console.print(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}",
                               markup=False, soft_wrap=True)
+    if shown and comparison.code and all(column.header != CODE for column in grid.columns):
+        # The code column did not fit: what the code of each shown kernel did, one a line.
+        for diff in selected(comparison, everything, limit)[0]:
+            console.print(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}",
+                          markup=False, soft_wrap=True)
     for title, group in (("added (only in the new build)", comparison.only_new),
                          ("removed (only in the old build)", comparison.only_old)):
         if group:

@@ -75,5 +75,21 @@ def next_step(new: Resources, step: Optional[dict], old: Optional[Resources] = N
     return f"{', '.join(figures)}, {waves}; {wanted}"
 
 
+def code_text(diff: KernelDiff, arrow: str = " -> ") -> str:
+    """What a kernel's machine code did (compare --isa): "identical code", or
+    the verdict, what moved, and the code's figures that changed, ``old ->
+    new``: "code changed (spills moved into a loop): scratch B 128 -> 160, in
+    loops 0 -> 32"; a side decoded only in part is marked "(partly decoded)"."""
+    verdict = diff.code_verdict
+    old, new = diff.old_code, diff.new_code
+    if old is None or new is None or verdict == "identical code":
+        return verdict
+    moved = [f"{label} {_arrow(before, after, arrow)}" for label, before, after in (
+        ("scratch B", old.scratch_bytes, new.scratch_bytes), ("in loops", old.scratch_in_loops, new.scratch_in_loops),
+        ("AGPR copies", old.agpr_copies, new.agpr_copies)) if before != after]
+    notes = diff.code_notes() + ([] if old.complete and new.complete else ["partly decoded"])
+    return verdict + (f" ({'; '.join(notes)})" if notes else "") + (": " + ", ".join(moved) if moved else "")
+
+
 def diff_next_step(diff: KernelDiff, arrow: str = " -> ") -> str:
     return next_step(diff.new, diff.occupancy_next, diff.old, arrow)

@@ -11,8 +11,9 @@ imports resources and formats only.
 - ``decoder``: instruction boundaries (the plain-Python reference).
 - ``vector``: the same with numpy, every kernel of a code object at once:
   ``boundaries()`` and ``evidence_many()`` (tested equal to ``decoder`` and
-  ``evidence()``; about 10x faster; numpy is not a dependency yet, so nothing
-  imports it unasked).
+  ``evidence()``; about 10x faster).  numpy is a dependency; it is imported
+  only by what decodes (report --isa), and without it the reference gives
+  the same figures (report.code_evidence).
 - ``evidence``: per-kernel figures (``evidence()``, ``KernelCode``) and the
   kernels' ranges in a code object (``kernel_ranges()``).
 """

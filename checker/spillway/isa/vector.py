@@ -3,8 +3,7 @@ every dword of the code at once, then every kernel's chain of instructions
 followed together, one instruction per kernel per step.
 
 Same tables and rules as ``decoder`` (the reference this is tested against);
-numpy is imported only here, by callers that ask for it (it is not one of
-spillway's dependencies yet).
+numpy (a dependency) is imported only here, by callers that decode.
 """
 
 from __future__ import annotations
@@ -16,9 +15,9 @@ import numpy as np
 
 import spillway.isa.encodings as encodings
 from spillway.isa.decoder import DecodeError, decode, family_of, load_family
-from spillway.isa.evidence import (BRANCH, BUFFER_LOAD, BUFFER_STORE, KINDS, SCRATCH_LOAD, SCRATCH_STORE,
-                                   KernelCode, assemble, branch_target, branch_targets, classify, evidence,
-                                   psb_quads)
+from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, BUFFER_STORE, CALL, FLAT, KINDS, LDS,
+                                   MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, assemble, branch_targets,
+                                   classify, evidence, psb_quads)
 
 _VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
 INVALID = -1
@@ -198,6 +197,26 @@ def boundaries(code: bytes | memoryview, ranges: list[tuple[int, int]],
 
 def _chains(words: np.ndarray, size_of: np.ndarray,
             ranges: list[tuple[int, int]]) -> list[tuple[np.ndarray, int | None]]:
+    positions, stops = _marks(words, size_of, ranges)
+    usable = 4 * len(words)
+    out = []
+    for start, size in ranges:
+        low, high = np.searchsorted(positions, [start // 4, (start + max(size, 0) + 3) // 4])
+        mine = positions[low:high] * 4 - start
+        cut = np.searchsorted(stops, [start // 4, (start + max(size, 0) + 3) // 4])
+        stop = int(stops[cut[0]] * 4 - start) if cut[1] > cut[0] else None
+        if stop is None and size > 0 and (start + size > usable or size % 4):
+            # A range past the usable words, or a ragged end: where the last instruction ended.
+            end_at = int(mine[-1] + size_of[(start + int(mine[-1])) // 4]) if len(mine) else 0
+            if end_at < size:
+                stop = end_at
+        out.append((mine, stop))
+    return out
+
+
+def _marks(words: np.ndarray, size_of: np.ndarray, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(the dwords where an instruction of some range starts, the dwords where
+    decoding a range stopped), both sorted."""
     count = len(words)
     usable = 4 * count
     # The dword each instruction leads to; the sentinel ``count`` where the
@@ -228,27 +247,20 @@ def _chains(words: np.ndarray, size_of: np.ndarray,
         jump = jump[jump]
     positions = np.nonzero(reached[:count])[0]
     stops = positions[bad[positions]]
-    positions = positions[~bad[positions]]
-    out = []
-    for start, size in ranges:
-        low, high = np.searchsorted(positions, [start // 4, (start + max(size, 0) + 3) // 4])
-        mine = positions[low:high] * 4 - start
-        cut = np.searchsorted(stops, [start // 4, (start + max(size, 0) + 3) // 4])
-        stop = int(stops[cut[0]] * 4 - start) if cut[1] > cut[0] else None
-        if stop is None and size > 0 and (start + size > usable or size % 4):
-            # A range past the usable words, or a ragged end: where the last instruction ended.
-            end_at = int(mine[-1] + size_of[(start + int(mine[-1])) // 4]) if len(mine) else 0
-            if end_at < size:
-                stop = end_at
-        out.append((mine, stop))
-    return out
+    return positions[~bad[positions]], stops
+
+
+# The kinds assemble() counts from the whole kernel (the others it takes from the listed accesses and branches).
+_COUNTED = (FLAT, AGPR_WRITE, AGPR_READ, MATRIX, LDS, CALL)
 
 
 def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str) -> list[KernelCode]:
     """evidence() of every (start, size, private segment buffer) kernel of one
-    code section at once: boundaries and kinds from the arrays, the entry
-    block walked by the reference decoder only where a MUBUF access needs it.
-    Equal to evidence() kernel by kernel (tests/unit/isa/test_vector.py)."""
+    code section at once: boundaries, kinds and counts from the arrays for
+    every kernel together (per-kernel Python only for its branches and
+    scratch accesses), the entry block walked by the reference decoder only
+    where a MUBUF access needs it.  Equal to evidence() kernel by kernel
+    (tests/unit/isa/test_vector.py)."""
     view = memoryview(code)
     name = family_of(target)
     simple = [name is None or size <= 0 or start < 0 or start + size > len(view) or start % 4
@@ -260,41 +272,94 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         if name is None:
             raise ValueError("no decoder")
         size_of, kinds, opcodes = _decode_words(words, name)
-        chains = iter(_chains(words, size_of.astype(np.int64), ranges))
+        size_of = size_of.astype(np.int64)
+        positions, stops = _marks(words, size_of, ranges)
     except ValueError:
         return [evidence(view, start, size, target, psb) for start, size, psb in kernels]
     assert name is not None
     family = load_family(name)
     names = _names(name)
+    # Every kernel's slice of the instruction starts, and of the stops.
+    starts = np.array([start for start, _size in ranges], np.int64)
+    ends = np.array([(start + max(size, 0) + 3) // 4 for start, size in ranges], np.int64)
+    low = np.searchsorted(positions, starts // 4)
+    high = np.searchsorted(positions, ends)
+    stop_low = np.searchsorted(stops, starts // 4)
+    stop_high = np.searchsorted(stops, ends)
+    kind_all = kinds[positions]
+    # Counts of each kind assemble() needs, per kernel: differences of running sums.
+    counted = []
+    for kind in _COUNTED:
+        running = np.concatenate(([0], np.cumsum(kind_all == kind)))
+        counted.append((running[high] - running[low]).tolist())
+    # The instructions each kernel needs one by one: branches, scratch and buffer accesses.
+    wanted = np.nonzero((kind_all == BRANCH) | (kind_all == SCRATCH_LOAD) | (kind_all == SCRATCH_STORE)
+                        | (kind_all == BUFFER_LOAD) | (kind_all == BUFFER_STORE))[0]
+    picked_dword = positions[wanted]
+    picked_kind = kind_all[wanted].tolist()
+    picked_at = (picked_dword * 4).tolist()
+    picked_opcode = opcodes[picked_dword].tolist()
+    picked_word = words[picked_dword]
+    simm16 = (picked_word & 0xFFFF).astype(np.int64)
+    picked_target = (picked_dword * 4 + 4 + 4 * np.where(simm16 >= 0x8000, simm16 - 0x10000, simm16))
+    target_dword = picked_target // 4
+    found_at = np.minimum(np.searchsorted(positions, target_dword), max(len(positions) - 1, 0))
+    target_starts = ((positions[found_at] == target_dword) if len(positions) else
+                     np.zeros(len(wanted), bool)).tolist()
+    picked_target_list = picked_target.tolist()
+    next_word = words[np.minimum(picked_dword + 1, len(words) - 1)].tolist()
+    wanted_low = np.searchsorted(wanted, low).tolist()
+    wanted_high = np.searchsorted(wanted, high).tolist()
+    lows, highs = low.tolist(), high.tolist()
+    stop_at = [int(stops[a]) * 4 if b > a else None for a, b in zip(stop_low.tolist(), stop_high.tolist())]
+    counts_of = list(zip(*counted)) if counted[0] else []
     out = []
+    number = 0
     for (start, size, psb), alone in zip(kernels, simple):
         if alone:
             out.append(evidence(view, start, size, target, psb))
             continue
-        offsets, stop_at = next(chains)
         raw = view[start:start + size]
-        at_dword = offsets // 4 + start // 4
-        kind = kinds[at_dword]
+        instructions = highs[number] - lows[number]
         stop = None
-        if stop_at is not None:
-            stop = _stop_message(raw, stop_at, family)
-        branches = [(int(at), branch_target(int(at), int(words[d]))) for at, d in
-                    zip(offsets[kind == BRANCH], at_dword[kind == BRANCH])]
-        counts = np.bincount(kind, minlength=KINDS).tolist()
+        stopped = stop_at[number]
+        if stopped is not None:
+            stop = _stop_message(raw, stopped - start, family)
+        elif size % 4 or start + size > usable:
+            # A ragged end or a range past the usable words: where the last instruction ended.
+            end_at = int(positions[highs[number] - 1] * 4 - start + size_of[positions[highs[number] - 1]]) \
+                if instructions else 0
+            if end_at < size:
+                stop = _stop_message(raw, end_at, family)
+        counts = [0] * KINDS
+        for kind, value in zip(_COUNTED, counts_of[number]):
+            counts[kind] = value
+        branches: list[tuple[int, int]] = []
+        is_start: set[int] = set()
         accesses: list[tuple[int, int, str]] = []
-        scratch = (kind == SCRATCH_LOAD) | (kind == SCRATCH_STORE)
-        for at, d, k in zip(offsets[scratch].tolist(), at_dword[scratch].tolist(), kind[scratch].tolist()):
-            accesses.append((at, k, names[opcodes[d]][1]))
-        buffers = (kind == BUFFER_LOAD) | (kind == BUFFER_STORE)
-        if buffers.any():
+        buffers: list[int] = []
+        for i in range(wanted_low[number], wanted_high[number]):
+            kind, at = picked_kind[i], picked_at[i] - start
+            if kind == BRANCH:
+                aim = picked_target_list[i] - start
+                branches.append((at, aim))
+                if target_starts[i]:
+                    is_start.add(aim)
+            elif kind in (SCRATCH_LOAD, SCRATCH_STORE):
+                accesses.append((at, kind, names[picked_opcode[i]][1]))
+            else:
+                buffers.append(i)
+        if buffers:
             listing = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
             quads = psb_quads(listing, branch_targets(branches, size), psb, family.layout == "gfx9")
-            for at, d, k in zip(offsets[buffers].tolist(), at_dword[buffers].tolist(), kind[buffers].tolist()):
-                encoding, mnemonic = names[opcodes[d]]
-                if encoding == "MUBUF" and ((int(words[d + 1]) >> 16) & 0x1F) * 4 in quads:
-                    accesses.append((at, k, mnemonic))
+            for i in buffers:
+                encoding, mnemonic = names[picked_opcode[i]]
+                if encoding == "MUBUF" and ((next_word[i] >> 16) & 0x1F) * 4 in quads:
+                    accesses.append((picked_at[i] - start, picked_kind[i], mnemonic))
             accesses.sort()
-        out.append(assemble(raw, len(offsets), stop, _member(offsets), branches, accesses, counts))
+        # (assemble asks is_start only of branch targets)
+        out.append(assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts))
+        number += 1
     return out
 
 
@@ -304,13 +369,6 @@ def _quiet(instructions):
         yield from instructions
     except DecodeError:
         return
-
-
-def _member(offsets: np.ndarray):
-    def is_start(target: int) -> bool:
-        at = int(np.searchsorted(offsets, target))
-        return at < len(offsets) and int(offsets[at]) == target
-    return is_start
 
 
 def _stop_message(raw: memoryview, stop_at: int, family) -> tuple[int, str]:

@@ -14,6 +14,10 @@ FIELDS: Final = ("file", "bundle_index", "target", "code_object_version", "compi
                  "occupancy", "occupancy_limit", "occupancy_model", "occupancy_next", "scratch_cause",
                  "image_offset", "archive")
 
+# A row of the reader read with its code (report --isa): FIELDS, then the kernel's isa object
+# (report.code_evidence).  Rows read without it end at FIELDS.
+ROW_FIELDS: Final = (*FIELDS, "isa")
+
 # A kernel's figures the gate holds and compares, in the order of gate.kernels.Resources.
 RESOURCE_FIELDS: Final = ("private_segment_fixed_size", "uses_dynamic_stack", "vgpr_spill_count",
                           "sgpr_spill_count", "vgpr_count", "agpr_count", "sgpr_count",

@@ -32,7 +32,7 @@ from spillway.report.pool import start_pool
 from spillway.resources.names import demangle, stable_key
 from spillway.resources.targets import target_selected
 from spillway.constants import REPORT_SCHEMA as SCHEMA
-from spillway.report.fields import FIELDS
+from spillway.report.fields import FIELDS, ROW_FIELDS
 from spillway.report.ordered_writer import _Sink
 
 
@@ -117,6 +117,7 @@ _MODEL: str = occupancy.DEFAULT_MODEL      # ReadOptions.occupancy_model while p
 _ENCODE = False     # workers hand back JSON lines (report --json), not tuples
 _SINK: "_Sink | None" = None    # with _ENCODE: the workers write the lines themselves
 _PROJECT: Callable[[tuple], tuple] | None = None   # rows handed back hold only these fields
+_ISA = False        # ReadOptions.isa: each row ends with its kernel's isa object (ROW_FIELDS)
 _LINE_INDENT = b"    "
 # Below these, parsing stays in one process (forking costs more than it saves).
 _PARALLEL_MIN_TASKS = 4
@@ -187,12 +188,14 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
                 model = occupancy.resolve_model(_MODEL, code.compiler)
                 where = (image.file, image.bundle_index, code.target_id, code.code_object_version, code.compiler)
                 offset, archive = image.image_offset, image.archive
+                # --isa: the code's evidence, decoded here from the bytes just parsed.
+                isa = _code_evidence(image.payload, code) if _ISA and code.kernels else None
                 if _ENCODE:
                     # Encoded here, on every core, rather than in the parent (a ROCm library's
                     # report is half a gigabyte of JSON), a code object at a time.
                     if code.kernels:
                         kernels += len(code.kernels)
-                        emit(_encode_code_object(code.kernels, where, offset, archive, model, names))
+                        emit(_encode_code_object(code.kernels, where, offset, archive, model, names, isa))
                     continue
                 table = _RESOURCE_VALUES.table(code.target_id, model)
                 for kernel in code.kernels:
@@ -207,6 +210,10 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
                         resources = _RESOURCE_VALUES.add(table, kernel[2:],
                                                          _resource_values(kernel, code.target_id, model))
                     values.append((*where, *named, *resources, offset, archive))
+                if isa is not None:
+                    first = len(values) - len(code.kernels)
+                    for at, found in enumerate(isa, first):
+                        values[at] = (*values[at], found)
     except InputError as exc:
         return None, (exc.message, exc.file, exc.container, exc.offset)
     finally:
@@ -219,6 +226,12 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
     if _PROJECT is not None:
         values = list(map(_PROJECT, values))
     return (code_objects, values, counts.bitcode_only, counts.spirv_entries, list(recorded)), None
+
+
+def _code_evidence(payload, code: codeobject.CodeObject) -> list[dict]:
+    from spillway.report.code_evidence import code_objects_evidence
+
+    return code_objects_evidence(payload, code.kernels, code.target_id)
 
 
 # A record line's layout: FIELDS as a struct msgspec encodes in C, without
@@ -284,14 +297,19 @@ _LINE_SEPARATOR = b",\n" + _LINE_INDENT
 
 
 def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offset: int | None,
-                        archive: str | None, model: str, names: dict[str, bytes]) -> bytes:
+                        archive: str | None, model: str, names: dict[str, bytes], isa: list[dict] | None = None
+                        ) -> bytes:
     """_encode_lines of the code object's rows, from cached segments.
-    ``names``: the task's encoded names segments by kernel name."""
+    ``names``: the task's encoded names segments by kernel name; ``isa``:
+    each kernel's isa object (--isa), written last in its record."""
     try:
         head = _encode_line(_LineHead(*where))[:-1]          # (without its closing brace)
         tail = b"," + _encode_line(_LineTail(image_offset, archive))[1:]
     except UnicodeEncodeError:         # a path that is not UTF-8: the slow way, as _encode_lines does it
-        return _encode_lines([_values(k, k.name, where, image_offset, archive, model) for k in kernels])
+        rows = [_values(k, k.name, where, image_offset, archive, model) for k in kernels]
+        return _encode_lines(rows if isa is None else [(*row, found) for row, found in zip(rows, isa)])
+    if isa is not None:
+        return _with_isa(_encode_code_object(kernels, where, image_offset, archive, model, names), isa)
     segments = _RESOURCE_SEGMENTS.table(where[2], model)
     parts: list[bytes] = []
     extend = parts.extend
@@ -309,13 +327,25 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
     return b"".join(parts)
 
 
+def _with_isa(lines: bytes, isa: list[dict]) -> bytes:
+    """Records (one per line, joined by ``,\\n``) with an ``isa`` member added
+    last to each, in order."""
+    records = lines.split(_LINE_SEPARATOR)
+    return _LINE_SEPARATOR.join([record[:-1] + b',"isa":' + _encode_line(found) + b"}"
+                                 for record, found in zip(records, isa, strict=True)])
+
+
 def _encode_lines(values: list[tuple]) -> bytes:
-    """Kernel rows as JSON records, one per line (indented), joined by ``,\\n``."""
+    """Kernel rows as JSON records, one per line (indented), joined by ``,\\n``;
+    rows with an isa object (ROW_FIELDS) have it last."""
     try:
-        return b",\n".join([_LINE_INDENT + line for line in map(_encode_line, [_RecordLine(*row) for row in values])])
+        lines = [_LINE_INDENT + _encode_line(_RecordLine(*row[:len(FIELDS)])) for row in values]
+        if values and len(values[0]) > len(FIELDS):
+            return _with_isa(b",\n".join(lines), [row[-1] for row in values])
+        return b",\n".join(lines)
     except UnicodeEncodeError:
         # A path that is not UTF-8 (surrogate escapes): paths.dumps writes them as \udcXX.
-        return b",\n".join([_LINE_INDENT + json_dumps(dict(zip(FIELDS, row))) for row in values])
+        return b",\n".join([_LINE_INDENT + json_dumps(dict(zip(ROW_FIELDS, row))) for row in values])
 
 
 class EncodedKernels(NamedTuple):
@@ -393,13 +423,15 @@ def _tune_allocator() -> None:
 
 
 def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
-               encode: bool = False, fields: tuple[str, ...] | None = None):
+               encode: bool = False, fields: tuple[str, ...] | None = None, isa: bool = False):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
     entries, SPIR-V entries, recorded command lines) per task, in order.  Raises the first InputError.
     ``encode``: the kernels come as EncodedKernels, not tuples.  ``fields``:
-    the tuples hold these fields (of FIELDS, in this order), not all of them."""
-    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT
-    _UNITS, _TARGETS, _MODEL, _ENCODE = units, targets, model, encode
+    the tuples hold these fields (of ROW_FIELDS, in this order), not all of
+    them.  ``isa``: each kernel's code is decoded too (its row ends with its
+    isa object; ``fields`` may name it)."""
+    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA
+    _UNITS, _TARGETS, _MODEL, _ENCODE, _ISA = units, targets, model, encode, isa
     _PROJECT = projection(fields) if fields else None
     total = sum(_unit_size(u) for u in units)
     if progress:
@@ -446,14 +478,14 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                     progress(sum(_unit_size(units[i]) for i in task), total)
                 yield result
     finally:
-        _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT = [], [], occupancy.DEFAULT_MODEL, False, None
+        _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA = [], [], occupancy.DEFAULT_MODEL, False, None, False
 
 
 def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
-    """A function from a FIELDS row to the tuple of ``fields`` (two or more)."""
+    """A function from a FIELDS (or ROW_FIELDS) row to the tuple of ``fields`` (two or more)."""
     if len(fields) < 2:
         raise ValueError("a projection keeps two fields or more")
-    return operator.itemgetter(*(FIELDS.index(f) for f in fields))  # type: ignore[return-value]
+    return operator.itemgetter(*(ROW_FIELDS.index(f) for f in fields))  # type: ignore[return-value]
 
 
 def _bounded_imap(pool, function, tasks: list, window: int):
@@ -482,8 +514,8 @@ def _parse_images(images: list, targets: list[str], progress,
 
 
 class KernelTable(Sequence):
-    """Kernel records kept compact: one tuple per kernel in FIELDS order (a
-    dict of 24 keys costs about 1.2 KB; a ROCm library has 250,000 kernels).
+    """Kernel records kept compact: one tuple per kernel in FIELDS order, or
+    ROW_FIELDS with --isa (a dict of 24 keys costs about 1.2 KB; a ROCm library has 250,000 kernels).
     Indexing and iterating give dicts, made on demand; ``rows`` are the
     tuples (``json_chunks`` writes them one kernel per line)."""
 
@@ -497,12 +529,12 @@ class KernelTable(Sequence):
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return [dict(zip(FIELDS, row)) for row in self.rows[index]]
-        return dict(zip(FIELDS, self.rows[index]))
+            return [dict(zip(ROW_FIELDS, row)) for row in self.rows[index]]
+        return dict(zip(ROW_FIELDS, self.rows[index]))
 
     def __iter__(self):
         for row in self.rows:
-            yield dict(zip(FIELDS, row))
+            yield dict(zip(ROW_FIELDS, row))
 
     def __eq__(self, other) -> bool:
         if isinstance(other, KernelTable):
@@ -515,7 +547,7 @@ class KernelTable(Sequence):
         if isinstance(other, KernelTable):
             self.rows.extend(other.rows)
         else:
-            self.rows.extend(tuple(record[f] for f in FIELDS) for record in other)
+            self.rows.extend(tuple(record[f] for f in ROW_FIELDS if f in record) for record in other)
 
 
 def json_chunks(document: dict):
@@ -545,6 +577,8 @@ class ReadOptions:
     progress: Callable[[int, int], None] | None = None
     # A read that finds no kernel is an InputError (no_kernels_found), not an empty report.
     require_kernels: bool = False
+    # Decode each kernel's machine code too (--isa): records get an ``isa`` object.
+    isa: bool = False
 
     def budget(self) -> DecompressionBudget:
         return DecompressionBudget(self.max_inflation, self.max_decompressed_total)
@@ -636,14 +670,14 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact
     tally, values = _FileTally(scan, path), []
     fields = rows_fields if rows_sink is not None else None
     for found, rows, bitcode, spirv_entries, command_lines in iter_units(
-            scan.images, options.targets, progress, options.occupancy_model, fields=fields):
+            scan.images, options.targets, progress, options.occupancy_model, fields=fields, isa=options.isa):
         tally.add(found, len(rows), bitcode, spirv_entries, command_lines)
         if rows_sink is not None:
             rows_sink(rows)
         else:
             values.extend(rows)
     file_record = tally.record()
-    records = KernelTable(values) if compact else [dict(zip(FIELDS, v)) for v in values]
+    records = KernelTable(values) if compact else [dict(zip(ROW_FIELDS, v)) for v in values]
     return file_record, records
 
 
@@ -698,7 +732,8 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
             tally = _FileTally(scan, path)
             _SINK = sink
             for found, encoded, bitcode, spirv_entries, command_lines in iter_units(
-                    scan.images, options.targets, progress, options.occupancy_model, encode=True):
+                    scan.images, options.targets, progress, options.occupancy_model, encode=True,
+                    isa=options.isa):
                 tally.add(found, encoded.kernels, bitcode, spirv_entries, command_lines)
                 for piece in encoded.pieces:
                     yield (b",\n" if opened else opening) + piece

@@ -42,6 +42,37 @@ class OccupancyNext(BaseModel):
                                                    "two limits hold the kernel at the same figure)")
 
 
+class KernelIsa(BaseModel):
+    """What the kernel's machine code shows (report --isa), read from its STT_FUNC symbol's bytes by
+    spillway's own decoder; each count is what a reader of ``llvm-objdump -d -z`` output gets by the
+    same rule (README: "What the machine code shows")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instructions: int = Field(description="Instructions in [st_value, st_value + st_size), as llvm-objdump -d -z "
+                                          "prints them (a VOPD pair is one)")
+    code_bytes: int = Field(description="st_size of the kernel's symbol")
+    code_sha256: str = Field(description="SHA-256 of the kernel's code bytes: equal means byte-identical code")
+    scratch_loads: int = Field(description="scratch_load* and MUBUF buffer_load* on the private segment buffer")
+    scratch_stores: int = Field(description="scratch_store* and MUBUF buffer_store* on the private segment buffer")
+    scratch_load_bytes: int = Field(description="Bytes per lane the scratch loads name (dword 4 ... dwordx4 16)")
+    scratch_store_bytes: int = Field(description="Bytes per lane the scratch stores name")
+    scratch_without_width: dict[str, int] = Field(description="Scratch accesses whose mnemonic names no width "
+                                                              "(_format, _block): mnemonic -> count")
+    flat_ops: int = Field(description="flat_* instructions (may reach scratch; not counted as scratch)")
+    agpr_writes: int = Field(description="v_accvgpr_write*")
+    agpr_reads: int = Field(description="v_accvgpr_read*")
+    matrix_ops: int = Field(description="v_mfma*, v_smfmac*, v_wmma*, v_swmmac*")
+    lds_ops: int = Field(description="ds_*")
+    loops: int = Field(description="s_branch/s_cbranch_* whose target lies in the kernel at or before the branch")
+    loop_spans: list[list[int]] = Field(description="Each loop as [target, branch], byte offsets from the kernel's "
+                                                    "start")
+    scratch_in_loops: int = Field(description="Scratch loads and stores inside at least one loop span")
+    calls: int = Field(description="s_swappc_b64/s_call_b64; the callees' own code is not in these counts")
+    status: str = Field(description="complete, or what stopped the decoder and where (+offset from the kernel's "
+                                    "start); the counts cover what was decoded")
+
+
 class KernelRecord(BaseModel):
     """One kernel for one target in one code object."""
 
@@ -86,6 +117,9 @@ class KernelRecord(BaseModel):
                                                           "as data (--scan-embedded); null otherwise")
     archive: Optional[str] = Field(None, description="The .kpack archive the code object came from; null "
                                                      "when it was inside the file itself")
+    # the machine code (report --isa; absent otherwise)
+    isa: Optional[KernelIsa] = Field(None, description="What the kernel's machine code shows; present only in "
+                                                       "reports written with --isa")
 
 
 class FileRecord(BaseModel):

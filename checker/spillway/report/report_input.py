@@ -66,7 +66,12 @@ RECORD_TYPES: Final = {
     "workgroup_processor_mode": "boolean or null", "occupancy_limit": "string or null",
     "scratch_cause": "string or null", "occupancy_model": "string or null",
     "occupancy_next": "object or null", "image_offset": "count or null",
-    "archive": "string or null"}
+    "archive": "string or null", "isa": "object or null"}
+
+# What compare reads of a record's isa object (report --isa) and the kinds they must be.
+ISA_TYPES: Final = {"code_sha256": "string", "scratch_load_bytes": "count", "scratch_store_bytes": "count",
+                    "scratch_in_loops": "count", "agpr_writes": "count", "agpr_reads": "count",
+                    "status": "string"}
 
 # occupancy_next's resources, in the order it lists them.
 NEED_ORDER: Final = ("vgpr", "agpr", "sgpr", "lds", "workgroup")
@@ -117,7 +122,8 @@ def check_record(record: Any, index: int, file: str) -> None:
             values = counts(record)
             if min(values) >= 0 and max(values) < _COUNT_END:
                 step = record.get("occupancy_next")
-                if step is None or next_step_ok(step):
+                isa = record.get("isa")
+                if (step is None or next_step_ok(step)) and (isa is None or isa_ok(isa)):
                     return
     _check_each_field(record, index, file)
 
@@ -141,6 +147,10 @@ def _check_each_field(record: Any, index: int, file: str) -> None:
         raise InputError(f"kernel {index}: occupancy_next is {shown(step)}, not "
                          f"{{\"waves\": N, \"needs\": [{{\"resource\": {'|'.join(NEED_ORDER)}, \"at_most\": N}}]}}",
                          file=file)
+    isa = record.get("isa")
+    if isa is not None and not isa_ok(isa):
+        wanted = ", ".join(f"{name} ({kind})" for name, kind in ISA_TYPES.items())
+        raise InputError(f"kernel {index}: isa is {shown(isa)}, not an object with {wanted}", file=file)
     if len(_SOUND_SHAPES) < _SHAPES_KEPT:
         _SOUND_SHAPES[(tuple(record), tuple(map(type, record.values())))] = _reader(counts)
 
@@ -153,6 +163,11 @@ def _reader(names: list[str]) -> Callable[[dict], tuple]:
         name = names[0]
         return lambda record: (record[name],)
     return lambda record: (0,)
+
+
+def isa_ok(isa: dict) -> bool:
+    """The members of report --isa's object that compare reads, of their kinds."""
+    return all(name in isa and type_ok(isa[name], kind) for name, kind in ISA_TYPES.items())
 
 
 def next_step_ok(step: dict) -> bool:

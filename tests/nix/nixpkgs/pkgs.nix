@@ -248,7 +248,7 @@ let
   pytestCheckHook = "pytest-check-hook";
 
   python3Packages = lib.genAttrs [
-    "setuptools" "pyelftools" "msgpack" "pydantic" "rich" "zstandard" "cxxfilt" "orjson" "ijson" "msgspec"
+    "setuptools" "pyelftools" "msgpack" "pydantic" "rich" "zstandard" "cxxfilt" "orjson" "ijson" "msgspec" "numpy"
     "pytest" "hypothesis" "jsonschema" "pyyaml" "xmlschema" "mypy"
   ] hostModule // {
     buildPythonApplication = buildPython;

@@ -132,7 +132,7 @@ def test_figures_left_out_are_their_defaults():
     recorded = Resources(scratch=0, dynamic_stack=False, vgpr_spills=0, sgpr_spills=0, vgprs=0, agprs=None,
                          sgprs=0, lds=0, occupancy=None)
     busy = Resources(scratch=8, dynamic_stack=True, vgpr_spills=1, sgpr_spills=2, vgprs=3, agprs=0, sgprs=4,
-                     lds=5, occupancy=6)
+                     lds=5, occupancy=6, loop_scratch=7, agpr_copies=0)
     baseline = _baseline([_entry("gfx90a", TOPK, recorded, {"lds": 0}), _entry("gfx90a", SILU, busy, {"lds": 5})],
                          gate=["lds"])
     lines = {line["key"]: line["targets"][0] for line in _lines(render(baseline))}
@@ -141,6 +141,9 @@ def test_figures_left_out_are_their_defaults():
     # No allowance at all is not the recorded figure: written as an empty allow object.
     empty = _baseline([_entry("gfx90a", TOPK, recorded, {})], gate=["lds"])
     assert _lines(render(empty))[0]["targets"][0]["allow"] == {}
+    # The machine code's figures recorded: version 4; none: version 3.
+    assert b'"schema": "spillway.baseline/4"' in render(baseline)
+    assert b'"schema": "spillway.baseline/3"' in render(empty)
     assert semantics(_reload(empty)) == semantics(empty)
     assert semantics(_reload(baseline)) == semantics(baseline)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-# numpy: the [test] extra installs it; spillway.isa.vector is optional at run time.
-np = pytest.importorskip("numpy", reason="pip install numpy (the [test] extra installs it)")
+# numpy: a dependency of spillway (report --isa); the plain-Python reference needs none.
+np = pytest.importorskip("numpy", reason="pip install numpy (a dependency of spillway)")
 
 from spillway.isa import kernel_ranges, vector  # noqa: E402
 from spillway.isa.decoder import DecodeError, decode, family_of, load_family  # noqa: E402
