@@ -31,12 +31,21 @@ def _figure(resources: Optional[Resources], name: str):
     return resources.spills if name == "spills" else getattr(resources, name)
 
 
+def _code(code) -> Optional[dict]:
+    """A side's code evidence (compare --isa: gate.kernels.CodeFigures) for the kernel's detail."""
+    if code is None:
+        return None
+    # The names of compare --isa --json's code objects.
+    return {"code_sha256": ", ".join(code.code_sha256), "scratch_bytes": code.scratch_bytes,
+            "scratch_in_loops": code.scratch_in_loops, "agpr_copies": code.agpr_copies, "complete": code.complete}
+
+
 def _row(status: str, target: str, name: int, old: Optional[Resources], new: Optional[Resources],
-         step: Optional[dict], curve: Optional[str]) -> list:
+         step: Optional[dict], curve: Optional[str], old_code=None, new_code=None) -> list:
     row: list = [status, target, name]
     for f in FIGURES:
         row += [_figure(old, f), _figure(new, f)]
-    return row + [next_step_text(step), step, curve, None, None]
+    return row + [next_step_text(step), step, curve, _code(old_code), _code(new_code)]
 
 
 def totals_data(comparison: Comparison) -> dict:
@@ -71,7 +80,8 @@ def compare_page(comparison: Comparison, *, title: str = "spillway compare", ext
     names = Names()
     rows = []
     for k in changed[:ROW_CAP]:
-        rows.append(_row(k.status, k.target, names(k.name), k.old, k.new, k.occupancy_next, curves.key(k.target)))
+        rows.append(_row(k.status, k.target, names(k.name), k.old, k.new, k.occupancy_next, curves.key(k.target),
+                         k.old_code, k.new_code))
     room = max(ROW_CAP - len(rows), 0)
     one_side: list[tuple[str, KernelUsage]] = [("added", u) for u in added] + [("removed", u) for u in removed]
     for status, u in one_side[:room]:
