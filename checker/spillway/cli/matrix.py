@@ -426,14 +426,9 @@ def _print_checks(console: Console, checks: list[mx.CellCheck]) -> None:
 
 
 def _failure(f: dict) -> str:
-    """One over-baseline finding of spillway.check/2, with a readable name."""
-    from spillway.resources.names import table_name
-    name = table_name(f["name"])   # spillway.check/2 names are demangled already
-    allowed = "-" if f.get("allowed") is None else f["allowed"]
-    extra = " (not in the baseline)" if f.get("new_kernel") else ""
-    if f["metric"] == "occupancy":
-        return f"{name} [{f['target']}]: occupancy {f['actual']} < floor {allowed}{extra}"
-    return f"{name} [{f['target']}]: {f['metric']} {f['actual']} > allowed {allowed}{extra}"
+    """One over-baseline finding of spillway.check/2, worded as check words it."""
+    from spillway.gate.check import Finding
+    return Finding.from_document(f).line()
 
 
 def run_check(args) -> int:

@@ -35,6 +35,19 @@ class Finding:
     new_kernel: bool = False
     dynamic_stack: bool = False      # scratch: the kernel uses a dynamic stack it was not allowed
 
+    @classmethod
+    def from_document(cls, failure: dict) -> "Finding":
+        """A failing finding of a spillway.check/2 document (one of its ``failures``)."""
+        return cls(target=failure["target"], key=failure["key"], name=failure["name"], metric=failure["metric"],
+                   allowed=failure["allowed"], actual=failure["actual"], passed=False,
+                   new_kernel=bool(failure.get("new_kernel")), dynamic_stack=bool(failure.get("dynamic_stack")))
+
+    def line(self, names: str = "short") -> str:
+        """The one wording of a finding with its kernel, for check, the matrix and SARIF:
+        ``topk<32> [gfx1100]: scratch 272 B/lane, allowed at most 0 B/lane``."""
+        from spillway.resources.names import table_name
+        return f"{table_name(self.name, names)} [{self.target}]: {self.message()}"
+
     def message(self) -> str:
         """``scratch 272 B/lane, allowed at most 0 B/lane (kernel not in the baseline)``"""
         metric = METRICS[self.metric]

@@ -153,10 +153,9 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
     results = []
     for finding in failures:
         line = 1 if finding.new_kernel else lines.get((finding.target, finding.key), 1)
-        name = table_name(finding.name)
         results.append({
             "ruleId": finding.metric, "ruleIndex": index[finding.metric], "level": "error",
-            "message": {"text": f"{name} [{finding.target}]: {finding.message()}. "
+            "message": {"text": f"{finding.line()}. "
                                 f"Intended? accept with: {accept(finding)}"},
             "locations": [_location(Location(baseline_path, line))],
             "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(finding.target, finding.key,
@@ -170,9 +169,7 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
 
 def findings_from_document(failures: Iterable[dict]) -> list[Finding]:
     """The failing findings of a spillway.check/2 document (its ``failures``)."""
-    return [Finding(target=f["target"], key=f["key"], name=f["name"], metric=f["metric"], allowed=f["allowed"],
-                    actual=f["actual"], passed=False, new_kernel=bool(f.get("new_kernel")),
-                    dynamic_stack=bool(f.get("dynamic_stack"))) for f in failures]
+    return [Finding.from_document(f) for f in failures]
 
 
 def _compare_rules() -> list[dict]:

@@ -61,7 +61,7 @@ def print_check(result: CheckResult, console, *, limit: int, names: str, accept:
         console.print(grid(console, columns, rows, names=names, title="over baseline"))
     else:
         for f in failures:
-            console.print(f"over baseline: {table_name(f.name, names)} [{f.target}]: {f.message()}; "
+            console.print(f"over baseline: {f.line(names)}; "
                           f"accept with: {accept(f)}", markup=False, soft_wrap=True)
     if hidden:
         console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
