@@ -32,18 +32,20 @@ if TYPE_CHECKING:  # bound at run time by _imports()
     from rich.table import Table
 
     from spillway import matrix as mx
+    from spillway.matrix import check_render
 
 
 def _imports() -> None:
     """Bind the heavy modules (pydantic through spillway.matrix, rich) only
     when a matrix command runs: building the parser must stay cheap, as
     every `spillway report` builds it."""
-    global mx, Console, escape, Table
+    global mx, Console, escape, Table, check_render
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from spillway import matrix as mx
+    from spillway.matrix import check_render
 
 
 def _heavy(run):
@@ -377,64 +379,10 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
     return checks, builds
 
 
-def _accept_command(c: mx.CellCheck, keys: list[str]) -> str:
-    """The `spillway baseline write` that accepts these kernels of a failing cell."""
-    import os
-
-    from spillway.gate.commands import accept_command
-
-    library = _cell_library(c)
-    path = os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY"
-    return accept_command([path], c.cell.baseline, keys[:10], gate=",".join(c.cell.gate))
-
-
-def _cell_library(c: mx.CellCheck):
-    """The library a cell's check read (next to its check.json)."""
-    if c.report is None:
-        return None
-    found = sorted(p for p in c.report.parent.iterdir() if p.suffix == ".so")
-    return found[0] if found else None
-
-
-def _print_checks(console: Console, checks: list[mx.CellCheck]) -> None:
-    width = max(len(c.cell.name) for c in checks) if checks else 0
-    for c in checks:
-        name = c.cell.name.ljust(width)
-        if c.verdict == "pass":
-            console.print(escape(f"PASS     {name}  {c.reason}"), highlight=False)
-        elif c.verdict == "fail":
-            console.print(escape(f"FAIL     {name}  {c.reason}"), highlight=False, style="red")
-            for f in c.failures[:20]:
-                console.print(escape(f"           over baseline: {_failure(f)}"), highlight=False)
-            if len(c.failures) > 20:
-                console.print(f"           ... and {len(c.failures) - 20} more ({c.report})", highlight=False)
-            keys = list(dict.fromkeys(f["key"] for f in c.failures))
-            if keys:
-                console.print(escape(f"           intended? accept with: {_accept_command(c, keys)}"),
-                              highlight=False, soft_wrap=True)
-        elif c.verdict == "error":
-            console.print(escape(f"ERROR    {name}  {c.reason}"), highlight=False, style="red")
-        if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
-            console.print(escape(f"           warning: {c.flags_warning} (--strict-flags fails on it)"),
-                          highlight=False, style="yellow", soft_wrap=True)
-        if c.verdict == "skipped":
-            note = " (required here: the run does not pass)" if c.required else ""
-            console.print(escape(f"SKIPPED  {name}  skipped: {c.reason}{note}"), highlight=False, style="yellow")
-    counts = {v: sum(1 for c in checks if c.verdict == v) for v in ("pass", "fail", "error", "skipped")}
-    console.print(f"matrix check: {counts['pass']} cells passed, {counts['fail']} over baseline, "
-                  f"{counts['error']} errors, {counts['skipped']} skipped", highlight=False)
-
-
-def _failure(f: dict) -> str:
-    """One over-baseline finding of spillway.check/2, worded as check words it."""
-    from spillway.gate.check import Finding
-    return Finding.from_document(f).line()
-
-
 def run_check(args) -> int:
     matrix, build_dir = _load(args)
     checks, _ = _checks(args, matrix, build_dir)
-    _print_checks(stdout_console(), checks)
+    check_render.print_checks(stdout_console(), checks)
     return mx.exit_status(checks)
 
 
@@ -586,7 +534,7 @@ def run_run(args) -> int:
         write(args.output, _sarif_run(checks, matrix))
         if args.output not in (None, "-"):
             console.print(f"wrote {args.output}", highlight=False)
-    _print_checks(console, checks)
+    check_render.print_checks(console, checks)
     console.print(f"matrix {args.matrix_command}: {time.monotonic() - start:.1f} s", highlight=False)
     return mx.exit_status(checks)
 
@@ -603,8 +551,9 @@ def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
         if c.verdict == "error":
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", c.reason))
         for f in c.failures:
-            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {_failure(f)}",
-                                    f"{_failure(f)}; accept with: {_accept_command(c, [f['key']])}"))
+            text = check_render.failure_text(f)
+            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
+                                    f"{text}; accept with: {check_render.accept_command(c, [f['key']])}"))
     lines.append("")
     if summary is not None and summary.cells:
         lines.append(mx.summary_markdown(summary, args.differing))
@@ -629,7 +578,7 @@ def _sarif_run(checks: list[mx.CellCheck], matrix: mx.Matrix) -> bytes:
         lines = matrix.resolve(c.cell.baseline).read_bytes()
 
         def accept(finding: Finding, c: mx.CellCheck = c) -> str:
-            return _accept_command(c, [finding.key])
+            return check_render.accept_command(c, [finding.key])
 
         runs.append(sarif.findings_run(
             sarif.findings_from_document(c.failures), c.cell.baseline, lines,

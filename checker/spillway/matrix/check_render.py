@@ -1,0 +1,69 @@
+"""The terminal rendering of the matrix's cell checks (``matrix check``,
+``run``, ``collect``): a verdict line per cell, its failures worded as
+``check`` words them, the command that accepts them; and the accept command
+the GitHub and SARIF renderings of a cell share."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+from spillway.gate.check import Finding
+from spillway.gate.commands import accept_command as _command
+from spillway.matrix.gating import CellCheck
+
+# Failures listed per failing cell; the rest are counted (all of them are in the cell's check.json).
+FAILURES_SHOWN = 20
+
+
+def accept_command(c: CellCheck, keys: list[str]) -> str:
+    """The `spillway baseline write` that accepts these kernels of a failing cell."""
+    library = cell_library(c)
+    path = os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY"
+    return _command([path], c.cell.baseline, keys[:10], gate=",".join(c.cell.gate))
+
+
+def cell_library(c: CellCheck) -> Optional[Path]:
+    """The library a cell's check read (next to its check.json)."""
+    if c.report is None:
+        return None
+    found = sorted(p for p in c.report.parent.iterdir() if p.suffix == ".so")
+    return found[0] if found else None
+
+
+def failure_text(f: dict) -> str:
+    """One over-baseline finding of spillway.check/2, worded as check words it."""
+    return Finding.from_document(f).line()
+
+
+def print_checks(console, checks: list[CellCheck]) -> None:
+    from rich.markup import escape
+
+    width = max(len(c.cell.name) for c in checks) if checks else 0
+    for c in checks:
+        name = c.cell.name.ljust(width)
+        if c.verdict == "pass":
+            console.print(escape(f"PASS     {name}  {c.reason}"), highlight=False)
+        elif c.verdict == "fail":
+            console.print(escape(f"FAIL     {name}  {c.reason}"), highlight=False, style="red")
+            for f in c.failures[:FAILURES_SHOWN]:
+                console.print(escape(f"           over baseline: {failure_text(f)}"), highlight=False)
+            if len(c.failures) > FAILURES_SHOWN:
+                console.print(f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})",
+                              highlight=False)
+            keys = list(dict.fromkeys(f["key"] for f in c.failures))
+            if keys:
+                console.print(escape(f"           intended? accept with: {accept_command(c, keys)}"),
+                              highlight=False, soft_wrap=True)
+        elif c.verdict == "error":
+            console.print(escape(f"ERROR    {name}  {c.reason}"), highlight=False, style="red")
+        if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
+            console.print(escape(f"           warning: {c.flags_warning} (--strict-flags fails on it)"),
+                          highlight=False, style="yellow", soft_wrap=True)
+        if c.verdict == "skipped":
+            note = " (required here: the run does not pass)" if c.required else ""
+            console.print(escape(f"SKIPPED  {name}  skipped: {c.reason}{note}"), highlight=False, style="yellow")
+    counts = {v: sum(1 for c in checks if c.verdict == v) for v in ("pass", "fail", "error", "skipped")}
+    console.print(f"matrix check: {counts['pass']} cells passed, {counts['fail']} over baseline, "
+                  f"{counts['error']} errors, {counts['skipped']} skipped", highlight=False)
