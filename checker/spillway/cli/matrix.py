@@ -581,7 +581,7 @@ def _sarif_run(checks: list[mx.CellCheck], matrix: mx.Matrix) -> bytes:
             return check_render.accept_command(c, [finding.key])
 
         runs.append(sarif.findings_run(
-            sarif.findings_from_document(c.failures), c.cell.baseline, lines,
+            [Finding.from_document(f) for f in c.failures], c.cell.baseline, lines,
             sarif.category_for("matrix", c.cell.name), accept,
             {"cell": c.cell.name, "baseline": c.cell.baseline, "summary": c.reason}))
     return sarif.document(runs)

@@ -261,11 +261,8 @@ def refuse_without_recorded_code(baseline: "Baseline", gate: tuple[str, ...], pa
     missing = [m for m in gate if m in CODE_GATES and m not in baseline.gate]
     if not missing:
         return
-    wanted = [m for m in METRICS if m in set(baseline.gate) | set(gate)]
-    sources = " ".join(f.path for f in baseline.provenance.files) or "BUILD"
     raise UsageError(f"{path or 'baseline'}: records no {','.join(missing)} (its gate: {','.join(baseline.gate)}), "
-                     f"so it cannot check it; rewrite it with: spillway baseline write {sources} -o "
-                     f"{path or 'BASELINE'} --gate {','.join(wanted)}")
+                     f"so it cannot check it; rewrite it with: {_rewrite_command(baseline, gate, path)}")
 
 
 def refuse_partial_baseline(baseline: "Baseline", gate: tuple[str, ...], path: str) -> None:
@@ -276,8 +273,13 @@ def refuse_partial_baseline(baseline: "Baseline", gate: tuple[str, ...], path: s
     missing = [m for m in gate if m in ALL_KERNEL_GATES or m not in baseline.gate]
     if not missing:
         return
+    raise UsageError(f"{path or 'baseline'}: records only the kernels its gate ({','.join(baseline.gate)}) finds "
+                     f"non-zero, so it cannot check {','.join(missing)}; rewrite it with: "
+                     f"{_rewrite_command(baseline, gate, path)}")
+
+
+def _rewrite_command(baseline: "Baseline", gate: tuple[str, ...], path: str) -> str:
+    """The `baseline write` that records what both the baseline's gate and ``gate`` need."""
     wanted = [m for m in METRICS if m in set(baseline.gate) | set(gate)]
     sources = " ".join(f.path for f in baseline.provenance.files) or "BUILD"
-    raise UsageError(f"{path or 'baseline'}: records only the kernels its gate ({','.join(baseline.gate)}) finds "
-                     f"non-zero, so it cannot check {','.join(missing)}; rewrite it with: spillway baseline "
-                     f"write {sources} -o {path or 'BASELINE'} --gate {','.join(wanted)}")
+    return f"spillway baseline write {sources} -o {path or 'BASELINE'} --gate {','.join(wanted)}"

@@ -20,7 +20,7 @@ import gzip
 import hashlib
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import orjson
 
@@ -165,11 +165,6 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
                            "new_kernel": finding.new_kernel, "dynamic_stack": finding.dynamic_stack},
         })
     return _run(category, rules, results, properties)
-
-
-def findings_from_document(failures: Iterable[dict]) -> list[Finding]:
-    """The failing findings of a spillway.check/2 document (its ``failures``)."""
-    return [Finding.from_document(f) for f in failures]
 
 
 def _compare_rules() -> list[dict]:
