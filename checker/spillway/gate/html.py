@@ -101,7 +101,8 @@ def compare_page(comparison: Comparison, *, title: str = "spillway compare", ext
         "occupancy_model": comparison.occupancy_model,
         "summary": counts, "sentence": comparison.sentence(),
         "totals": totals_data(comparison), "top": top_data(comparison),
-        "figures": ROW_FIELDS, "rows": rows, "names": names.listed(), "name_at": ROW_FIELDS.index("name"),
+        "figures": ROW_FIELDS, "rows": rows,
+        "names": names.coded(rows, ROW_FIELDS.index("name")), "name_at": ROW_FIELDS.index("name"),
         "curves": {key: value for key, value in curves.by_key.items() if value is not None},
         "notes": notes,
     }
@@ -136,7 +137,7 @@ def check_page(result, sources: list[str], accept: str = "") -> bytes:
         "sources": sources, "baseline": result.baseline_path, "gate": list(result.gate),
         "occupancy_model": result.occupancy_model,
         "verdict": "pass" if result.passed else "fail", "sentence": result.summary(), "counts": flat,
-        "figures": CHECK_FIELDS, "rows": rows[:ROW_CAP], "names": names.listed(),
+        "figures": CHECK_FIELDS, "rows": rows[:ROW_CAP], "names": names.coded(rows, CHECK_FIELDS.index("name")),
         "name_at": CHECK_FIELDS.index("name"),
         "curves": {key: value for key, value in curves.by_key.items() if value is not None},
         "notes": ["Kernels within their allowance are counted, not listed; the JSON output lists every failure."

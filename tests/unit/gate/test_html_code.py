@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from support.gate_fixtures import run_cli
+from spillway.report.html import front_decode, read_page_data
 
 CO = Path(__file__).resolve().parents[2] / "data" / "isa" / "co"
 
@@ -19,9 +20,8 @@ def test_compare_page_rows_carry_each_sides_code(capsys, tmp_path):
     document = json.loads(run_cli(capsys, "compare", "--isa", new, "--against", old, "--json").out)
     page = tmp_path / "c.html"
     assert run_cli(capsys, "compare", "--isa", new, "--against", old, "--format", "html", "-o", page).status == 0
-    text = re.search(r'<script type="application/json"[^>]*>(.*?)</script>', page.read_text(), re.S).group(1)
-    data = json.loads(text.replace("\\u003c", "<"))
-    names = data["names"]
+    data = read_page_data(page.read_text())
+    names = front_decode(data["names"])
     fields = data["figures"] if isinstance(data["figures"], list) else None
     by_name = {}
     for row in data["rows"]:

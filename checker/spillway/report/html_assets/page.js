@@ -2,9 +2,20 @@
    Reads the command's model from #spillway-data, draws charts as inline SVG; no network. */
 (function () {
   'use strict';
-  var D = JSON.parse(document.getElementById('spillway-data').textContent);
-  if (D.names) {                      // rows name their kernel by its index in D.names (column D.name_at)
-    D.rows.forEach(function (r) { r[D.name_at] = D.names[r[D.name_at]]; });
+  // The model is gzip-compressed JSON in base64 (report/html.py: a ROCm library's
+  // kernel names take megabytes as text, a twentieth of that compressed); the
+  // browser's own DecompressionStream inflates it, with no network.
+  var D;
+  function decode(holder) {
+    var bytes = Uint8Array.from(atob(holder.textContent), function (c) { return c.charCodeAt(0); });
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text().then(JSON.parse);
+  }
+  function names() {
+    if (!D.names) return;              // rows name their kernel by its index in D.names (column D.name_at)
+    var listed = [], previous = '';   // front-coded: [code units shared with the name before, the rest]
+    D.names.forEach(function (entry) { previous = previous.slice(0, entry[0]) + entry[1]; listed.push(previous); });
+    D.rows.forEach(function (r) { r[D.name_at] = listed[r[D.name_at]]; });
   }
   var app = document.getElementById('app');
   var SVGNS = 'http://www.w3.org/2000/svg';
@@ -566,8 +577,15 @@
     t.draw();
   }
 
-  app.textContent = '';
-  ({report: reportPage, compare: comparePage, matrix: matrixPage, check: checkPage}[D.kind])();
-  document.body.appendChild(detail);
-  tableDrawn();
+  decode(document.getElementById('spillway-data')).then(function (data) {
+    D = data;
+    names();
+    app.textContent = '';
+    ({report: reportPage, compare: comparePage, matrix: matrixPage, check: checkPage}[D.kind])();
+    document.body.appendChild(detail);
+    tableDrawn();
+  }).catch(function (error) {
+    app.textContent = 'spillway: this page could not read its data (' + error + ')';
+    console.error(error);
+  });
 })();
