@@ -91,6 +91,10 @@ def summary_table(summary: Summary, differing_only: bool = False, console=None, 
 
 def print_summary(console, summary: Summary, names: str = "short", everything: bool = False) -> None:
     """The table, then how many kernels it leaves out."""
+    if len(summary.cells) < 2 and not everything:
+        console.print(f"one cell built ({', '.join(c.name for c in summary.cells)}): nothing to set side by side "
+                      f"(--all shows its {len(summary.rows)} kernel rows)", markup=False)
+        return
     table, differing, same = summary_table(summary, console=console, names=names, everything=everything)
     if differing:
         console.print(table)
