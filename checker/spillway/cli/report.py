@@ -24,8 +24,8 @@ SORT_KEYS = {
 }
 
 FORMATS = ("table", "json", "tsv", "html")
-# The file column, cut in its middle only when the kernel names would get less than NAME_MIN.
-FILE_MIN = 12
+# The file column, shortened only when the kernel names would get less than NAME_ROOM.
+FILE_MIN = 16
 # --isa: hex digits of a kernel's code SHA-256 the table shows.
 CODE_PREFIX = 8
 # --format tsv: every field of the kernel records, in this order.
@@ -105,8 +105,8 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
                Column("scratch B/lane", "right"), Column("cause", drop=2), Column("LDS B", "right", drop=3),
                Column("waves/SIMD", "right"), Column("bound", drop=1), Column("next step", drop=1)]
     if files:
-        # A path: cut in its middle (its first folder and file name stay) when the figures need the room.
-        columns.insert(0, Column("file", elide="middle", min_width=FILE_MIN))
+        # A path: labelled as names are (never two files alike) when the figures need the room.
+        columns.insert(0, Column("file", elide=True, min_width=FILE_MIN))
     if isa:
         # From the machine code: scratch bytes per lane moved (loads+stores), scratch accesses in
         # loops, AGPR copies (v_accvgpr_write + read), the code's SHA-256 prefix; "!" marks a

@@ -66,17 +66,17 @@ class Column:
     The kernel-name column (``name=True``) takes what the others leave, its
     cells labelled (report.labels).  Every other column is as wide as its
     widest cell and its header: its cells are never cut, unless it declares
-    ``elide`` ("start", "middle" or "end": a name-like cell, such as a file
-    path, cut with ``…`` to no less than ``min_width``, never two distinct
-    cells alike).  On a narrow output the grid
+    ``elide`` (a name-like cell, such as a file path: labelled as kernel
+    names are, report.labels, in no less than ``min_width`` characters,
+    never two distinct cells alike).  On a narrow output the grid
     first folds headers onto up to ``grid``'s ``header_lines`` lines (at
     spaces, after ``/`` and ``-``), then leaves out the columns with
     ``drop > 0`` (``drop=1`` first, with a note saying which), then shows
-    ``short`` instead of the header (with a legend line), then cuts the
-    ``elide`` columns to their ``min_width``."""
+    ``short`` instead of the header (with a legend line), then shortens the
+    ``elide`` columns to what the name column leaves them."""
 
     def __init__(self, header: str, justify: str = "left", *, name: bool = False, max_width: int | None = None,
-                 drop: int = 0, elide: str | None = None, min_width: int | None = None, short: str | None = None):
+                 drop: int = 0, elide: bool = False, min_width: int | None = None, short: str | None = None):
         self.header, self.justify, self.name, self.max_width = header, justify, name, max_width
         self.drop = drop
         self.elide = elide
@@ -88,6 +88,8 @@ class Column:
 NAME_ROOM = 28
 # Narrower than this, the name column pushes the table past the width.
 NAME_MIN = 12
+# The narrowest a name-like column (elide) gets when nothing else fits.
+ELIDE_FLOOR = 8
 # Lines a folded header may take.
 HEADER_LINES = 2
 
@@ -159,17 +161,6 @@ def _label_names(rows: list, index: int, room: int, names: str) -> None:
             row[index] = labels[row[index].full]
 
 
-def _elided(text: str, width: int, where: str | None) -> str:
-    if where is None or len(text) <= width:
-        return text
-    if where == "start":
-        return "…" + text[len(text) - width + 1:]
-    if where == "middle":
-        head = (width - 1) // 2
-        return text[:head] + "…" + text[len(text) - (width - 1 - head):]
-    return text[:width - 1] + "…"
-
-
 def _fitted_class() -> type:
     from rich.table import Table
     from rich.text import Text
@@ -217,6 +208,7 @@ def fit(width: int, separator: int, columns: list[Column], rows: list[list],
     cell = [max([0] + [len(_plain(row[i])) for row in rows]) for i in range(len(columns))]
     mode = ["one"] * len(columns)
     squeezed = [False] * len(columns)
+    cap = [0] * len(columns)                    # an elide column's width once squeezed
     name_natural = max([0] + [len(str(row[i])) for i, c in enumerate(columns) if c.name for row in rows])
 
     def header_text(i: int) -> str:
@@ -233,7 +225,7 @@ def fit(width: int, separator: int, columns: list[Column], rows: list[list],
         if column.elide and column.max_width:
             size = min(size, column.max_width)
         if column.elide and squeezed[i]:
-            size = min(size, column.min_width or size)
+            size = min(size, cap[i])
         return max(size, max(len(line) for line in header_text(i).split("\n")))
 
     def fixed() -> int:
@@ -259,32 +251,34 @@ def fit(width: int, separator: int, columns: list[Column], rows: list[list],
         layout.dropped.append(columns[index].header)
         columns = columns[:index] + columns[index + 1:]
         rows = [row[:index] + row[index + 1:] for row in rows]
-        for state in (cell, mode, squeezed):
+        for state in (cell, mode, squeezed, cap):
             del state[index]
     if not fits():
         for i, c in enumerate(columns):
             if c.short is not None:
                 mode[i] = "short"
                 layout.shortened = True
-    # Name-like cells are cut only when the name column would otherwise get less than NAME_MIN.
-    wanted = min(wanted, NAME_MIN)
-    if not fits():
-        for i, c in enumerate(columns):
-            if c.elide and not c.name:
-                squeezed[i] = True
-    for i, c in enumerate(columns):
-        if c.elide and not c.name:
-            texts = [_plain(row[i]) for row in rows]
-            while True:
-                cut = [_elided(t, column_width(i), c.elide) for t in texts]
-                if len(set(cut)) == len(set(texts)) or column_width(i) >= max(map(len, texts), default=0):
-                    break
-                # Two distinct cells cut alike: this column gets more room (a name is never ambiguous).
-                cell[i] = column_width(i) + 1
-                squeezed[i] = False
-                columns[i].max_width = None
-            for row, text in zip(rows, cut):
-                row[i] = text
+    elidable = [i for i, c in enumerate(columns) if c.elide and not c.name]
+    if not fits() and elidable:
+        # Name-like cells shorten last: to their min_width, plus what the name column's
+        # NAME_ROOM leaves; labelled distinct as kernel names are.
+        for i in elidable:
+            squeezed[i] = True
+            cap[i] = columns[i].min_width or NAME_MIN
+        spare = width - fixed() - wanted
+        for i in elidable:
+            cap[i] += max(0, spare) // len(elidable)
+        # Still no NAME_MIN for the names: these cells go down to ELIDE_FLOOR.
+        while width - fixed() < NAME_MIN and any(cap[i] > ELIDE_FLOOR for i in elidable):
+            for i in elidable:
+                cap[i] = max(ELIDE_FLOOR, cap[i] - 1)
+    for i in elidable:
+        texts = [_plain(row[i]) for row in rows]
+        if max(map(len, texts), default=0) > column_width(i):
+            from spillway.report.labels import distinct_labels
+            labels = distinct_labels(texts, column_width(i))
+            for row, text in zip(rows, texts):
+                row[i] = labels[text]
     widths = [0 if c.name else column_width(i) for i, c in enumerate(columns)]
     return columns, rows, widths, [header_text(i) for i in range(len(columns))], layout
 
