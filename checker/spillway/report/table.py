@@ -7,6 +7,9 @@ Kernel names are one line each: the name column's cells are labelled
 (``report.labels``: the short name where it is distinct and fits, else the
 tokens where names differ with what they share elided, never two kernels
 alike), unless ``--names full`` asks for the whole signature (then it folds).
+Nothing else is cut (``fit``): headers fold, optional columns are left out
+with a note, short headers get a legend, name-like columns shorten; every
+figure, target and header keeps its whole text.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class Column:
 
     def __init__(self, header: str, justify: str = "left", *, name: bool = False, max_width: int | None = None,
                  drop: int = 0, elide: bool = False, min_width: int | None = None, short: str | None = None):
+        # max_width: the widest an elide column gets (other columns are as wide as their cells).
         self.header, self.justify, self.name, self.max_width = header, justify, name, max_width
         self.drop = drop
         self.elide = elide
