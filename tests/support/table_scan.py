@@ -6,7 +6,8 @@ A table is found by its last header line, the one holding the ``kernel`` and
 header); its rows are the lines after it whose target column holds a target
 (``gfx...``) or that continue the row above (blank up to the target column).
 Everything left of the target column is name-like (file, status, kernel
-name) and may elide with ``…``; nothing right of it may, nor any header line.
+name) and may elide with ``…``; nothing right of it may, nor any header line,
+and no row may fold onto a second line (but the matrix table's figure lines).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import re
 from dataclasses import dataclass, field
 
 ELLIPSIS = "…"
+# The matrix table's lines under a kernel's first (matrix.summary_render.FIGURE_ROWS); any other
+# line continuing a row is a row folded by rich: a table that did not fit.
+FIGURE_LINES = {"VGPRs", "spills", "scratch", "waves"}
 _RULE = re.compile(r"^[\s─━╶╴-]+$")
 
 
@@ -24,6 +28,7 @@ class Table:
     target_at: int                            # where the target column starts
     kernel_at: int
     rows: list[str] = field(default_factory=list)
+    folded: list[str] = field(default_factory=list)   # continuation lines that are not a figure's line
 
     def cells(self, row: str) -> tuple[str, str]:
         """(the kernel label, the target) of a row (blank on a continuation line)."""
@@ -58,6 +63,8 @@ def tables(text: str) -> list[Table]:
                 table.rows.append(row)
             else:
                 break
+            if not row[t:].startswith("gfx") and row[t:].split()[0] not in FIGURE_LINES:
+                table.folded.append(row)
         found.append(table)
     return found
 
@@ -80,6 +87,8 @@ def problems(text: str, width: int) -> list[str]:
         for row in table.rows:
             if ELLIPSIS in row[table.target_at:]:
                 out.append(f"a figure or target cut: {row!r}")
+        for row in table.folded:
+            out.append(f"a row folded onto another line: {row!r}")
         if not table.rows:
             out.append(f"a table without rows under {table.header[-1]!r}")
     return out
