@@ -250,3 +250,22 @@ def test_grid_cuts_only_names(width):
         assert "not shown at" in text and "an optional column" in text.split("not shown at")[1]
     if width >= 120:
         assert "words words" in text
+
+
+@pytest.mark.parametrize("tier", ["fast", "matrix", "rocm"])
+def test_recorded_outputs_hold_no_cut_table(tier):
+    """Every text table the golden outputs record (tests/data/golden: report,
+    check, compare and the matrix on the committed fixtures, the matrix's
+    builds and librocsparse1, at 80 and 120 columns) fits its width with
+    nothing but names cut; outputs recorded as digests are the larger ones."""
+    from support import golden
+
+    scanned = 0
+    for steps in golden.load_records(tier).values():
+        for name, record in steps.items():
+            text = record["stdout"].get("text")
+            if text is None or not table_scan.tables(text):
+                continue
+            scanned += 1
+            assert table_scan.problems(text, record["columns"]) == [], (name, text)
+    assert scanned >= {"fast": 20, "matrix": 2, "rocm": 0}[tier]
