@@ -3,9 +3,11 @@
 # missing (bookworm's on the host, and the Debian sid root with clang 23,
 # clang 24 and ROCm 7.2.4, made once and reused), build the repository's
 # kernels and engine with every toolchain cell available here, gate each cell
-# against its baseline (checks/baselines/), and print the cross-cell
-# comparison; then upstream LLVM's next compilers side by side: clang 22 ->
-# 23 -> 24 (the kernels whose figures differ, and each step's comparison,
+# against its baseline (checks/baselines/), and print each cell's verdict
+# (one line each: pass/fail and why), then the figures in which the cells
+# differ (one column per cell, a figure a line: fits 120 columns); then
+# upstream LLVM's next compilers side by side: clang 22 -> 23 -> 24 (the
+# kernels whose figures differ, and each step's comparison,
 # also written to build/matrix-clang-22-23-24.md).  Arguments go to
 # `spillway matrix run` (e.g. cell names, --differing, -j N).
 #

@@ -107,8 +107,11 @@ def register(subparsers) -> None:
     compare.add_argument("--summary", action="store_true", help="side-by-side view even for two cells")
     add_output_options(compare, ("table", "json", "markdown", "html"))
     add_table_options(compare, limit=False)
-    compare.add_argument("--all", action="store_true", help="A B: also list unchanged kernels")
-    compare.add_argument("--differing", action="store_true", help="summary: only rows where cells differ")
+    compare.add_argument("--all", action="store_true", help="A B: also list unchanged kernels; side by side: the "
+                                                            "table shows every kernel and figure, not only where "
+                                                            "the cells differ")
+    compare.add_argument("--differing", action="store_true", help="summary, Markdown: only rows where cells differ "
+                                                                  "(the table shows only them unless --all)")
     compare.add_argument("--fail-on-worse", action="store_true", help="A B: exit 1 when B is worse somewhere")
     _occupancy_option(compare, "occupancy model every cell is read with (default llvm23)")
     compare.set_defaults(run=_heavy(run_compare))
@@ -127,7 +130,10 @@ def register(subparsers) -> None:
                        output_help="write the comparison of the cells (sarif: the cells' failures) to FILE "
                                    "(atomically) in the chosen format; the verdicts are still printed")
     add_table_options(run, limit=False)
-    run.add_argument("--differing", action="store_true", help="only rows where cells differ")
+    run.add_argument("--differing", action="store_true",
+                     help="Markdown, GitHub: only rows where cells differ (the table shows only them unless --all)")
+    run.add_argument("--all", action="store_true", help="the table: every kernel and figure, not only where the "
+                                                          "cells differ")
     run.set_defaults(run=_heavy(run_run))
 
     # The fan-in of a CI job matrix: `run` on builds made elsewhere (spillway.matrix.ci).
@@ -143,7 +149,10 @@ def register(subparsers) -> None:
                        output_help="write the comparison of the cells (sarif: the cells' failures) to FILE "
                                    "(atomically) in the chosen format; the verdicts are still printed")
     add_table_options(collect, limit=False)
-    collect.add_argument("--differing", action="store_true", help="only rows where cells differ")
+    collect.add_argument("--differing", action="store_true",
+                     help="Markdown, GitHub: only rows where cells differ (the table shows only them unless --all)")
+    collect.add_argument("--all", action="store_true", help="the table: every kernel and figure, not only where the "
+                                                          "cells differ")
     collect.set_defaults(run=_heavy(run_run), no_build=False)
 
 
@@ -414,12 +423,14 @@ def run_compare(args) -> int:
         raise UsageError(f"not built: {', '.join(missing)} (run spillway matrix build {' '.join(missing)})")
     if not summary.cells:
         raise UsageError("no cell is built (run spillway matrix build)")
-    _emit_summary(fmt, args.output, summary, args.differing, args.names)
+    _emit_summary(fmt, args.output, summary, args.differing, args.names, everything=args.all)
     return 0
 
 
 def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: bool, names: str = "short",
-                  verdicts: list[dict] | None = None) -> None:
+                  verdicts: list[dict] | None = None, everything: bool = False) -> None:
+    """The cells side by side in ``fmt``; the table shows only what differs
+    unless ``everything`` (Markdown: every row unless ``differing``)."""
     import io
 
     from spillway.report.table import console as make_console
@@ -435,11 +446,10 @@ def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: 
     elif output not in (None, "-"):
         buffer = io.StringIO()
         console = make_console(buffer)
-        console.print(mx.summary_table(summary, differing, console, names))
+        mx.print_summary(console, summary, names, everything)
         write(output, (text_marker("matrix summary") + buffer.getvalue()).encode())
     else:
-        console = make_console()
-        console.print(mx.summary_table(summary, differing, console, names))
+        mx.print_summary(make_console(), summary, names, everything)
 
 
 def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
@@ -513,6 +523,8 @@ def run_run(args) -> int:
     # The verdicts go to stdout, or to stderr when the document itself does.
     document_on_stdout = fmt in ("json", "markdown", "sarif", "html") and args.output in (None, "-")
     console = _err() if document_on_stdout else stdout_console()
+    # The first screen: each cell's verdict and why, then what changed between the cells, then the failures.
+    check_render.print_verdicts(console, checks)
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
     summary = mx.summarize(matrix, build_dir, built, _view_model(args)) if built else None
     if summary is not None and summary.cells:
@@ -520,12 +532,13 @@ def run_run(args) -> int:
             verdicts = [{"cell": c.cell.name, "verdict": c.verdict, "reason": c.reason} for c in checks]
             _emit_summary(fmt, args.output, summary, args.differing, args.names, verdicts)
             if args.output not in (None, "-"):
-                _emit_summary("table", None, summary, args.differing, args.names)
+                _emit_summary("table", None, summary, args.differing, args.names, everything=args.all)
                 console.print(f"wrote {args.output}", highlight=False)
         elif fmt == "sarif" and args.output in (None, "-"):
             pass                             # stdout is the SARIF log
         else:
-            _emit_summary("table", args.output if fmt == "table" else None, summary, args.differing, args.names)
+            _emit_summary("table", args.output if fmt == "table" else None, summary, args.differing, args.names,
+                          everything=args.all)
             if fmt == "table" and args.output not in (None, "-"):
                 console.print(f"wrote {args.output}", highlight=False)
     if fmt == "github":
@@ -534,7 +547,7 @@ def run_run(args) -> int:
         write(args.output, _sarif_run(checks, matrix))
         if args.output not in (None, "-"):
             console.print(f"wrote {args.output}", highlight=False)
-    check_render.print_checks(console, checks)
+    check_render.print_details(console, checks)
     console.print(f"matrix {args.matrix_command}: {time.monotonic() - start:.1f} s", highlight=False)
     return mx.exit_status(checks)
 

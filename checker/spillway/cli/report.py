@@ -24,8 +24,8 @@ SORT_KEYS = {
 }
 
 FORMATS = ("table", "json", "tsv", "html")
-# The file column keeps the end of long paths.
-FILE_WIDTH = 20
+# The file column, shortened only when the kernel names would get less than NAME_ROOM.
+FILE_MIN = 16
 # --isa: hex digits of a kernel's code SHA-256 the table shows.
 CODE_PREFIX = 8
 # --format tsv: every field of the kernel records, in this order.
@@ -91,9 +91,13 @@ def isa_tsv_cells(isa: dict) -> list:
     return cells
 
 
-def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None,
-                 isa: bool = False):
-    from spillway.report.table import Column, KernelName, grid
+# The count column of rows that stand for several identical records (the same kernel in several bundles).
+COPIES = "×"
+
+
+def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False) -> tuple[list, list]:
+    """(columns, rows) of the report table, one row per record, in order."""
+    from spillway.report.table import Column, KernelName
     from spillway.resources.occupancy import next_step_text
 
     columns = [Column("kernel", name=True), Column("target"), Column("VGPRs", "right"),
@@ -101,7 +105,8 @@ def kernel_table(console, kernels: list[dict], names: str = "short", files: dict
                Column("scratch B/lane", "right"), Column("cause", drop=2), Column("LDS B", "right", drop=3),
                Column("waves/SIMD", "right"), Column("bound", drop=1), Column("next step", drop=1)]
     if files:
-        columns.insert(0, Column("file"))
+        # A path: labelled as names are (never two files alike) when the figures need the room.
+        columns.insert(0, Column("file", elide=True, min_width=FILE_MIN))
     if isa:
         # From the machine code: scratch bytes per lane moved (loads+stores), scratch accesses in
         # loops, AGPR copies (v_accvgpr_write + read), the code's SHA-256 prefix; "!" marks a
@@ -125,10 +130,48 @@ def kernel_table(console, kernels: list[dict], names: str = "short", files: dict
                           str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
                           found["code_sha256"][:CODE_PREFIX]]
         if files:
-            path = files.get(k["file"], k["file"])
-            row.insert(0, path if len(path) <= FILE_WIDTH else "…" + path[-(FILE_WIDTH - 1):])
+            row.insert(0, files.get(k["file"], k["file"]))
         rows.append(row)
-    return grid(console, columns, rows, names=names)
+    return columns, rows
+
+
+def merge_copies(columns: list, rows: list) -> tuple[list, list, int]:
+    """One row per distinct row: rows whose every cell is equal (the kernel's
+    full demangled name, its target, its file when the table shows files, and
+    every figure the table has, those a narrow output leaves out included)
+    are one row, counted in a ``×`` column after the target (shown only when
+    some row stands for several records).  The same kernel in several bundles
+    of one library is then one row.  (columns, rows, rows merged away)."""
+    from spillway.report.table import Column, KernelName
+
+    def key(row: list) -> tuple:
+        return tuple(cell.full if isinstance(cell, KernelName) else cell for cell in row)
+
+    counts: dict[tuple, int] = {}
+    first: dict[tuple, list] = {}
+    for row in rows:
+        k = key(row)
+        counts[k] = counts.get(k, 0) + 1
+        first.setdefault(k, row)
+    if len(first) == len(rows):
+        return columns, rows, 0
+    at = next(i for i, c in enumerate(columns) if c.header == "target") + 1
+    merged = []
+    for k, row in first.items():
+        merged.append(row[:at] + [f"×{counts[k]}" if counts[k] > 1 else ""] + row[at:])
+    return columns[:at] + [Column(COPIES, "right")] + columns[at:], merged, len(rows) - len(first)
+
+
+def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None,
+                 isa: bool = False, limit: int = 0):
+    """(the report table, rows shown, rows hidden by ``limit``, records merged
+    into other rows): identical records are one row (merge_copies)."""
+    from spillway.report.table import grid, limited
+
+    columns, rows = kernel_rows(kernels, files, isa)
+    columns, rows, merged = merge_copies(columns, rows)
+    shown, hidden = limited(rows, limit)
+    return grid(console, columns, shown, names=names), len(shown), hidden, merged
 
 
 def run(args) -> int:
@@ -172,27 +215,30 @@ def run(args) -> int:
 
 
 def write_table(args, document: dict, kernels: list[dict], pattern: str | None) -> None:
-    from spillway.report.table import console as make_console, limited, short_files
+    from spillway.report.table import console as make_console, short_files
 
     buffer = io.StringIO() if args.output not in (None, "-") else None
     console = make_console(buffer)
     total = len(document["kernels"])
-    shown, hidden = limited(kernels, args.limit)
     inputs = sorted({k["file"] for k in document["kernels"]})
     files = short_files(inputs) if len(inputs) > 1 else None
+    table, shown, hidden, merged = kernel_table(console, kernels, args.names, files, isa=args.isa, limit=args.limit)
     if shown:
-        console.print(kernel_table(console, shown, args.names, files, isa=args.isa))
+        console.print(table)
     skipped = sum(f["skipped_without_device_code"] for f in document["files"])
     bitcode = sum(len(f["bitcode_only"]) for f in document["files"])
     what = "kernels" if args.all else "kernels using scratch"
     summary = f"{len(kernels)} {what}" + (f" matching {pattern!r}" if pattern else "") + \
               f" of {total} kernels read"
     if hidden:
-        summary += f" ({len(shown)} shown; --limit 0 shows all)"
+        summary += f" ({shown} shown; --limit 0 shows all)"
     if skipped:
         summary += f"; {skipped} files without device code skipped"
     if bitcode:
         summary += f"; {bitcode} bitcode-only entries (resource usage exists after the device link)"
     console.print(summary, markup=False, soft_wrap=True)
+    if merged:
+        console.print(f"{COPIES}N: N identical records (the same kernel, target and figures in several code "
+                      f"objects) in one row; {merged:,} records merged (--format json lists each)", markup=False)
     if buffer is not None:
         write(args.output, (text_marker("report") + buffer.getvalue()).encode())

@@ -13,8 +13,6 @@ from spillway.resources.names import table_name
 
 # Removed kernels a check lists by name; beyond this only counted (all of them are in --json).
 VANISHED_SHOWN = 20
-# compare --isa: the code column's widest (what moved comes first, the figures after).
-CODE_WIDTH = 48
 CODE = "code"
 # The header of compare's next-step column (the CLI lists the steps itself when it did not fit).
 NEXT_STEP = "next step"
@@ -33,7 +31,7 @@ def compare_table(comparison: Comparison, everything: bool = False, limit: int =
               for diff in rows]
     if comparison.code:
         # (compare --isa) before the next step, which is left out first
-        columns.append(Column(CODE, max_width=CODE_WIDTH, drop=2))
+        columns.append(Column(CODE, drop=2))
         for row, diff in zip(cells_, rows):
             row.append(code_text(diff, " → "))
     steps = [diff_next_step(diff, " → ") for diff in rows]
@@ -97,14 +95,14 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
         console.print(grid)
     if hidden:
         console.print(f"... and {hidden} more (--limit 0 shows all).", markup=False)
-    if shown and all(column.header != NEXT_STEP for column in grid.columns):
+    if shown and NEXT_STEP in grid.layout.dropped:
         # The next-step column did not fit: the steps of the kernels whose occupancy changed, one a line.
         for diff in selected(comparison, everything, limit)[0]:
             step = diff_next_step(diff)
             if step and diff.old.occupancy != diff.new.occupancy:
                 console.print(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}",
                               markup=False, soft_wrap=True)
-    if shown and comparison.code and all(column.header != CODE for column in grid.columns):
+    if shown and comparison.code and CODE in grid.layout.dropped:
         # The code column did not fit: what the code of each shown kernel did, one a line.
         for diff in selected(comparison, everything, limit)[0]:
             console.print(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}",

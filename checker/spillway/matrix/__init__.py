@@ -18,12 +18,12 @@ from spillway.matrix.cells import Cell, Matrix, System, load
 from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, exit_status as run_exit_status
 from spillway.matrix.gating import CellCheck, check_cell, exit_status, required_cells, write_baseline
 from spillway.matrix.summary import Summary, compare_cells, short_name, summarize
-from spillway.matrix.summary_render import summary_json, summary_markdown, summary_table
+from spillway.matrix.summary_render import print_summary, summary_json, summary_markdown, summary_table
 from spillway.matrix.toolchains import Availability, probe
 
 __all__ = [
     "Availability", "Builder", "Cell", "CellBuild", "CellCheck", "EXIT_FAILED", "EXIT_OK", "EXIT_SKIPPED",
     "EXIT_USAGE", "Matrix", "Summary", "System", "build_exit_status", "check_cell", "compare_cells",
     "exit_status", "library_path", "load", "probe", "recipe_environment", "required_cells", "run_exit_status",
-    "short_name", "summarize", "summary_json", "summary_markdown", "summary_table", "write_baseline",
+    "print_summary", "short_name", "summarize", "summary_json", "summary_markdown", "summary_table", "write_baseline",
 ]

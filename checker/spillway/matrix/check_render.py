@@ -38,32 +38,67 @@ def failure_text(f: dict) -> str:
 
 
 def print_checks(console, checks: list[CellCheck]) -> None:
-    from rich.markup import escape
-
+    """``matrix check``: each cell's verdict line with its failures under it, then the counts."""
     width = max(len(c.cell.name) for c in checks) if checks else 0
     for c in checks:
-        name = c.cell.name.ljust(width)
-        if c.verdict == "pass":
-            console.print(escape(f"PASS     {name}  {c.reason}"), highlight=False)
-        elif c.verdict == "fail":
-            console.print(escape(f"FAIL     {name}  {c.reason}"), highlight=False, style="red")
-            for f in c.failures[:FAILURES_SHOWN]:
-                console.print(escape(f"           over baseline: {failure_text(f)}"), highlight=False)
-            if len(c.failures) > FAILURES_SHOWN:
-                console.print(f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})",
-                              highlight=False)
-            keys = list(dict.fromkeys(f["key"] for f in c.failures))
-            if keys:
-                console.print(escape(f"           intended? accept with: {accept_command(c, keys)}"),
-                              highlight=False, soft_wrap=True)
-        elif c.verdict == "error":
-            console.print(escape(f"ERROR    {name}  {c.reason}"), highlight=False, style="red")
-        if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
-            console.print(escape(f"           warning: {c.flags_warning} (--strict-flags fails on it)"),
-                          highlight=False, style="yellow", soft_wrap=True)
-        if c.verdict == "skipped":
-            note = " (required here: the run does not pass)" if c.required else ""
-            console.print(escape(f"SKIPPED  {name}  skipped: {c.reason}{note}"), highlight=False, style="yellow")
+        _verdict(console, c, width)
+        _details(console, c)
+    _counts(console, checks)
+
+
+def print_verdicts(console, checks: list[CellCheck]) -> None:
+    """The main job's first lines: one line per cell, its verdict and why, then the counts."""
+    width = max(len(c.cell.name) for c in checks) if checks else 0
+    for c in checks:
+        _verdict(console, c, width)
+    _counts(console, checks)
+
+
+def print_details(console, checks: list[CellCheck]) -> None:
+    """After the verdicts (and what changed): each failing cell's failures and
+    the command that accepts them, and the flags warnings."""
+    from rich.markup import escape
+
+    for c in checks:
+        if c.failures or (c.flags_warning and not c.reason.endswith("[--strict-flags]")):
+            console.print(escape(f"{c.cell.name}:"), highlight=False)
+            _details(console, c)
+
+
+def _verdict(console, c: CellCheck, width: int) -> None:
+    from rich.markup import escape
+
+    name = c.cell.name.ljust(width)
+    if c.verdict == "pass":
+        console.print(escape(f"PASS     {name}  {c.reason}"), highlight=False)
+    elif c.verdict == "fail":
+        console.print(escape(f"FAIL     {name}  {c.reason}"), highlight=False, style="red")
+    elif c.verdict == "error":
+        console.print(escape(f"ERROR    {name}  {c.reason}"), highlight=False, style="red")
+    elif c.verdict == "skipped":
+        note = " (required here: the run does not pass)" if c.required else ""
+        console.print(escape(f"SKIPPED  {name}  skipped: {c.reason}{note}"), highlight=False, style="yellow")
+
+
+def _details(console, c: CellCheck) -> None:
+    from rich.markup import escape
+
+    if c.verdict == "fail":
+        for f in c.failures[:FAILURES_SHOWN]:
+            console.print(escape(f"           over baseline: {failure_text(f)}"), highlight=False)
+        if len(c.failures) > FAILURES_SHOWN:
+            console.print(f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})",
+                          highlight=False)
+        keys = list(dict.fromkeys(f["key"] for f in c.failures))
+        if keys:
+            console.print(escape(f"           intended? accept with: {accept_command(c, keys)}"),
+                          highlight=False, soft_wrap=True)
+    if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
+        console.print(escape(f"           warning: {c.flags_warning} (--strict-flags fails on it)"),
+                      highlight=False, style="yellow", soft_wrap=True)
+
+
+def _counts(console, checks: list[CellCheck]) -> None:
     counts = {v: sum(1 for c in checks if c.verdict == v) for v in ("pass", "fail", "error", "skipped")}
     console.print(f"matrix check: {counts['pass']} cells passed, {counts['fail']} over baseline, "
                   f"{counts['error']} errors, {counts['skipped']} skipped", highlight=False)

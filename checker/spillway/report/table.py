@@ -7,11 +7,16 @@ Kernel names are one line each: the name column's cells are labelled
 (``report.labels``: the short name where it is distinct and fits, else the
 tokens where names differ with what they share elided, never two kernels
 alike), unless ``--names full`` asks for the whole signature (then it folds).
+Nothing else is cut (``fit``): headers fold, optional columns are left out
+with a note, short headers get a legend, name-like columns shorten; every
+figure, target and header keeps its whole text.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import shutil
 import sys
 from typing import IO, Iterable, Sequence
@@ -45,33 +50,85 @@ def is_tty(console_) -> bool:
     return bool(console_.is_terminal)
 
 
-def new_table(console_, title: str | None = None):
-    """A table: light rules on a terminal, plain aligned columns elsewhere."""
+def new_table(console_, title: str | None = None, fitted: bool = False):
+    """A table: light rules on a terminal, plain aligned columns elsewhere
+    (``fitted``: a FittedTable, for ``grid``)."""
     from rich import box
     from rich.table import Table
 
     tty = is_tty(console_)
-    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD if tty else None,
+    kind = _fitted_class() if fitted else Table
+    return kind(title=title, title_justify="left", box=box.SIMPLE_HEAD if tty else None,
                  show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
                  header_style="bold" if tty else "")
 
 
 class Column:
-    """One column of ``grid``: the kernel-name column (``name=True``) takes
-    what the others leave; every other column is as wide as its widest cell."""
+    """One column of ``grid``.
+
+    The kernel-name column (``name=True``) takes what the others leave, its
+    cells labelled (report.labels).  Every other column is as wide as its
+    widest cell and its header: its cells are never cut, unless it declares
+    ``elide`` (a name-like cell, such as a file path: labelled as kernel
+    names are, report.labels, in no less than ``min_width`` characters,
+    never two distinct cells alike).  On a narrow output the grid
+    first folds headers onto up to ``grid``'s ``header_lines`` lines (at
+    spaces, after ``/`` and ``-``), then leaves out the columns with
+    ``drop > 0`` (``drop=1`` first, with a note saying which), then shows
+    ``short`` instead of the header (with a legend line), then shortens the
+    ``elide`` columns to what the name column leaves them."""
 
     def __init__(self, header: str, justify: str = "left", *, name: bool = False, max_width: int | None = None,
-                 drop: int = 0):
+                 drop: int = 0, elide: bool = False, min_width: int | None = None, short: str | None = None):
+        # max_width: the widest an elide column gets (other columns are as wide as their cells).
         self.header, self.justify, self.name, self.max_width = header, justify, name, max_width
-        # Columns with drop > 0 are left out on narrow outputs, drop=1 first,
-        # until the name column has NAME_ROOM characters.
         self.drop = drop
+        self.elide = elide
+        self.min_width = min_width
+        self.short = short
 
 
 # What the kernel-name column should get before optional columns are kept.
 NAME_ROOM = 28
 # Narrower than this, the name column pushes the table past the width.
 NAME_MIN = 12
+# The narrowest a name-like column (elide) gets when nothing else fits.
+ELIDE_FLOOR = 8
+# Lines a folded header may take.
+HEADER_LINES = 2
+
+_PIECE = re.compile(r"[^/-]+[/-]?|[/-]")
+
+
+def _header_pieces(header: str) -> list[tuple[str, str]]:
+    """(piece, what joins it to the previous one): words split at spaces
+    (joined by a space) and after ``/`` and ``-`` (joined directly)."""
+    pieces: list[tuple[str, str]] = []
+    for word in header.split():
+        for index, piece in enumerate(_PIECE.findall(word)):
+            pieces.append((piece, "" if index else " "))
+    return pieces
+
+
+def fold_header(header: str, width: int) -> list[str]:
+    """``header`` on lines of at most ``width`` characters where it can break
+    (a piece longer than ``width`` keeps its own line)."""
+    lines: list[str] = []
+    for piece, glue in _header_pieces(header):
+        if lines and len(lines[-1]) + len(glue) + len(piece) <= width:
+            lines[-1] += glue + piece
+        else:
+            lines.append(piece)
+    return lines or [""]
+
+
+def folded_width(header: str, lines: int) -> int:
+    """The narrowest width ``header`` folds into at most ``lines`` lines."""
+    pieces = _header_pieces(header)
+    width = max((len(p) for p, _ in pieces), default=0)
+    while len(fold_header(header, width)) > lines and width < len(header):
+        width += 1
+    return width
 
 
 class KernelName:
@@ -108,42 +165,165 @@ def _label_names(rows: list, index: int, room: int, names: str) -> None:
             row[index] = labels[row[index].full]
 
 
+def _fitted_class() -> type:
+    from rich.table import Table
+    from rich.text import Text
+
+    class FittedTable(Table):
+        """A table from ``grid``: its ``layout``, its title as a heading line
+        and a note under it (the columns left out), both wrapped at the
+        console's width."""
+
+        layout: Layout
+        note: str = ""
+        heading: str = ""
+
+        def __rich_console__(self, console, options):
+            if self.heading:
+                yield Text(self.heading)
+            yield from super().__rich_console__(console, options)
+            if self.note:
+                yield Text(self.note)
+
+    return FittedTable
+
+
+class Layout:
+    """Where ``grid`` put the columns: the ones it left out (their headers),
+    whether it folded headers or showed their short forms."""
+
+    def __init__(self) -> None:
+        self.dropped: list[str] = []
+        self.folded = False
+        self.shortened = False
+
+
+def fit(width: int, separator: int, columns: list[Column], rows: list[list],
+        header_lines: int = HEADER_LINES) -> tuple[list[Column], list[list], list[int], list[str], Layout]:
+    """(columns kept, rows, the width of each non-name column (0 for the name
+    column), each column's header text, layout) for a table of at most
+    ``width`` characters where only ``elide`` columns and the name column cut
+    their cells."""
+    layout = Layout()
+    # An optional column with nothing in it is left out first (and not named in the note: nothing is lost).
+    empty = [i for i, c in enumerate(columns) if c.drop > 0 and rows and not any(_plain(row[i]) for row in rows)]
+    columns = [copy.copy(c) for i, c in enumerate(columns) if i not in empty]
+    rows = [[cell for i, cell in enumerate(row) if i not in empty] for row in rows]
+    cell = [max([0] + [len(_plain(row[i])) for row in rows]) for i in range(len(columns))]
+    mode = ["one"] * len(columns)
+    squeezed = [False] * len(columns)
+    cap = [0] * len(columns)                    # an elide column's width once squeezed
+    name_natural = max([0] + [len(str(row[i])) for i, c in enumerate(columns) if c.name for row in rows])
+
+    def header_text(i: int) -> str:
+        column = columns[i]
+        if mode[i] == "short" and column.short is not None:
+            return column.short
+        if mode[i] == "fold":
+            return "\n".join(fold_header(column.header, folded_width(column.header, header_lines)))
+        return column.header
+
+    def column_width(i: int) -> int:
+        column = columns[i]
+        size = cell[i]
+        if column.elide and column.max_width:
+            size = min(size, column.max_width)
+        if column.elide and squeezed[i]:
+            size = min(size, cap[i])
+        return max(size, max(len(line) for line in header_text(i).split("\n")))
+
+    def fixed() -> int:
+        return sum(column_width(i) for i, c in enumerate(columns) if not c.name) + separator * (len(columns) - 1)
+
+    has_name = any(c.name for c in columns)
+    wanted = min(NAME_ROOM, max(name_natural, len(next((c.header for c in columns if c.name), ""))))
+
+    def fits() -> bool:
+        return width - fixed() >= wanted if has_name else fixed() <= width
+
+    if not fits():
+        foldable = [i for i, c in enumerate(columns) if not c.name and len(_header_pieces(c.header)) > 1
+                    and folded_width(c.header, header_lines) < len(c.header)]
+        for i in foldable:
+            mode[i] = "fold"
+        layout.folded = bool(foldable)
+    while not fits():
+        droppable = [i for i, c in enumerate(columns) if c.drop > 0]
+        if not droppable:
+            break
+        index = min(droppable, key=lambda i: columns[i].drop)
+        layout.dropped.append(columns[index].header)
+        columns = columns[:index] + columns[index + 1:]
+        rows = [row[:index] + row[index + 1:] for row in rows]
+        for state in (cell, mode, squeezed, cap):
+            del state[index]
+    if not fits():
+        for i, c in enumerate(columns):
+            if c.short is not None:
+                mode[i] = "short"
+                layout.shortened = True
+    elidable = [i for i, c in enumerate(columns) if c.elide and not c.name]
+    if not fits() and elidable:
+        # Name-like cells shorten last: to their min_width, plus what the name column's
+        # NAME_ROOM leaves; labelled distinct as kernel names are.
+        for i in elidable:
+            squeezed[i] = True
+            cap[i] = columns[i].min_width or NAME_MIN
+        spare = width - fixed() - wanted
+        for i in elidable:
+            cap[i] += max(0, spare) // len(elidable)
+        # Still no NAME_MIN for the names: these cells go down to ELIDE_FLOOR.
+        while width - fixed() < NAME_MIN and any(cap[i] > ELIDE_FLOOR for i in elidable):
+            for i in elidable:
+                cap[i] = max(ELIDE_FLOOR, cap[i] - 1)
+    for i in elidable:
+        texts = [_plain(row[i]) for row in rows]
+        if max(map(len, texts), default=0) > column_width(i):
+            from spillway.report.labels import distinct_labels
+            labels = distinct_labels(texts, column_width(i))
+            for row, text in zip(rows, texts):
+                row[i] = labels[text]
+    widths = [0 if c.name else column_width(i) for i, c in enumerate(columns)]
+    return columns, rows, widths, [header_text(i) for i in range(len(columns))], layout
+
+
 def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names: str = "short",
-         title: str | None = None):
+         title: str | None = None, header_lines: int = HEADER_LINES):
     """A rich Table that fits ``console_.width``: one line per row unless
-    ``names == "full"`` (then long names fold).  Cells are plain text, or
-    (text, style) pairs; markup in them is escaped."""
+    ``names == "full"`` (then long names fold), no figure and no header cut
+    (``fit``).  Cells are plain text, or (text, style) pairs; markup in them
+    is escaped.  The table's ``layout`` says what was left out."""
     from rich.markup import escape
 
     tty = is_tty(console_)
     separator = 2 if tty else 1
-    columns, rows = _drop_columns(console_.width, separator, list(columns), [list(r) for r in rows])
+    width = console_.width
+    columns, rows, widths, headers, layout = fit(width, separator, list(columns), [list(r) for r in rows],
+                                                 header_lines)
+    room = max(NAME_MIN, width - sum(widths) - separator * (len(columns) - 1))
     for index, column in enumerate(columns):
         if column.name:
-            others = [max([len(c.header)] + [len(_plain(row[i])) for row in rows]) for i, c in enumerate(columns)
-                      if not c.name]
-            others = [min(w, c.max_width) if c.max_width else w
-                      for w, c in zip(others, [c for c in columns if not c.name])]
-            room = max(NAME_MIN, console_.width - sum(others) - separator * (len(columns) - 1))
             _label_names(rows, index, room, names)
-    widths = []
-    for index, column in enumerate(columns):
-        width = max([len(column.header)] + [len(_plain(row[index])) for row in rows])
-        if column.max_width:
-            width = min(width, column.max_width)
-        widths.append(width)
-    table = new_table(console_, title)
-    fixed = sum(w for w, c in zip(widths, columns) if not c.name) + separator * (len(columns) - 1)
-    for column, width in zip(columns, widths):
+    legend = [f"{c.short} = {c.header}" for c, h in zip(columns, headers) if c.short is not None and h == c.short]
+    if legend:
+        title = (title + "\n" if title else "") + "columns: " + ", ".join(legend)
+    # The title as a line of text above the table (wrapped, not padded to the table's width).
+    table = new_table(console_, None, fitted=True)
+    table.heading = title or ""
+    table.layout = layout
+    for column, size, header in zip(columns, widths, headers):
         if column.name:
-            room = max(NAME_MIN, console_.width - fixed)
+            natural = max([len(header)] + [len(_plain(row[columns.index(column)])) for row in rows])
             if names == "full":
-                table.add_column(column.header, overflow="fold", width=min(width, room))
+                table.add_column(header, overflow="fold", width=min(natural, room))
             else:
-                table.add_column(column.header, no_wrap=True, overflow="ellipsis", width=min(width, room))
+                table.add_column(header, no_wrap=True, overflow="ellipsis", width=min(natural, room))
         else:
-            table.add_column(column.header, justify=column.justify, no_wrap=True, overflow="ellipsis",
-                             width=width)
+            # Never cut: a width the fitting could not give folds rather than loses digits.
+            table.add_column(header, justify=column.justify, overflow="fold", width=size)
+    if layout.dropped:
+        table.note = (f"not shown at {width} columns: {', '.join(layout.dropped)} "
+                      f"(wider COLUMNS or --format json show them)")
     for row in rows:
         cells = []
         for cell in row:
@@ -154,22 +334,6 @@ def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names
                 cells.append(escape(str(cell)))
         table.add_row(*cells)
     return table
-
-
-def _drop_columns(width: int, separator: int, columns: list, rows: list) -> tuple[list, list]:
-    def natural(index: int) -> int:
-        column = columns[index]
-        size = max([len(column.header)] + [len(_plain(row[index])) for row in rows])
-        return min(size, column.max_width) if column.max_width else size
-
-    while True:
-        fixed = sum(natural(i) for i, c in enumerate(columns) if not c.name) + separator * (len(columns) - 1)
-        droppable = [i for i, c in enumerate(columns) if c.drop > 0]
-        if width - fixed >= NAME_ROOM or not droppable:
-            return columns, rows
-        index = min(droppable, key=lambda i: columns[i].drop)
-        columns = columns[:index] + columns[index + 1:]
-        rows = [row[:index] + row[index + 1:] for row in rows]
 
 
 def tsv_cell(value) -> str:

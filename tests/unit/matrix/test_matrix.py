@@ -23,6 +23,7 @@ import pytest
 from spillway import matrix as mx
 from spillway.errors import UsageError
 from spillway.matrix.summary import target_group
+from support import table_scan
 from support.matrix_fixtures import cell_table
 from support.toolchains import REPO, require
 
@@ -393,7 +394,8 @@ def test_compare_reads_every_cell_with_the_occupancy_model_asked_for(tmp_path):
                           for k in document["kernels"] if k["cells"]["clang-16"]}
     assert figures["llvm22"][("topk_sample<32, 256>", "gfx90a")] == 8
     assert figures["llvm23"][("topk_sample<32, 256>", "gfx90a")] == 7
-    assert spillway("matrix", "compare", *matrix_args(path, build)).stdout.count("(occupancy model llvm23)") == 1
+    side_by_side = " ".join(spillway("matrix", "compare", *matrix_args(path, build)).stdout.split())
+    assert side_by_side.count("(occupancy model llvm23;") == 1         # (the table's heading wraps)
 
     markdown = spillway("matrix", "compare", "--format", "markdown", "--occupancy-model", "llvm22",
                         *matrix_args(path, build)).stdout
@@ -477,6 +479,13 @@ def test_the_repository_matrix_passes_its_committed_baselines(one_machine_run):
             assert re.search(rf"^SKIPPED +{re.escape(cell)} +skipped: the sid-root root", result.stdout, re.M)
         else:
             assert re.search(rf"^PASS +{re.escape(cell)} +OK: \d+ kernels within baseline", result.stdout, re.M)
+    # The first screen: one verdict line per cell, then what changed, in a table that fits the width.
+    lines = result.stdout.splitlines()
+    counts = next(i for i, line in enumerate(lines) if line.startswith("matrix check: "))
+    assert counts >= 5 and all(re.match(r"^(PASS|FAIL|ERROR|SKIPPED) ", line) for line in lines[:counts]), lines
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 20 else 120     # (report.table.output_width)
+    assert table_scan.tables(result.stdout) and table_scan.problems(result.stdout, width) == []
     summary = (one_machine_run.outputs / "matrix-summary.md").read_text()
     assert "waves per SIMD (occupancy model `llvm23`; bold: spills or scratch)" in summary
     # The toolchains differ on the register-hungry WMMA GEMM: LLVM 15 caps gfx11 at 128 VGPRs and spills.
