@@ -8,7 +8,7 @@ import os
 from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, write_report_json
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  looks_like_path, text_marker, write)
-from spillway.errors import UsageError
+from spillway.errors import InputError, UsageError
 from spillway.resources.names import name_matches
 
 SORT_KEYS = {
@@ -91,8 +91,45 @@ def isa_tsv_cells(isa: dict) -> list:
     return cells
 
 
+def evidence_cells(isa: dict) -> list[str]:
+    """A printed row's code without --isa: scratch accesses in loops of all of them, AGPR copies
+    ("!": the decoder stopped early, the figures cover what it read)."""
+    complete = "" if isa["status"] == "complete" else "!"
+    accesses = isa["scratch_loads"] + isa["scratch_stores"]
+    return [f"{isa['scratch_in_loops']}/{accesses}{complete}", f"{isa['agpr_writes'] + isa['agpr_reads']}{complete}"]
+
+
+def evidence_line(kernels: list[dict], width: int) -> str:
+    """The code of the printed rows in a line, or in lines of at most ``width`` (kept when narrow
+    outputs drop the columns; never cut)."""
+    read = [k["isa"] for k in kernels if k.get("isa") is not None]
+    accesses = sum(i["scratch_loads"] + i["scratch_stores"] for i in read)
+    in_loops = sum(i["scratch_in_loops"] for i in read)
+    looping = sum(1 for i in read if i["scratch_in_loops"])
+    copies = sum(i["agpr_writes"] + i["agpr_reads"] for i in read)
+    copying = sum(1 for i in read if i["agpr_writes"] + i["agpr_reads"])
+    stopped = sum(1 for i in read if i["status"] != "complete") + len(kernels) - len(read)
+    parts = ["code of the row:" if len(kernels) == 1 else f"code of the {len(kernels)} rows:",
+             f"{in_loops} of {accesses} scratch accesses in loops ({looping} {_kernels(looping)}),",
+             f"{copies} AGPR copies ({copying} {_kernels(copying)})"]
+    if stopped:
+        parts[-1] += ";"
+        parts.append(f"{stopped} not read to the end (!)")
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        else:
+            lines.append("  " + part)
+    return "\n".join(lines)
+
+
+def _kernels(count: int) -> str:
+    return "kernel" if count == 1 else "kernels"
+
+
 def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None,
-                 isa: bool = False):
+                 isa: bool = False, evidence: bool = False):
     from spillway.report.table import Column, KernelName, grid
     from spillway.resources.occupancy import next_step_text
 
@@ -108,6 +145,11 @@ def kernel_table(console, kernels: list[dict], names: str = "short", files: dict
         # kernel whose code was not read to the end (its status in --json or --format tsv).
         columns[-2:-2] = [Column("code scratch B", "right", drop=3), Column("in loops", "right", drop=3),
                           Column("AGPR copies", "right", drop=3), Column("code", drop=2)]
+    elif evidence and names != "full":
+        # Without --isa, the code of the printed rows (``isa`` added by printed_rows_evidence): scratch
+        # accesses in loops of all of them, AGPR copies; left out on narrow outputs and with full
+        # names (which take the room), where the line under the table keeps their totals.
+        columns[-2:-2] = [Column("in loops", "right", drop=3), Column("AGPR copies", "right", drop=2)]
     rows = []
     for k in kernels:
         occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
@@ -124,6 +166,9 @@ def kernel_table(console, kernels: list[dict], names: str = "short", files: dict
             row[-2:-2] = [f"{found['scratch_load_bytes'] + found['scratch_store_bytes']}{complete}",
                           str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
                           found["code_sha256"][:CODE_PREFIX]]
+        elif evidence and names != "full":
+            found = k.get("isa")
+            row[-2:-2] = ["?", "?"] if found is None else evidence_cells(found)
         if files:
             path = files.get(k["file"], k["file"])
             row.insert(0, path if len(path) <= FILE_WIDTH else "…" + path[-(FILE_WIDTH - 1):])
@@ -167,11 +212,30 @@ def run(args) -> int:
             return 0
         write(args.output, tsv(TSV_FIELDS, ([k.get(f) for f in TSV_FIELDS] for k in kernels)).encode())
         return 0
-    write_table(args, document, kernels, pattern)
+    write_table(args, document, kernels, pattern, paths)
     return 0
 
 
-def write_table(args, document: dict, kernels: list[dict], pattern: str | None) -> None:
+def printed_rows_evidence(paths: list[str], options, kernels: list[dict]) -> list[dict]:
+    """The printed rows, each with its ``isa`` object: only their code objects are read again and
+    only these kernels decoded (report --isa decodes every kernel as it reads)."""
+    from spillway.report.code_evidence import isa_object, kernel_evidence
+    from spillway.report.kernel_code import each_kernel_code
+
+    def decoded(_record, section, found, target):
+        if found is None:
+            return None
+        return isa_object(kernel_evidence(section, found.start, found.size, target,
+                                          bool(found.private_segment_buffer)))
+
+    try:
+        found = each_kernel_code(paths, options, kernels, decoded)
+    except InputError:      # read once already: the inputs changed since; the table stands without them
+        found = [None] * len(kernels)
+    return [dict(k, isa=isa) for k, isa in zip(kernels, found)]
+
+
+def write_table(args, document: dict, kernels: list[dict], pattern: str | None, paths: list[str]) -> None:
     from spillway.report.table import console as make_console, limited, short_files
 
     buffer = io.StringIO() if args.output not in (None, "-") else None
@@ -180,8 +244,11 @@ def write_table(args, document: dict, kernels: list[dict], pattern: str | None) 
     shown, hidden = limited(kernels, args.limit)
     inputs = sorted({k["file"] for k in document["kernels"]})
     files = short_files(inputs) if len(inputs) > 1 else None
+    evidence = bool(shown) and not args.isa
+    if evidence:
+        shown = printed_rows_evidence(paths, read_options(args), shown)
     if shown:
-        console.print(kernel_table(console, shown, args.names, files, isa=args.isa))
+        console.print(kernel_table(console, shown, args.names, files, isa=args.isa, evidence=evidence))
     skipped = sum(f["skipped_without_device_code"] for f in document["files"])
     bitcode = sum(len(f["bitcode_only"]) for f in document["files"])
     what = "kernels" if args.all else "kernels using scratch"
@@ -194,5 +261,7 @@ def write_table(args, document: dict, kernels: list[dict], pattern: str | None) 
     if bitcode:
         summary += f"; {bitcode} bitcode-only entries (resource usage exists after the device link)"
     console.print(summary, markup=False, soft_wrap=True)
+    if evidence:
+        console.print(evidence_line(shown, console.width), markup=False, soft_wrap=True)
     if buffer is not None:
         write(args.output, (text_marker("report") + buffer.getvalue()).encode())

@@ -71,7 +71,8 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
             inside = sum(1 for i in listing.instructions if i.kind.startswith("scratch")
                          and loop.start <= i.offset <= loop.end)
             notes.append(f"{inside} scratch access" + ("" if inside == 1 else "es"))
-            lines.append(f"    {'  ' * min(loop.depth - 1, INDENTED_DEPTH)}+{loop.start:#x} .. +{loop.end:#x}  {', '.join(notes)}")
+            indent = "  " * min(loop.depth - 1, INDENTED_DEPTH)
+            lines.append(f"    {indent}+{loop.start:#x} .. +{loop.end:#x}  {', '.join(notes)}")
     else:
         lines.append("  loops: none")
     if listing.instructions:

@@ -10,12 +10,13 @@ kernel in it.  Only the code objects holding a wanted kernel are parsed.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Iterable, TypeVar
 
 from spillway.errors import InputError
 from spillway.formats import codeobject
 from spillway.formats.containers import PendingImages, ScanResult, expand, scan_path
-from spillway.isa.evidence import KernelRange, kernel_ranges
+from spillway.isa.evidence import KernelCode, KernelRange, kernel_ranges
 from spillway.report.reader import ReadOptions
 
 T = TypeVar("T")
@@ -41,27 +42,33 @@ def each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[d
     wanted: dict[tuple, list[int]] = {}
     for index, record in enumerate(records):
         wanted.setdefault(_place(record), []).append(index)
-    bundles = {(place[0], place[1]) for place in wanted}
+    # Records still to find per bundle: a compressed bundle is inflated only up to its last one.
+    left: dict[tuple, int] = {}
+    for place, indexes in wanted.items():
+        left[place[:2]] = left.get(place[:2], 0) + len(indexes)
+    done = [False] * len(records)
     found: list[T | None] = [None] * len(records)
-    left = len(records)
     budget = options.budget()
     for path in paths:
-        if not left:
+        if not any(left.values()):
             break
         scan = scan_path(path, options.scan_options(budget))
         for unit in scan.images:
-            if (unit.file, unit.bundle_index) not in bundles:
+            bundle = (unit.file, unit.bundle_index)
+            if not left.get(bundle):
                 continue
             images = expand(unit, ScanResult()) if isinstance(unit, PendingImages) else (unit,)
             for image in images:
-                indexes = wanted.get((image.file, image.bundle_index, image.image_offset, image.archive))
-                if not indexes or all(found[i] is not None for i in indexes):
-                    continue
-                left -= _work_on(image.payload, [(i, records[i]) for i in indexes if found[i] is None], work, found)
+                indexes = [i for i in wanted.get((image.file, image.bundle_index, image.image_offset, image.archive),
+                                                  ()) if not done[i]]
+                if indexes:
+                    left[bundle] -= _work_on(image.payload, [(i, records[i]) for i in indexes], work, found, done)
+                if not left[bundle]:
+                    break
     return found
 
 
-def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, found: list) -> int:
+def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, found: list, done: list[bool]) -> int:
     try:
         code = codeobject.parse(payload)
     except InputError:
@@ -75,6 +82,43 @@ def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, fo
         section, ranges = memoryview(b""), []
     by_name = {r.name: r for r in ranges}
     for index, record in mine:
+        done[index] = True
         found[index] = work(record, section, by_name.get(symbol_name(record["symbol"])) or by_name.get(record["name"]),
                             code.target_id)
     return len(mine)
+
+
+# What evidence_of_kernels reads of each record: where its code object is and which kernel it is.
+PLACE_FIELDS = ("file", "bundle_index", "target", "key", "symbol", "name", "image_offset", "archive")
+
+
+def evidence_of_kernels(paths: list[str], options: ReadOptions, wanted: set[tuple[str, str]]
+                        ) -> dict[tuple[str, str], list[KernelCode]]:
+    """The evidence of every instance of the kernels ``wanted`` ((target, key)
+    pairs, as the gate names them) in the binaries ``paths``: the inputs read
+    again (their records' places only), then only the code objects holding
+    them.  Kernels not found are absent from the answer."""
+    from spillway.report.code_evidence import kernel_evidence
+    from spillway.report.reader import read_report
+
+    chosen: list[dict] = []
+
+    def keep(rows: list[tuple]) -> None:
+        for row in rows:
+            record = dict(zip(PLACE_FIELDS, row))
+            if (record["target"], record["key"]) in wanted:
+                chosen.append(record)
+
+    quiet = dataclasses.replace(options, isa=False, progress=None, require_kernels=False)
+    read_report(paths, quiet, rows_sink=keep, rows_fields=PLACE_FIELDS)
+
+    def decoded(_record, section, found, target):
+        if found is None:
+            return None
+        return kernel_evidence(section, found.start, found.size, target, bool(found.private_segment_buffer))
+
+    out: dict[tuple[str, str], list[KernelCode]] = {}
+    for record, code in zip(chosen, each_kernel_code(paths, quiet, chosen, decoded)):
+        if code is not None:
+            out.setdefault((record["target"], record["key"]), []).append(code)
+    return out
