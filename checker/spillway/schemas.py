@@ -9,6 +9,7 @@ import importlib
 
 SCHEMAS: dict[str, str] = {
     "report": "spillway.report.record:json_schema",
+    "code": "spillway.report.code_view:json_schema",
     "baseline": "spillway.gate.baseline:json_schema",
     "check": "spillway.gate.check_schema:json_schema",
     "compare": "spillway.gate.compare_schema:json_schema",
@@ -19,6 +20,7 @@ SCHEMAS: dict[str, str] = {
 # What each document is, for `spillway schema` without a name.
 DESCRIPTIONS: dict[str, str] = {
     "report": "spillway report --json: files read and every kernel record",
+    "code": "spillway code --json: named kernels' loops and scratch, AGPR-copy, matrix and call instructions",
     "baseline": "spillway baseline write: per-kernel allowances of one toolchain",
     "check": "spillway check --json: the verdict against a baseline",
     "compare": "spillway compare --json: two builds kernel by kernel",

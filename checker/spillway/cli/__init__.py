@@ -14,7 +14,7 @@ from spillway import __version__
 from spillway.errors import SpillwayError, UsageError
 
 # Subcommand modules, in the order `spillway --help` lists them.
-SUBCOMMANDS = ("report", "check", "baseline", "compare", "matrix", "schema", "cmake_dir")
+SUBCOMMANDS = ("report", "code", "check", "baseline", "compare", "matrix", "schema", "cmake_dir")
 
 
 def build_parser() -> argparse.ArgumentParser:

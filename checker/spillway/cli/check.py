@@ -133,6 +133,10 @@ def run(args) -> int:
         print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "
               f"with (--occupancy-model to change)", file=sys.stderr)
     remedy = Remedy(args.paths, args.baseline, tuple(baseline.gate), options.targets)
+    # The failures' machine code, where text shows them (the verdict, Markdown).
+    args.failure_code = None
+    if fmt in ("table", "markdown", "github") or args.output not in (None, "-"):
+        args.failure_code = failing_code(result, args, options)
     suite = args.suite or junit.suite_name_for(args.baseline)
     if args.junit:
         junit.write(args.junit, result, suite, remedy.accept)
@@ -170,6 +174,24 @@ def run(args) -> int:
     return 0 if result.passed and not (args.strict_flags and flags_differ is not None) else 1
 
 
+def failing_code(result: CheckResult, args, options):
+    """The machine code of the failures the text shows (``--limit``), by (target, key): the binaries
+    among the inputs read again for them (report JSON inputs have none to decode). None when the
+    check passed."""
+    if result.passed:
+        return None
+    from spillway.gate.failure_code import failures_code
+    from spillway.gate.reading import sniff_json
+    from spillway.report.kernel_code import evidence_of_kernels
+    from spillway.report.table import limited
+
+    binaries = [p for p in args.paths if not sniff_json(p)]
+    if not binaries:
+        return None
+    shown, _hidden = limited(result.failures, args.limit)
+    return failures_code(evidence_of_kernels(binaries, options, {(f.target, f.key) for f in shown}))
+
+
 def _sarif(result: CheckResult, args, remedy: Remedy) -> bytes:
     from pathlib import Path
 
@@ -187,7 +209,8 @@ def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
     accept_all = None
     if result.failures:
         accept_all, _ = remedy.accept_all(result)
-    return check_markdown(result, limit=args.limit, names=args.names, accept_all=accept_all)
+    return check_markdown(result, limit=args.limit, names=args.names, accept_all=accept_all,
+                          code=getattr(args, "failure_code", None))
 
 
 def _github(result: CheckResult, args, remedy: Remedy) -> None:
@@ -207,4 +230,4 @@ def print_result(result: CheckResult, args, remedy: Remedy, file=None) -> None:
     from spillway.report.table import console as make_console
 
     print_check(result, make_console(file), limit=args.limit, names=args.names, accept=remedy.accept,
-                accept_all=remedy.accept_all)
+                accept_all=remedy.accept_all, code=getattr(args, "failure_code", None))

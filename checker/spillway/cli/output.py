@@ -31,6 +31,7 @@ from spillway.errors import UsageError
 ALL_FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "html")
 FORMAT_HELP = {
     "table": "a table for a terminal",
+    "text": "plain text for a terminal or a file",
     "json": "the versioned JSON document",
     "markdown": "Markdown for a pull request",
     "junit": "JUnit XML",

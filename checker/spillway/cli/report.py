@@ -8,7 +8,7 @@ import os
 from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options, write_report_json
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
                                  looks_like_path, text_marker, write)
-from spillway.errors import UsageError
+from spillway.errors import InputError, UsageError
 from spillway.resources.names import name_matches
 
 SORT_KEYS = {
@@ -91,12 +91,52 @@ def isa_tsv_cells(isa: dict) -> list:
     return cells
 
 
+def evidence_cells(isa: dict) -> list[str]:
+    """A printed row's code without --isa: scratch accesses in loops of all of them, AGPR copies
+    ("!": the decoder stopped early, the figures cover what it read)."""
+    complete = "" if isa["status"] == "complete" else "!"
+    accesses = isa["scratch_loads"] + isa["scratch_stores"]
+    return [f"{isa['scratch_in_loops']}/{accesses}{complete}", f"{isa['agpr_writes'] + isa['agpr_reads']}{complete}"]
+
+
+def evidence_line(kernels: list[dict], width: int) -> str:
+    """The code of the printed rows in a line, or in lines of at most ``width`` (kept when narrow
+    outputs drop the columns; never cut)."""
+    read = [k["isa"] for k in kernels if k.get("isa") is not None]
+    accesses = sum(i["scratch_loads"] + i["scratch_stores"] for i in read)
+    in_loops = sum(i["scratch_in_loops"] for i in read)
+    looping = sum(1 for i in read if i["scratch_in_loops"])
+    copies = sum(i["agpr_writes"] + i["agpr_reads"] for i in read)
+    copying = sum(1 for i in read if i["agpr_writes"] + i["agpr_reads"])
+    stopped = sum(1 for i in read if i["status"] != "complete") + len(kernels) - len(read)
+    parts = ["code of the row:" if len(kernels) == 1 else f"code of the {len(kernels)} rows:",
+             f"{in_loops} of {accesses} scratch accesses in loops ({looping} {_kernels(looping)}),",
+             f"{copies} AGPR copies ({copying} {_kernels(copying)})"]
+    if stopped:
+        parts[-1] += ";"
+        parts.append(f"{stopped} not read to the end (!)")
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        else:
+            lines.append("  " + part)
+    return "\n".join(lines)
+
+
+def _kernels(count: int) -> str:
+    return "kernel" if count == 1 else "kernels"
+
+
 # The count column of rows that stand for several identical records (the same kernel in several bundles).
 COPIES = "×"
 
 
-def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False) -> tuple[list, list]:
-    """(columns, rows) of the report table, one row per record, in order."""
+def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False,
+                evidence: bool = False, names: str = "short") -> tuple[list, list]:
+    """(columns, rows) of the report table, one row per record, in order.
+    ``evidence``: without --isa, the printed rows' code (their ``isa`` added
+    by with_printed_evidence; "?" for a record without it)."""
     from spillway.report.table import Column, KernelName
     from spillway.resources.occupancy import next_step_text
 
@@ -113,6 +153,11 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
         # kernel whose code was not read to the end (its status in --json or --format tsv).
         columns[-2:-2] = [Column("code scratch B", "right", drop=3), Column("in loops", "right", drop=3),
                           Column("AGPR copies", "right", drop=3), Column("code", drop=2)]
+    elif evidence and names != "full":
+        # Without --isa, the code of the printed rows (``isa`` added by printed_rows_evidence): scratch
+        # accesses in loops of all of them, AGPR copies; left out on narrow outputs and with full
+        # names (which take the room), where the line under the table keeps their totals.
+        columns[-2:-2] = [Column("in loops", "right", drop=3), Column("AGPR copies", "right", drop=2)]
     rows = []
     for k in kernels:
         occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
@@ -129,10 +174,20 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
             row[-2:-2] = [f"{found['scratch_load_bytes'] + found['scratch_store_bytes']}{complete}",
                           str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
                           found["code_sha256"][:CODE_PREFIX]]
+        elif evidence and names != "full":
+            found = k.get("isa")
+            row[-2:-2] = ["?", "?"] if found is None else evidence_cells(found)
         if files:
             row.insert(0, files.get(k["file"], k["file"]))
         rows.append(row)
     return columns, rows
+
+
+def row_key(row: list) -> tuple:
+    """What must be equal for two rows to be one (merge_copies)."""
+    from spillway.report.table import KernelName
+
+    return tuple(cell.full if isinstance(cell, KernelName) else cell for cell in row)
 
 
 def merge_copies(columns: list, rows: list) -> tuple[list, list, int]:
@@ -142,15 +197,12 @@ def merge_copies(columns: list, rows: list) -> tuple[list, list, int]:
     are one row, counted in a ``×`` column after the target (shown only when
     some row stands for several records).  The same kernel in several bundles
     of one library is then one row.  (columns, rows, rows merged away)."""
-    from spillway.report.table import Column, KernelName
-
-    def key(row: list) -> tuple:
-        return tuple(cell.full if isinstance(cell, KernelName) else cell for cell in row)
+    from spillway.report.table import Column
 
     counts: dict[tuple, int] = {}
     first: dict[tuple, list] = {}
     for row in rows:
-        k = key(row)
+        k = row_key(row)
         counts[k] = counts.get(k, 0) + 1
         first.setdefault(k, row)
     if len(first) == len(rows):
@@ -163,12 +215,12 @@ def merge_copies(columns: list, rows: list) -> tuple[list, list, int]:
 
 
 def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None,
-                 isa: bool = False, limit: int = 0):
+                 isa: bool = False, limit: int = 0, evidence: bool = False):
     """(the report table, rows shown, rows hidden by ``limit``, records merged
     into other rows): identical records are one row (merge_copies)."""
     from spillway.report.table import grid, limited
 
-    columns, rows = kernel_rows(kernels, files, isa)
+    columns, rows = kernel_rows(kernels, files, isa, evidence, names)
     columns, rows, merged = merge_copies(columns, rows)
     shown, hidden = limited(rows, limit)
     return grid(console, columns, shown, names=names), len(shown), hidden, merged
@@ -210,11 +262,54 @@ def run(args) -> int:
             return 0
         write(args.output, tsv(TSV_FIELDS, ([k.get(f) for f in TSV_FIELDS] for k in kernels)).encode())
         return 0
-    write_table(args, document, kernels, pattern)
+    write_table(args, document, kernels, pattern, paths)
     return 0
 
 
-def write_table(args, document: dict, kernels: list[dict], pattern: str | None) -> None:
+def printed_rows_evidence(paths: list[str], options, kernels: list[dict]) -> list[dict]:
+    """The printed rows, each with its ``isa`` object: only their code objects are read again and
+    only these kernels decoded (report --isa decodes every kernel as it reads)."""
+    from spillway.report.code_evidence import isa_object, kernel_evidence
+    from spillway.report.kernel_code import each_kernel_code
+
+    def decoded(_record, section, found, target):
+        if found is None:
+            return None
+        return isa_object(kernel_evidence(section, found.start, found.size, target,
+                                          bool(found.private_segment_buffer)))
+
+    try:
+        found = each_kernel_code(paths, options, kernels, decoded)
+    except InputError:      # read once already: the inputs changed since; the table stands without them
+        found = [None] * len(kernels)
+    return [dict(k, isa=isa) for k, isa in zip(kernels, found)]
+
+
+def with_printed_evidence(paths: list[str], options, kernels: list[dict], files: dict[str, str] | None,
+                          limit: int) -> tuple[list[dict], list[dict]]:
+    """(``kernels`` with the printed rows' records given their ``isa``, the
+    first record of each printed row): the rows the table prints are the first
+    ``limit`` distinct rows (merge_copies' rule on the figures alone); every
+    record of each is decoded."""
+    _columns, rows = kernel_rows(kernels, files)
+    printed: dict[tuple, None] = {}
+    for row in rows:
+        key = row_key(row)
+        if key not in printed:
+            if limit and 0 < limit <= len(printed):
+                continue
+            printed[key] = None
+    chosen = [i for i, row in enumerate(rows) if row_key(row) in printed]
+    decoded = printed_rows_evidence(paths, options, [kernels[i] for i in chosen])
+    out = list(kernels)
+    firsts: dict[tuple, dict] = {}
+    for i, record in zip(chosen, decoded):
+        out[i] = record
+        firsts.setdefault(row_key(rows[i]), record)
+    return out, list(firsts.values())
+
+
+def write_table(args, document: dict, kernels: list[dict], pattern: str | None, paths: list[str]) -> None:
     from spillway.report.table import console as make_console, short_files
 
     buffer = io.StringIO() if args.output not in (None, "-") else None
@@ -222,7 +317,12 @@ def write_table(args, document: dict, kernels: list[dict], pattern: str | None) 
     total = len(document["kernels"])
     inputs = sorted({k["file"] for k in document["kernels"]})
     files = short_files(inputs) if len(inputs) > 1 else None
-    table, shown, hidden, merged = kernel_table(console, kernels, args.names, files, isa=args.isa, limit=args.limit)
+    evidence = bool(kernels) and not args.isa
+    printed: list[dict] = []
+    if evidence:
+        kernels, printed = with_printed_evidence(paths, read_options(args), kernels, files, args.limit)
+    table, shown, hidden, merged = kernel_table(console, kernels, args.names, files, isa=args.isa, limit=args.limit,
+                                                evidence=evidence)
     if shown:
         console.print(table)
     skipped = sum(f["skipped_without_device_code"] for f in document["files"])
@@ -240,5 +340,7 @@ def write_table(args, document: dict, kernels: list[dict], pattern: str | None) 
     if merged:
         console.print(f"{COPIES}N: N identical records (the same kernel, target and figures in several code "
                       f"objects) in one row; {merged:,} records merged (--format json lists each)", markup=False)
+    if evidence and printed:
+        console.print(evidence_line(printed, console.width), markup=False, soft_wrap=True)
     if buffer is not None:
         write(args.output, (text_marker("report") + buffer.getvalue()).encode())

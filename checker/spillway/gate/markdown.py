@@ -7,6 +7,7 @@ from typing import Callable, Optional
 
 from spillway.gate.check import CheckResult
 from spillway.gate.compare import Comparison, KernelDiff, kernels, selected
+from spillway.gate.failure_code import FailureCode
 from spillway.gate.kernels import KernelUsage
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, signed
 from spillway.gate.wording import (actual_text, allowed_text, cells, code_text, diff_next_step, next_step, scratch_text,
@@ -16,7 +17,8 @@ from spillway.resources.names import table_name
 
 
 def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
-                   accept_all: Optional[str] = None) -> str:
+                   accept_all: Optional[str] = None,
+                   code: Optional[dict[tuple[str, str], FailureCode]] = None) -> str:
     verdict = "passed" if result.passed else "failed"
     out = [f"**spillway check** against {md_code(result.baseline_path)} {verdict}: {result.summary()}", ""]
     failures = result.failures
@@ -32,6 +34,14 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
             out.append("")
             out.append(f"... and {len(failures) - len(shown)} more (--limit 0 shows all).")
         out.append("")
+        kernels = dict.fromkeys(((f.target, f.key), f.name) for f in shown if code and (f.target, f.key) in code)
+        if code and kernels:
+            out.append("Machine code of the failing kernels:")
+            out.append("")
+            for kernel, name in kernels:
+                figures = code[kernel].text(prefix="")
+                out.append(f"- {md_code(table_name(name, names))} ({md_code(kernel[0])}): {figures}")
+            out.append("")
     if accept_all:
         out.append("Intended? Accept with:")
         out.append("")

@@ -3,10 +3,11 @@ terminal, plain lines elsewhere (report.table: widths, no colour when piped)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from spillway.gate.check import CheckResult, Finding
 from spillway.gate.compare import Comparison, selected
+from spillway.gate.failure_code import FailureCode
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, total_lines
 from spillway.gate.wording import actual_text, allowed_text, cells, code_text, diff_next_step, next_step
 from spillway.resources.names import table_name
@@ -44,10 +45,13 @@ def compare_table(comparison: Comparison, everything: bool = False, limit: int =
 
 
 def print_check(result: CheckResult, console, *, limit: int, names: str, accept: Callable[[Finding], str],
-                accept_all: Callable[[CheckResult], tuple[str, int]]) -> None:
+                accept_all: Callable[[CheckResult], tuple[str, int]],
+                code: Optional[dict[tuple[str, str], FailureCode]] = None) -> None:
     """The check on ``console``: a table on a terminal, one line per failure
     (ending with the command that accepts it, ``accept``) elsewhere; then the
-    command that accepts them all, notes and one summary line."""
+    command that accepts them all, notes and one summary line.  ``code``: the
+    failing kernels' machine code by (target, key), shown with each failure
+    (after the table, a line per kernel)."""
     from spillway.report.table import Column, KernelName, grid, limited
 
     failures, hidden = limited(result.failures, limit)
@@ -57,10 +61,15 @@ def print_check(result: CheckResult, console, *, limit: int, names: str, accept:
         rows = [[KernelName(f.name), f.target, f.metric, allowed_text(f), actual_text(f),
                  "not in baseline" if f.new_kernel else ""] for f in failures]
         console.print(grid(console, columns, rows, names=names, title="over baseline"))
+        for kernel, name in dict.fromkeys(((f.target, f.key), f.name) for f in failures):
+            if code and kernel in code:
+                console.print(f"{table_name(name, names)} [{kernel[0]}]: {code[kernel].text()}",
+                              markup=False, soft_wrap=True)
     else:
         for f in failures:
-            console.print(f"over baseline: {f.line(names)}; "
-                          f"accept with: {accept(f)}", markup=False, soft_wrap=True)
+            found = code.get((f.target, f.key)) if code else None
+            console.print(f"over baseline: {f.line(names)}; " + (f"{found.text()}; " if found else "")
+                          + f"accept with: {accept(f)}", markup=False, soft_wrap=True)
     if hidden:
         console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
     if result.failures:

@@ -283,11 +283,9 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
     counts = [0] * KINDS
     accesses: list[tuple[int, int, str]] = []
     for instruction, kind in listing:
-        if kind in (BUFFER_LOAD, BUFFER_STORE):
-            if instruction.encoding == "MUBUF" and ((instruction.bits >> 48) & 0x1F) * 4 in psb:
+        if kind in (BUFFER_LOAD, BUFFER_STORE, SCRATCH_LOAD, SCRATCH_STORE):
+            if is_scratch_access(instruction, kind, psb):
                 accesses.append((instruction.offset, kind, instruction.mnemonic))
-        elif kind in (SCRATCH_LOAD, SCRATCH_STORE):
-            accesses.append((instruction.offset, kind, instruction.mnemonic))
         else:
             counts[kind] += 1
     return assemble(raw, len(listing), stop, starts.__contains__, branches, accesses, counts)
@@ -316,6 +314,16 @@ def psb_quads(listing, targets: set[int], enabled: bool, wave64: bool) -> set[in
         if instruction.mnemonic.startswith(_ENTRY_END):
             break
     return entry.quads()
+
+
+def is_scratch_access(instruction: Instruction, kind: int, psb: set[int]) -> bool:
+    """A counted scratch access: ``scratch_load*``/``scratch_store*``, or a
+    MUBUF ``buffer_load*``/``buffer_store*`` whose srsrc is one of ``psb``
+    (psb_quads())."""
+    if kind in (SCRATCH_LOAD, SCRATCH_STORE):
+        return True
+    return (kind in (BUFFER_LOAD, BUFFER_STORE) and instruction.encoding == "MUBUF"
+            and ((instruction.bits >> 48) & 0x1F) * 4 in psb)
 
 
 def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] | None, is_start,

@@ -63,6 +63,14 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
             for k, r in zip(kernels, chosen)]
 
 
+def kernel_evidence(section: memoryview, start: int, size: int, target: str, psb: bool) -> KernelCode:
+    """evidence() of one kernel of a code section, by the numpy path when numpy is there (on the
+    kernel's bytes alone: the rest of the section is not decoded)."""
+    if _vector is None or start < 0 or size <= 0 or start + size > len(section):
+        return evidence(section, start, size, target, psb)
+    return _vector.evidence_many(section[start:start + size], [(0, size, psb)], target)[0]
+
+
 def _symbol_of(kernel: KernelMetadata) -> str:
     """The kernel's STT_FUNC symbol: its descriptor's name (.symbol) without ``.kd``."""
     return kernel.symbol[:-3] if kernel.symbol.endswith(".kd") else kernel.symbol

@@ -140,7 +140,12 @@ def test_cli_table(capsys, monkeypatch):
     at = row.index(found["code_sha256"][:8])
     assert row[at - 3:at] == [str(scratch), str(found["scratch_in_loops"]), str(copies)]
     status, plain = cli(capsys, "report", "--all", path, "agpr_spill")
-    assert "AGPR copies" not in plain
+    # Without --isa: the printed rows' code in two columns and a line (no code hash, no scratch bytes).
+    assert "code scratch B" not in plain and found["code_sha256"][:8] not in plain
+    assert "waves/SIMD in loops AGPR copies" in plain.splitlines()[0]
+    accesses = found["scratch_loads"] + found["scratch_stores"]
+    assert plain.splitlines()[1].split()[10:12] == [f"{found['scratch_in_loops']}/{accesses}", str(copies)]
+    assert f"{copies} AGPR copies (1 kernel)" in plain.splitlines()[-1]
 
 
 # -- bad code ---------------------------------------------------------------------------------

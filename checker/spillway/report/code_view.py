@@ -1,0 +1,155 @@
+"""``spillway code``'s document: named kernels' loops and the instructions
+behind their evidence (isa.listing), as JSON (spillway.code/1) or text.
+
+The model is a list of ViewedKernel (a report record's place and names,
+and its KernelListing); ``code_document`` and ``code_text`` render it.
+Offsets are bytes from the kernel's start, as objdump's ``<kernel+0x..>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from spillway import __version__
+from spillway.isa.listing import KernelListing
+from spillway.report.code_evidence import isa_object
+
+CODE_SCHEMA: Final = "spillway.code/1"
+# The record's members a viewed kernel keeps (where it is, what it is).
+PLACE_FIELDS: Final = ("file", "bundle_index", "target", "name", "symbol")
+# Loops are indented by depth up to this many steps (overlapping spans can hold a loop 20 deep).
+INDENTED_DEPTH: Final = 4
+
+
+@dataclass(frozen=True)
+class ViewedKernel:
+    record: dict              # the kernel's report record (PLACE_FIELDS are used)
+    listing: KernelListing
+
+
+def kernel_object(viewed: ViewedKernel) -> dict:
+    listing = viewed.listing
+    found = {name: viewed.record.get(name) for name in PLACE_FIELDS}
+    found["isa"] = isa_object(listing.code)
+    found["loops"] = [{"start": loop.start, "end": loop.end, "branches": loop.branches, "depth": loop.depth,
+                       "innermost": loop.innermost} for loop in listing.loops]
+    found["instructions"] = [{"offset": i.offset, "length": i.length, "mnemonic": i.mnemonic, "kind": i.kind,
+                              "bytes": i.bytes, "loop_depth": i.loop_depth} for i in listing.instructions]
+    return found
+
+
+def code_document(kernels: list[ViewedKernel]) -> dict:
+    return {"schema": CODE_SCHEMA, "spillway_version": __version__, "kernels": [kernel_object(k) for k in kernels]}
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def kernel_text(viewed: ViewedKernel) -> list[str]:
+    record, listing, code = viewed.record, viewed.listing, viewed.listing.code
+    bundle = "" if record.get("bundle_index") is None else f", bundle {record['bundle_index']}"
+    lines = [f"kernel {record['name']}", f"  target {record['target']}, {record['file']}{bundle}",
+             f"  symbol {record['symbol'].removesuffix('.kd')}",
+             f"  code: {_plural(code.instructions, 'instruction')}, {code.code_bytes} bytes, "
+             f"sha256 {code.code_sha256}, {code.status}"]
+    accesses = code.scratch_loads + code.scratch_stores
+    lines.append(f"  scratch: {_plural(code.scratch_loads, 'load')} {code.scratch_load_bytes} B, "
+                 f"{_plural(code.scratch_stores, 'store')} {code.scratch_store_bytes} B per lane; "
+                 f"{code.scratch_in_loops} of {accesses} in loops")
+    if code.scratch_without_width:
+        lines.append("  scratch naming no width: " + ", ".join(f"{m} x{n}" for m, n in code.scratch_without_width))
+    lines.append(f"  AGPR copies: {code.agpr_writes} writes, {code.agpr_reads} reads; "
+                 f"matrix ops {code.matrix_ops}; calls {code.calls} (callees' code not included); "
+                 f"flat {code.flat_ops}; LDS {code.lds_ops}")
+    if listing.loops:
+        lines.append(f"  loops ({len(listing.loops)}; offsets from the kernel's start, objdump's <kernel+0x..>):")
+        for loop in listing.loops:
+            notes = [f"depth {loop.depth}"] + (["innermost"] if loop.innermost else []) + \
+                    ([f"{loop.branches} branches back"] if loop.branches > 1 else [])
+            inside = sum(1 for i in listing.instructions if i.kind.startswith("scratch")
+                         and loop.start <= i.offset <= loop.end)
+            notes.append(f"{inside} scratch access" + ("" if inside == 1 else "es"))
+            indent = "  " * min(loop.depth - 1, INDENTED_DEPTH)
+            lines.append(f"    {indent}+{loop.start:#x} .. +{loop.end:#x}  {', '.join(notes)}")
+    else:
+        lines.append("  loops: none")
+    if listing.instructions:
+        width = max(len(f"+{i.offset:#x}") for i in listing.instructions)
+        lines.append(f"  instructions ({len(listing.instructions)}: scratch accesses, AGPR copies, matrix ops, "
+                     f"calls):")
+        lines.append(f"    {'offset':<{width}}  {'loop':>4}  {'kind':<13}  {'B/lane':>6}  mnemonic")
+        for i in listing.instructions:
+            depth = str(i.loop_depth) if i.loop_depth else "-"
+            size = "" if i.bytes is None else str(i.bytes)
+            if i.kind.startswith("scratch") and i.bytes is None:
+                size = "?"
+            kind = i.kind.replace("_", " ")
+            lines.append(f"    {f'+{i.offset:#x}':<{width}}  {depth:>4}  {kind:<13}  {size:>6}  {i.mnemonic}")
+    else:
+        lines.append("  instructions: no scratch access, AGPR copy, matrix op or call")
+    return lines
+
+
+def code_text(kernels: list[ViewedKernel]) -> str:
+    blocks = ["\n".join(kernel_text(k)) for k in kernels]
+    return "\n\n".join(blocks) + "\n"
+
+
+def json_schema() -> dict:
+    """The JSON schema of ``spillway code --format json`` (pydantic built on demand)."""
+    from typing import Literal, Optional
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from spillway.isa.listing import KINDS
+    from spillway.report.record import KernelIsa
+
+    class LoopModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        start: int = Field(description="The loop's head: the target of its backward branches, bytes from the "
+                                       "kernel's start")
+        end: int = Field(description="Offset of the last backward branch to the head")
+        branches: int = Field(description="Backward branches (s_branch/s_cbranch_*) to the head")
+        depth: int = Field(description="Loops holding this one, itself included (1: outermost)")
+        innermost: bool = Field(description="Holds no other loop")
+
+    class InstructionModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        offset: int = Field(description="Bytes from the kernel's start (llvm-objdump's <kernel+0x..>)")
+        length: int = Field(description="Bytes")
+        mnemonic: str = Field(description="As llvm-objdump -d prints it")
+        kind: Literal[KINDS] = Field(description="What the evidence counts it as")  # type: ignore[valid-type]
+        bytes: Optional[int] = Field(description="Scratch accesses: bytes per lane the mnemonic names (null: "
+                                                 "none named, or not a scratch access)")
+        loop_depth: int = Field(description="Loops holding the instruction (0: outside every loop)")
+
+    class KernelModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        file: str
+        bundle_index: Optional[int]
+        target: str
+        name: str
+        symbol: str
+        isa: KernelIsa = Field(description="The kernel's evidence, as report --isa's isa object")
+        loops: list[LoopModel] = Field(description="Loops by head offset: isa.loop_spans grouped by their target")
+        instructions: list[InstructionModel] = Field(description="Each scratch access, AGPR copy, matrix op and "
+                                                                 "call, by offset")
+
+    class CodeModel(BaseModel):
+        """spillway code --format json: named kernels' loops and the instructions behind their evidence."""
+
+        model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+        schema_: Literal["spillway.code/1"] = Field(CODE_SCHEMA, alias="schema")
+        spillway_version: str
+        kernels: list[KernelModel]
+
+    schema = CodeModel.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://spillway.dev/schemas/code-1.json"
+    return schema

@@ -1,0 +1,138 @@
+"""The machine code of a few kernels already read: their code objects read
+again, after a selection, so only those are decoded (the default report's
+printed rows, ``spillway code``'s named kernels, check's failures).
+
+A kernel is found by its record's place: ``file``, ``bundle_index``,
+``image_offset``, ``archive`` name the code object (a compressed bundle is
+inflated only when it holds one of them), ``target`` and ``symbol`` the
+kernel in it.  Only the code objects holding a wanted kernel are parsed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from typing import Callable, Iterable, TypeVar
+
+from spillway.errors import InputError
+from spillway.formats import codeobject
+from spillway.formats.containers import PendingImages, ScanResult, expand, scan_path
+from spillway.isa.evidence import KernelCode, KernelRange, kernel_ranges
+from spillway.report.reader import ReadOptions
+
+T = TypeVar("T")
+# work(record, code section bytes, the kernel's range or None, target ID) -> what the caller keeps
+Work = Callable[[dict, memoryview, "KernelRange | None", str], T]
+
+
+def symbol_name(symbol: str) -> str:
+    """The kernel's STT_FUNC symbol: its descriptor's name without ``.kd``."""
+    return symbol[:-3] if symbol.endswith(".kd") else symbol
+
+
+def _place(record: dict) -> tuple:
+    return record["file"], record["bundle_index"], record.get("image_offset"), record.get("archive")
+
+
+def each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[dict], work: Work
+                     ) -> list[T | None]:
+    """``work`` on each of ``records`` (report records read from ``paths``
+    with ``options``) with its kernel's code; None for a record whose code
+    object was not found again.  Raises InputError as the reader does (the
+    inputs changed since, a corrupt bundle)."""
+    # The caller holds a library's records (250,000 on librocsparse1 7.2.4): the collector's passes
+    # over them while the decoder's tables are built cost more than the decoding itself.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _each_kernel_code(paths, options, records, work)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[dict], work: Work
+                      ) -> list[T | None]:
+    wanted: dict[tuple, list[int]] = {}
+    for index, record in enumerate(records):
+        wanted.setdefault(_place(record), []).append(index)
+    # Records still to find per bundle: a compressed bundle is inflated only up to its last one.
+    left: dict[tuple, int] = {}
+    for place, indexes in wanted.items():
+        left[place[:2]] = left.get(place[:2], 0) + len(indexes)
+    done = [False] * len(records)
+    found: list[T | None] = [None] * len(records)
+    budget = options.budget()
+    for path in paths:
+        if not any(left.values()):
+            break
+        scan = scan_path(path, options.scan_options(budget))
+        for unit in scan.images:
+            bundle = (unit.file, unit.bundle_index)
+            if not left.get(bundle):
+                continue
+            images = expand(unit, ScanResult()) if isinstance(unit, PendingImages) else (unit,)
+            for image in images:
+                indexes = [i for i in wanted.get((image.file, image.bundle_index, image.image_offset, image.archive),
+                                                  ()) if not done[i]]
+                if indexes:
+                    left[bundle] -= _work_on(image.payload, [(i, records[i]) for i in indexes], work, found, done)
+                if not left[bundle]:
+                    break
+    return found
+
+
+def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, found: list, done: list[bool]) -> int:
+    try:
+        code = codeobject.parse(payload)
+    except InputError:
+        return 0      # the reader read it once: a code object that does not parse now is not the one
+    mine = [(i, record) for i, record in chosen if record["target"] == code.target_id]
+    if not mine:
+        return 0
+    try:
+        section, ranges = kernel_ranges(payload)
+    except InputError:
+        section, ranges = memoryview(b""), []
+    by_name = {r.name: r for r in ranges}
+    for index, record in mine:
+        done[index] = True
+        found[index] = work(record, section, by_name.get(symbol_name(record["symbol"])) or by_name.get(record["name"]),
+                            code.target_id)
+    return len(mine)
+
+
+# What evidence_of_kernels reads of each record: where its code object is and which kernel it is.
+PLACE_FIELDS = ("file", "bundle_index", "target", "key", "symbol", "name", "image_offset", "archive")
+
+
+def evidence_of_kernels(paths: list[str], options: ReadOptions, wanted: set[tuple[str, str]]
+                        ) -> dict[tuple[str, str], list[KernelCode]]:
+    """The evidence of every instance of the kernels ``wanted`` ((target, key)
+    pairs, as the gate names them) in the binaries ``paths``: the inputs read
+    again (their records' places only), then only the code objects holding
+    them.  Kernels not found are absent from the answer."""
+    from spillway.report.code_evidence import kernel_evidence
+    from spillway.report.reader import read_report
+
+    chosen: list[dict] = []
+
+    def keep(rows: list[tuple]) -> None:
+        for row in rows:
+            record = dict(zip(PLACE_FIELDS, row))
+            if (record["target"], record["key"]) in wanted:
+                chosen.append(record)
+
+    quiet = dataclasses.replace(options, isa=False, progress=None, require_kernels=False)
+    read_report(paths, quiet, rows_sink=keep, rows_fields=PLACE_FIELDS)
+
+    def decoded(_record, section, found, target):
+        if found is None:
+            return None
+        return kernel_evidence(section, found.start, found.size, target, bool(found.private_segment_buffer))
+
+    out: dict[tuple[str, str], list[KernelCode]] = {}
+    for record, code in zip(chosen, each_kernel_code(paths, quiet, chosen, decoded)):
+        if code is not None:
+            out.setdefault((record["target"], record["key"]), []).append(code)
+    return out
