@@ -1,4 +1,4 @@
-"""The report document: ``{"schema": "spillway.report/2", "files": [...],
+"""The report document: ``{"schema": "spillway.report/3", "files": [...],
 "kernels": [...]}``.  Field names of kernel records are the AMDGPU metadata
 keys (without the leading dot) so users can cross-check with
 ``llvm-readelf --notes``."""
@@ -159,7 +159,7 @@ class FileRecord(BaseModel):
 class Report(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.report/2"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.report/3"] = Field(SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: Literal["llvm22", "llvm23", "llvm24", "producer"] = Field(
         UNNAMED_MODEL, description="The occupancy model asked for (producer: per code object, the model of the "
@@ -171,5 +171,5 @@ class Report(BaseModel):
 def json_schema() -> dict:
     schema = Report.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/report-2.json"
+    schema["$id"] = "https://spillway.dev/schemas/report-3.json"
     return schema
