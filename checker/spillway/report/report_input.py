@@ -38,7 +38,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, TypeVar
 
-from spillway.constants import READABLE_REPORT_SCHEMAS, REPORT_SCHEMA
+from spillway.constants import READABLE_REPORT_SCHEMAS
 from spillway.errors import InputError
 from spillway.paths import loads as json_loads
 from spillway.report.fields import GATED_FIELDS
