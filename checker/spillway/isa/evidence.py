@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from bisect import bisect_left, bisect_right
 import re
 import struct
 from dataclasses import dataclass
@@ -459,20 +460,24 @@ def psb_quads(listing, targets: set[int], enabled: bool, wave64: bool) -> set[in
 
 def nesting(spans: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], int]:
     """The innermost spans (those holding no other span; a span (lo, hi)
-    holds (lo', hi') when lo <= lo' and hi' <= hi) and the most spans
-    holding one offset (spans are [lo, hi], inclusive)."""
+    holds (lo', hi') when lo <= lo' and hi' <= hi) and the most spans holding
+    one offset (spans are [lo, hi], inclusive).  ``spans`` in order of their
+    ends, all different (branch offsets, as assemble() lists them)."""
+    if len(spans) < 2:          # nothing to compare
+        return list(spans), len(spans)
     innermost = []
-    lowest_end = None
-    # By start descending, end ascending: every span a span holds comes before it.
-    for lo, hi in sorted(spans, key=lambda span: (-span[0], span[1])):
-        if lowest_end is None or lowest_end > hi:
+    highest_start = -1
+    # Every span a span holds ends before it: it holds one exactly when an earlier span
+    # starts at or after its start.
+    for lo, hi in spans:
+        if lo > highest_start:
             innermost.append((lo, hi))
-        lowest_end = hi if lowest_end is None else min(lowest_end, hi)
-    depth = deepest = 0
-    for _at, step in sorted([(lo, 1) for lo, _hi in spans] + [(hi + 1, -1) for _lo, hi in spans]):
-        depth += step
-        deepest = max(deepest, depth)
-    return sorted(innermost), deepest
+            highest_start = lo
+    # The most spans hold one offset at some span's start: those started by then, less those ended before.
+    starts = sorted([lo for lo, _hi in spans])
+    ends = [hi for _lo, hi in spans]
+    deepest = max([bisect_right(starts, lo) - bisect_left(ends, lo) for lo in starts])
+    return innermost, deepest
 
 
 def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] | None, is_start,
@@ -497,6 +502,7 @@ def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] |
         if target <= at:
             spans.append((target, at))
     innermost, deepest = nesting(spans)
+    all_innermost = len(innermost) == len(spans)      # no nesting: every in-loop access is in an innermost one
     load_bytes = store_bytes = loads = stores = in_loops = in_innermost = 0
     by_address = [0, 0, 0, 0]       # slot load, slot store, addressed load, addressed store bytes
     no_width: dict[str, int] = {}
@@ -517,7 +523,7 @@ def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] |
             by_address[2 * addressed + (not is_load)] += width
         if any(lo <= at <= hi for lo, hi in spans):
             in_loops += 1
-            if any(lo <= at <= hi for lo, hi in innermost):
+            if all_innermost or any(lo <= at <= hi for lo, hi in innermost):
                 in_innermost += 1
     problems.sort()
     return KernelCode(

@@ -136,11 +136,31 @@ def test_innermost_loops_and_depth():
 
 
 def test_nesting_rules():
-    assert nesting([]) == ([], 0)
+    def sorted_nesting(spans):
+        innermost, depth = nesting(sorted(spans, key=lambda span: span[1]))    # by end, as assemble() lists them
+        return sorted(innermost), depth
+
+    assert sorted_nesting([]) == ([], 0)
+    assert sorted_nesting([(4, 8)]) == ([(4, 8)], 1)
     # two loops sharing a head: the shorter is inside the longer
-    assert nesting([(8, 16), (8, 24)]) == ([(8, 16)], 2)
+    assert sorted_nesting([(8, 16), (8, 24)]) == ([(8, 16)], 2)
     # overlapping, neither inside the other: both innermost; three spans hold offset 10
-    assert nesting([(0, 12), (8, 20), (4, 40)]) == ([(0, 12), (8, 20)], 3)
+    assert sorted_nesting([(0, 12), (8, 20), (4, 40)]) == ([(0, 12), (8, 20)], 3)
     # touching end to start: [0, 8] and [8, 16] share the offset 8
-    assert nesting([(0, 8), (8, 16)]) == ([(0, 8), (8, 16)], 2)
-    assert nesting([(0, 4), (8, 16)]) == ([(0, 4), (8, 16)], 1)
+    assert sorted_nesting([(0, 8), (8, 16)]) == ([(0, 8), (8, 16)], 2)
+    assert sorted_nesting([(0, 4), (8, 16)]) == ([(0, 4), (8, 16)], 1)
+    # three deep, and a sibling loop inside the outer one
+    assert sorted_nesting([(16, 20), (12, 24), (4, 40), (28, 36)]) == ([(16, 20), (28, 36)], 3)
+
+
+def test_nesting_equals_its_definition_on_random_spans():
+    import random
+
+    rng = random.Random(23)
+    for _trial in range(500):
+        ends = rng.sample(range(4, 200, 4), rng.randint(2, 9))
+        spans = [(4 * rng.randint(0, hi // 4), hi) for hi in sorted(ends)]
+        innermost, depth = nesting(spans)
+        assert sorted(innermost) == sorted(a for a in spans
+                                           if not any(b != a and a[0] <= b[0] and b[1] <= a[1] for b in spans))
+        assert depth == max(sum(lo <= at <= hi for lo, hi in spans) for at in range(0, 200, 4))
