@@ -13,7 +13,10 @@ expectations.py writes it).  Here:
   instructions and give the same figures on every fixture: the choice of
   version does not decide a result;
 * the compiler's own "; N-byte Folded Spill/Reload" comments agree with the
-  scratch bytes of every kernel whose scratch traffic is spills only;
+  scratch bytes of every kernel whose scratch traffic is spills only, and
+  with its slot bytes (no VGPR address) -- the derived figures: slot against
+  addressed bytes, AGPR spill copies against accumulator moves (read by hand
+  on mfma_spill), innermost loops;
 * hand-checked facts of isa.md and the issue;
 * the oracle's rules on small synthetic objdump texts.
 """
