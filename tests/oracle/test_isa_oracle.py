@@ -13,7 +13,10 @@ expectations.py writes it).  Here:
   instructions and give the same figures on every fixture: the choice of
   version does not decide a result;
 * the compiler's own "; N-byte Folded Spill/Reload" comments agree with the
-  scratch bytes of every kernel whose scratch traffic is spills only;
+  scratch bytes of every kernel whose scratch traffic is spills only, and
+  with its slot bytes (no VGPR address) -- the derived figures: slot against
+  addressed bytes, AGPR spill copies against accumulator moves (read by hand
+  on mfma_spill), innermost loops;
 * hand-checked facts of isa.md and the issue;
 * the oracle's rules on small synthetic objdump texts.
 """
@@ -206,6 +209,94 @@ def test_hand_checked_facts():
             assert len(f["words"]) == f["instructions"] and 4 * sum(map(int, f["words"])) == f["code_bytes"]
 
 
+def test_derived_scratch_figures_against_the_compilers_comments():
+    """Slot bytes (vaddr printed ``off``) are the spill traffic: on every
+    spill-only kernel they equal the Folded Spill/Reload comment bytes
+    (gfx1250: at least them, as above) and no byte goes through a VGPR
+    address; the dynamically indexed private array goes through one on
+    every fixture; slot + addressed = all scratch bytes everywhere."""
+    checked = 0
+    for name in FIXTURES:
+        stem = name.removesuffix(".co")
+        for symbol, f in functions(name).items():
+            assert f["scratch_slot_load_bytes"] + f["scratch_addressed_load_bytes"] == f["scratch_load_bytes"]
+            assert f["scratch_slot_store_bytes"] + f["scratch_addressed_store_bytes"] == f["scratch_store_bytes"]
+        for kernel in SPILL_ONLY:
+            f = functions(name).get(kernel)
+            if f is None:
+                continue
+            said = COMMENTS[stem].get(kernel, {"spill_bytes": 0, "reload_bytes": 0})
+            got = (f["scratch_slot_store_bytes"], f["scratch_slot_load_bytes"])
+            if EXPECTED["fixtures"][name]["target"] == "gfx1250":
+                assert said["spill_bytes"] <= got[0] and said["reload_bytes"] <= got[1], (name, kernel)
+            else:
+                assert got == (said["spill_bytes"], said["reload_bytes"]), (name, kernel)
+            assert f["scratch_addressed_load_bytes"] == f["scratch_addressed_store_bytes"] == 0, (name, kernel)
+            checked += 1
+        dynamic = functions(name)["private_dynamic"]
+        assert dynamic["scratch_addressed_load_bytes"] > 0, name
+        # its array is filled at constant offsets (slots) and read at run-time indices
+        assert dynamic["scratch_slot_store_bytes"] >= 384, name
+        constant = functions(name)["private_const"]
+        assert constant["scratch_addressed_load_bytes"] == constant["scratch_addressed_store_bytes"] == 0, name
+    assert checked == 59
+
+
+def test_derived_agpr_figures():
+    """No matrix op: every AGPR copy is a spill copy (agpr_spill, every
+    target with AGPRs).  mfma_spill, read by hand in ``llvm-objdump-22 -d -z``:
+    on gfx908 the rule's split is exact -- 48 accumulator moves (32
+    ``v_accvgpr_write_b32 aN, 0`` into a0-a15 on the two paths before the
+    loop, 16 ``v_accvgpr_read_b32`` of a0-a15 after it), 78 spill copies (of
+    a16-a39: VGPR values parked there and read back).  On gfx90a (LLVM 22)
+    the loop carries the accumulator in a16-a31 (``v_accvgpr_mov_b32``,
+    followed by the rule) and the 32 zero writes into a16-a31 are its moves;
+    after the loop LLVM reuses a0-a15 for spilled values: those 31 copies
+    count as accumulator moves by register number (so there
+    agpr_spill_copies is a lower bound: 91 by the rule, 122 by hand)."""
+    for name in FIXTURES:
+        f = functions(name).get("agpr_spill")
+        if f is not None:
+            assert f["agpr_accumulator_moves"] == 0 and f["agpr_spill_copies"] == f["agpr_writes"] + f["agpr_reads"]
+        for symbol, f in functions(name).items():
+            assert f["agpr_spill_copies"] + f["agpr_accumulator_moves"] == f["agpr_writes"] + f["agpr_reads"]
+    gfx908 = functions("gfx908.clang22.co")
+    assert (gfx908["mfma_spill"]["agpr_accumulator_moves"], gfx908["mfma_spill"]["agpr_spill_copies"]) == (48, 78)
+    assert (gfx908["matrix"]["agpr_accumulator_moves"], gfx908["matrix"]["agpr_spill_copies"]) == (12, 0)
+    gfx90a = functions("gfx90a.clang22.co")["mfma_spill"]
+    assert (gfx90a["agpr_accumulator_moves"], gfx90a["agpr_spill_copies"]) == (32 + 31, 122 - 31)
+    # every target with AGPRs: the kernel has both kinds; on gfx90a and later the
+    # MFMA of ``matrix`` accumulates in VGPRs (acc_cd 0): no AGPR copies at all
+    for name in FIXTURES:
+        if "mfma_spill" in functions(name):
+            f = functions(name)["mfma_spill"]
+            assert f["agpr_accumulator_moves"] >= 16 and f["agpr_spill_copies"] >= 16, name
+            assert f["scratch_slot_store_bytes"] > 0, name       # and memory spills beside them
+
+
+def test_derived_loop_figures():
+    """spill_in_loop (two nested source loops) compiles, with clang 22, to
+    three spans, two of them innermost, depth 2; the innermost spans hold all
+    of its in-loop scratch traffic but on gfx1250."""
+    for name in FIXTURES:
+        for symbol, f in functions(name).items():
+            assert f["innermost_loops"] <= f["loops"] and f["loop_depth_max"] <= f["loops"]
+            assert (f["innermost_loops"] > 0) == (f["loops"] > 0) == (f["loop_depth_max"] > 0)
+            assert f["scratch_in_innermost_loops"] <= f["scratch_in_loops"]
+        if name.endswith("clang22.co"):
+            k = functions(name)["spill_in_loop"]
+            assert (k["loops"], k["innermost_loops"], k["loop_depth_max"]) == (3, 2, 2), name
+            if EXPECTED["fixtures"][name]["target"] == "gfx1250":
+                # 8 of its 56 in-loop accesses sit in the outer loop only
+                assert (k["scratch_in_innermost_loops"], k["scratch_in_loops"]) == (48, 56)
+            else:
+                assert k["scratch_in_innermost_loops"] == k["scratch_in_loops"], name
+    # clang 23 on gfx1201: three nested spans, one innermost, and spills outside it
+    k = functions("gfx1201.clang23.co")["spill_in_loop"]
+    assert (k["loops"], k["innermost_loops"], k["loop_depth_max"]) == (3, 1, 3)
+    assert 0 < k["scratch_in_innermost_loops"] < k["scratch_in_loops"]
+
+
 # -- the rules on synthetic objdump text ---------------------------------------------------------
 
 GFX906_ENTRY = """
@@ -353,6 +444,33 @@ other:
               "reload": 1, "reload_bytes": 8, "reload_on": {"buffer_load_dword": 1}},
         "other": {"spill": 1, "spill_bytes": 16, "spill_on": {"scratch_store_b128": 1},
                   "reload": 0, "reload_bytes": 0, "reload_on": {}}}
+
+
+def test_derived_rules_on_synthetic_text():
+    text = """
+0000000000000000 <k>:
+\tv_accvgpr_write_b32 a16, 0                                 // 000000000000: D3D94010 18000080
+\tv_accvgpr_mov_b32 a0, a16                                  // 000000000008: 7E00A510
+\tv_mfma_f32_32x32x8f16 a[0:15], v[0:1], v[2:3], a[0:15]     // 00000000000C: D3CC8000 04020100
+\tv_accvgpr_write_b32 a40, v3                                // 000000000014: D3D94028 18000103
+\tv_accvgpr_read_b32 v3, a15                                 // 00000000001C: D3D84003 1800010F
+\tscratch_load_dword v1, v2, off                             // 000000000024: DC506000 017F0002
+\tscratch_store_dwordx2 off, v[4:5], s3 offset:8             // 00000000002C: DC744008 00030400
+\ts_cbranch_scc1 65530                                       // 000000000034: BF85FFFA <k+0x20>
+\tbuffer_load_dword v1, off, s[0:3], 0 offset:4              // 000000000038: E0500004 80000100
+\tbuffer_store_dword v1, v2, s[0:3], 0 offen                 // 000000000040: E0701000 80000102
+\ts_cbranch_scc1 65524                                       // 000000000048: BF85FFF4 <k+0x1c>
+\ts_endpgm                                                   // 00000000004C: BF810000
+"""
+    e = synthetic(text)
+    # a16 reaches the accumulator a0 through v_accvgpr_mov: its write is an accumulator move, as is the read of a15
+    assert (e.agpr_spill_copies, e.agpr_accumulator_moves) == (1, 2)
+    assert (e.scratch_addressed_load_bytes, e.scratch_slot_store_bytes) == (4, 8)
+    assert (e.scratch_slot_load_bytes, e.scratch_addressed_store_bytes) == (4, 4)
+    # spans [0x20, 0x34] inside [0x1c, 0x48]
+    assert (e.loops, e.innermost_loops, e.loop_depth_max) == (2, 1, 2)
+    assert (e.scratch_in_loops, e.scratch_in_innermost_loops) == (4, 2)
+    assert isa_oracle.agprs("a[4:7]") == [4, 5, 6, 7] and isa_oracle.agprs("v4") == []
 
 
 def test_classes_and_sequence_digests():

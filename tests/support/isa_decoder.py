@@ -33,7 +33,11 @@ DECODER = REPO / "checker" / "spillway" / "isa"
 # The per-function fields of issue 23 every decoder result must equal.
 FIELDS = ("instructions", "code_bytes", "code_sha256", "status", "scratch_loads", "scratch_stores",
           "scratch_load_bytes", "scratch_store_bytes", "flat_ops", "agpr_writes", "agpr_reads", "matrix_ops",
-          "lds_ops", "loops", "scratch_in_loops", "calls")
+          "lds_ops", "loops", "scratch_in_loops", "calls",
+          # the derived figures (support/isa_oracle.py states their rules)
+          "scratch_slot_load_bytes", "scratch_slot_store_bytes", "scratch_addressed_load_bytes",
+          "scratch_addressed_store_bytes", "agpr_spill_copies", "agpr_accumulator_moves", "innermost_loops",
+          "scratch_in_innermost_loops", "loop_depth_max")
 OPTIONAL = ("scratch_unsized", "private_segment_buffer")     # compared when the decoder reports them
 
 

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from . import isa_oracle, llvm_pipeline
 
-SCHEMA = "spillway-isa-library-oracle/1"
+SCHEMA = "spillway-isa-library-oracle/2"
 EVERY = 64
 TENSILE_FILES = (
     "Kernels.so-000-gfx803.hsaco", "Kernels.so-000-gfx906.hsaco", "Kernels.so-000-gfx90a-xnack-.hsaco",
@@ -61,7 +61,10 @@ TENSILE_FILES = (
 ROW_FIELDS = ("file", "bundle_index", "entry", "target", "symbol", "kind", "address", "code_bytes", "code_sha256",
               "instructions", "status", "scratch_loads", "scratch_stores", "scratch_load_bytes",
               "scratch_store_bytes", "flat_ops", "agpr_writes", "agpr_reads", "matrix_ops", "lds_ops", "loops",
-              "scratch_in_loops", "calls", "boundaries", "classes")
+              "scratch_in_loops", "calls", "boundaries", "classes",
+              "scratch_slot_load_bytes", "scratch_slot_store_bytes", "scratch_addressed_load_bytes",
+              "scratch_addressed_store_bytes", "agpr_spill_copies", "agpr_accumulator_moves", "innermost_loops",
+              "scratch_in_innermost_loops", "loop_depth_max")
 STRING_FIELDS = ("file", "entry", "target", "symbol", "status")
 EXPECTATIONS = Path(__file__).resolve().parents[1] / "data" / "isa" / "libraries"
 

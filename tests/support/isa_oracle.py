@@ -79,6 +79,31 @@ Per function (field: rule)
                    the 4-SGPR quads that hold the private segment buffer after
                    the entry block, e.g. ["s[0:3]", "s[8:11]"]
 
+Derived figures (bytes per lane, the widths above)
+  scratch_slot_load_bytes, scratch_slot_store_bytes
+                   bytes of the scratch loads/stores whose vaddr operand is
+                   printed ``off``: a fixed frame slot (spill slots,
+                   constant-indexed stack objects).  vaddr: for ``buffer_*``
+                   the operand before the resource quad; for ``scratch_store*``
+                   and ``scratch_load_lds*`` the first operand, for other
+                   ``scratch_load*`` the second
+  scratch_addressed_load_bytes, scratch_addressed_store_bytes
+                   the same where vaddr is a VGPR (a private array indexed at
+                   run time); slot + addressed = scratch_load/store_bytes
+  agpr_spill_copies, agpr_accumulator_moves
+                   ``v_accvgpr_write*`` (its first operand) and
+                   ``v_accvgpr_read*`` (its second) by the AGPR they copy: an
+                   accumulator move when that AGPR is an accumulator, a spill
+                   copy otherwise.  Accumulators: every AGPR printed as the
+                   first operand of a ``v_mfma*``/``v_smfmac*`` or the fourth
+                   of a ``v_mfma*`` (``a[0:15]``: a0-a15), and every AGPR a
+                   ``v_accvgpr_mov_b32 aD, aS`` copies into or out of one, to
+                   a fixed point.  No matrix op: every copy is a spill copy
+  innermost_loops  loop spans [target, branch] holding no other span
+  scratch_in_innermost_loops
+                   scratch accesses inside at least one innermost span, once
+  loop_depth_max   the most spans holding one address (0 without loops)
+
 Instruction classes and sequence digests (for libraries too large to commit)
   Each instruction gets one class, the first that applies: scratch_load,
   scratch_store (as counted above), flat, agpr_write, agpr_read, matrix, lds,
@@ -450,6 +475,15 @@ class Evidence:
     calls: int = 0
     callees: list = field(default_factory=list)
     private_segment_buffer: list = field(default_factory=list)
+    scratch_slot_load_bytes: int = 0
+    scratch_slot_store_bytes: int = 0
+    scratch_addressed_load_bytes: int = 0
+    scratch_addressed_store_bytes: int = 0
+    agpr_spill_copies: int = 0
+    agpr_accumulator_moves: int = 0
+    innermost_loops: int = 0
+    scratch_in_innermost_loops: int = 0
+    loop_depth_max: int = 0
     listing: list = field(default_factory=list)     # [(offset, length, mnemonic)]; not stored in expected.json
     classes: list = field(default_factory=list)     # one class per instruction (CLASSES); not stored either
 
@@ -472,6 +506,70 @@ def scratch_kind(insn: Insn, psb: set[int]) -> tuple[str, int | None] | None:
                 return kind, access_width(m, prefix)
             return None
     return None
+
+
+_AGPR = re.compile(r"^a(?:(\d+)|\[(\d+):(\d+)\])$")
+
+
+def agprs(operand: str) -> list[int]:
+    """The AGPRs an operand names (``a5``, ``a[0:15]``), else none."""
+    found = _AGPR.match(operand.strip())
+    if not found:
+        return []
+    if found.group(1) is not None:
+        return [int(found.group(1))]
+    return list(range(int(found.group(2)), int(found.group(3)) + 1))
+
+
+def vaddr_operand(insn: Insn) -> str:
+    """The vaddr operand of a scratch access as printed ("off" or a VGPR)."""
+    ops = _split_operands(insn.operands)
+    m = insn.mnemonic
+    if m.startswith("buffer_"):
+        for index, op in enumerate(ops):
+            if _SGPR_RANGE.match(op) and index > 0:
+                return ops[index - 1]
+        return "?"
+    if m.startswith("scratch_store") or m.startswith("scratch_load_lds"):
+        return ops[0] if ops else "?"
+    return ops[1] if len(ops) > 1 else "?"
+
+
+def agpr_split(insns: list[Insn]) -> tuple[int, int]:
+    """(spill copies, accumulator moves) by the rule of the module docstring."""
+    accumulators: set[int] = set()
+    movs = []
+    for insn in insns:
+        ops = _split_operands(insn.operands)
+        m = insn.mnemonic
+        if m.startswith(("v_mfma", "v_smfmac")) and ops:
+            accumulators.update(agprs(ops[0]))
+            if m.startswith("v_mfma") and len(ops) > 3:
+                accumulators.update(agprs(ops[3]))
+        elif m.startswith("v_accvgpr_mov") and len(ops) >= 2:
+            movs.append((agprs(ops[0]), agprs(ops[1])))
+    while accumulators:
+        grown = set(accumulators)
+        for destination, source in movs:
+            if grown.intersection(destination) or grown.intersection(source):
+                grown.update(destination + source)
+        if grown == accumulators:
+            break
+        accumulators = grown
+    spill = moves = 0
+    for insn in insns:
+        ops = _split_operands(insn.operands)
+        if insn.mnemonic.startswith("v_accvgpr_write"):
+            copied = agprs(ops[0]) if ops else []
+        elif insn.mnemonic.startswith("v_accvgpr_read"):
+            copied = agprs(ops[1]) if len(ops) > 1 else []
+        else:
+            continue
+        if copied and copied[0] in accumulators:
+            moves += 1
+        else:
+            spill += 1
+    return spill, moves
 
 
 def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) -> Evidence:
@@ -511,6 +609,10 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
             if start <= back <= insn.address:
                 spans.append((back, insn.address))
     found.loops = len(spans)
+    innermost = [a for a in spans if not any(b != a and a[0] <= b[0] and b[1] <= a[1] for b in spans)]
+    found.innermost_loops = len(innermost)
+    found.loop_depth_max = max((sum(lo <= at <= hi for lo, hi in spans) for at, _ in spans), default=0)
+    found.agpr_spill_copies, found.agpr_accumulator_moves = agpr_split(insns)
     unsized: Counter = Counter()
     pc_pairs: dict[int, int] = {}      # SGPR of an s_getpc_b64 pair -> the address it holds
     loop_branches = {hi for _, hi in spans}
@@ -520,16 +622,21 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
         found.classes.append(instruction_class(insn, access, insn.address in loop_branches))
         if access:
             kind, width = access
+            where = "slot" if vaddr_operand(insn) == "off" else "addressed"
             if kind == "load":
                 found.scratch_loads += 1
                 found.scratch_load_bytes += width or 0
             else:
                 found.scratch_stores += 1
                 found.scratch_store_bytes += width or 0
+            name = f"scratch_{where}_{kind}_bytes"
+            setattr(found, name, getattr(found, name) + (width or 0))
             if width is None:
                 unsized[m] += 1
             if any(lo <= insn.address <= hi for lo, hi in spans):
                 found.scratch_in_loops += 1
+            if any(lo <= insn.address <= hi for lo, hi in innermost):
+                found.scratch_in_innermost_loops += 1
         if m.startswith("flat_"):
             found.flat_ops += 1
         elif m.startswith("v_accvgpr_write"):

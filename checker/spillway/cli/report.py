@@ -37,8 +37,12 @@ TSV_HEADERS.add("\t".join(TSV_FIELDS).encode())
 # --isa: the isa object's members after them (lists as text: "mnemonic:count,...", "0xTARGET-0xBRANCH,...").
 ISA_TSV_FIELDS = ("instructions", "code_bytes", "code_sha256", "scratch_loads", "scratch_stores",
                   "scratch_load_bytes", "scratch_store_bytes", "scratch_without_width", "flat_ops", "agpr_writes",
-                  "agpr_reads", "matrix_ops", "lds_ops", "loops", "loop_spans", "scratch_in_loops", "calls", "status")
+                  "agpr_reads", "matrix_ops", "lds_ops", "loops", "loop_spans", "scratch_in_loops", "calls", "status",
+                  "scratch_slot_load_bytes", "scratch_slot_store_bytes", "scratch_addressed_load_bytes",
+                  "scratch_addressed_store_bytes", "agpr_spill_copies", "agpr_accumulator_moves", "innermost_loops",
+                  "scratch_in_innermost_loops", "loop_depth_max")
 TSV_HEADERS.add("\t".join(TSV_FIELDS + ISA_TSV_FIELDS).encode())
+TSV_HEADERS.add("\t".join(TSV_FIELDS + ISA_TSV_FIELDS[:18]).encode())    # (before the derived figures: still ours)
 
 
 def register(subparsers) -> None:

@@ -37,10 +37,14 @@ output counting mnemonics by the rules below gets the same figures.
 from __future__ import annotations
 
 import hashlib
+import json
+from bisect import bisect_left, bisect_right
 import re
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
+from typing import Sequence
 
 from spillway.errors import InputError
 from spillway.formats.codeobject import CONTAINER, ElfImage, is_amdgpu_elf
@@ -83,6 +87,128 @@ class KernelCode:
     scratch_in_loops: int
     calls: int
     status: str
+    # Derived figures (appended; README "What the machine code shows").  Bytes are per lane.
+    scratch_slot_load_bytes: int = 0          # scratch loads with no VGPR address: fixed frame slots
+    scratch_slot_store_bytes: int = 0
+    scratch_addressed_load_bytes: int = 0     # scratch loads through a VGPR address: run-time indexed
+    scratch_addressed_store_bytes: int = 0
+    agpr_spill_copies: int = 0                # v_accvgpr_write/read of an AGPR no matrix op accumulates in
+    agpr_accumulator_moves: int = 0           # v_accvgpr_write/read of a matrix op's accumulator AGPR
+    innermost_loops: int = 0                  # loop spans holding no other span
+    scratch_in_innermost_loops: int = 0       # scratch accesses inside at least one innermost span
+    loop_depth_max: int = 0                   # the most loop spans holding one offset
+
+
+# Families whose FLAT-encoded scratch_* says "VGPR address" by the SVE bit (13); the other GFX9
+# families by saddr = 0x7F (off) (llvm-mc-22 -show-encoding).
+_SVE13 = ("gfx940", "gfx942", "gfx950")
+
+
+def vgpr_addressed(family: Family, encoding: str, bits: int) -> bool:
+    """Whether a scratch access (one counted in scratch_loads/stores) takes
+    its address from a VGPR (objdump prints a register, not ``off``, in the
+    vaddr position).  MUBUF: offen or idxen (bits 12, 13; GFX11: 54, 55).
+    scratch_*: gfx940/942/950 the SVE bit 13, other GFX9 saddr = 0x7F; GFX10
+    saddr = 0x7D (0x7F: neither register, ST mode); GFX11 SVE bit 55; GFX12
+    and gfx1250 (VSCRATCH) SVE bit 49."""
+    layout = family.layout
+    if encoding == "MUBUF":
+        return bool((bits >> (54 if layout == "gfx11" else 12)) & 3)
+    if layout == "gfx9":
+        if family.name in _SVE13:
+            return bool((bits >> 13) & 1)
+        return (bits >> 48) & 0x7F == 0x7F
+    if layout == "gfx10":
+        return (bits >> 48) & 0x7F == 0x7D
+    if layout == "gfx11":
+        return bool((bits >> 55) & 1)
+    return bool((bits >> 49) & 1)
+
+
+@lru_cache(maxsize=None)
+def accumulator_widths(family: str) -> dict[str, int]:
+    """Matrix op mnemonic -> registers its result (and an MFMA's src2) spans,
+    for the families with AGPRs (tables/accumulators.json, written by
+    scripts/generate-isa-accumulators.py from llvm-mc's output); empty for
+    the others (WMMA/SWMMAC accumulate in VGPRs)."""
+    text = resources.files("spillway.isa").joinpath("tables").joinpath("accumulators.json").read_text()
+    return dict(json.loads(text)["families"].get(family, {}))
+
+
+def accumulator_agprs(family: str, mnemonic: str, bits: int) -> list[range]:
+    """The AGPRs a matrix op (VOP3 on GFX9) reads or writes as its
+    accumulator: vdst, and an MFMA's src2 (bits 50-58, 256 + register) when
+    it is a register, each as wide as the mnemonic's result; only when acc_cd
+    (bit 15) is set (gfx908 has no acc_cd: always AGPRs).  SMFMAC's src2 is
+    its index VGPR, not an accumulator."""
+    width = accumulator_widths(family).get(mnemonic)
+    if width is None or (family != "gfx908" and not (bits >> 15) & 1):
+        return []
+    vdst = bits & 0xFF
+    found = [range(vdst, vdst + width)]
+    src2 = (bits >> 50) & 0x1FF
+    if src2 >= 256 and not mnemonic.startswith("v_smfmac"):
+        found.append(range(src2 - 256, src2 - 256 + width))
+    return found
+
+
+def copied_agpr(kind: int, bits: int) -> int | None:
+    """The AGPR a v_accvgpr_write (vdst, bits 0-7) or v_accvgpr_read (src0,
+    bits 32-40, 256 + register) copies."""
+    if kind == AGPR_WRITE:
+        return bits & 0xFF
+    src0 = (bits >> 32) & 0x1FF
+    return src0 - 256 if src0 >= 256 else None
+
+
+def accumulator_mask(family: str, matrix: Sequence[tuple[str, int]],
+                     movs: Sequence[tuple[int, int]] = ()) -> bytearray:
+    """1 at each AGPR (0-511) some matrix op ((mnemonic, bits)) accumulates
+    in, and at each AGPR a ``v_accvgpr_mov_b32`` ((destination, source)
+    AGPRs) copies into or out of such an AGPR, to a fixed point (the copy of
+    the accumulator LLVM carries around a loop on gfx90a and later)."""
+    held = bytearray(512)
+    for mnemonic, bits in matrix:
+        for agprs in accumulator_agprs(family, mnemonic, bits):
+            held[agprs.start:agprs.stop] = b"\1" * len(agprs)
+    if any(held):
+        changed = True
+        while changed:
+            changed = False
+            for destination, source in movs:
+                if held[destination] != held[source]:
+                    held[destination] = held[source] = 1
+                    changed = True
+    return held
+
+
+def accvgpr_move(encoding: str, bits: int) -> tuple[int, int] | None:
+    """(destination, source) AGPRs of a v_accvgpr_mov_b32 (VOP1: vdst bits
+    17-24, src0 bits 0-8; VOP3: vdst bits 0-7, src0 bits 32-40; a source is
+    256 + its register), None when its source is not a register."""
+    if encoding == "VOP1":
+        destination, source = (bits >> 17) & 0xFF, bits & 0x1FF
+    else:
+        destination, source = bits & 0xFF, (bits >> 32) & 0x1FF
+    return (destination, source - 256) if source >= 256 else None
+
+
+def agpr_split(family: str, matrix: Sequence[tuple[str, int]], copies: Sequence[tuple[int, int]],
+               movs: Sequence[tuple[int, int]] = ()) -> tuple[int, int]:
+    """(spill copies, accumulator moves) of a kernel's AGPR copies ((kind,
+    bits) of each v_accvgpr_write/read) given its matrix ops ((mnemonic,
+    bits)) and v_accvgpr_mov_b32 ((destination, source)): a copy of an
+    accumulator AGPR (accumulator_mask) is an accumulator move, any other
+    copy a spill copy.  By register number over the whole kernel: an
+    accumulator AGPR reused for spills where the accumulator is dead counts
+    its copies as accumulator moves."""
+    held = accumulator_mask(family, matrix, movs)
+    moves = 0
+    for kind, bits in copies:
+        agpr = copied_agpr(kind, bits)
+        if agpr is not None and held[agpr]:
+            moves += 1
+    return len(copies) - moves, moves
 
 
 def access_bytes(mnemonic: str) -> int | None:
@@ -260,7 +386,7 @@ def evidence(code: bytes | memoryview, start: int, size: int, target: str,
 
 def _empty(raw: bytes | memoryview, status: str) -> KernelCode:
     return KernelCode(0, len(raw), hashlib.sha256(raw).hexdigest(), 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0,
-                      status)
+                      status)   # the derived figures: their defaults, 0
 
 
 def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
@@ -281,14 +407,27 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
     psb = psb_quads(iter(listing), branch_targets(branches, size), psb_enabled, family.layout == "gfx9")
 
     counts = [0] * KINDS
-    accesses: list[tuple[int, int, str]] = []
+    accesses: list[tuple[int, int, str, bool]] = []
+    matrix: list[tuple[str, int]] = []
+    copies: list[tuple[int, int]] = []
+    moves: list[tuple[int, int]] = []
     for instruction, kind in listing:
         if kind in (BUFFER_LOAD, BUFFER_STORE, SCRATCH_LOAD, SCRATCH_STORE):
             if is_scratch_access(instruction, kind, psb):
-                accesses.append((instruction.offset, kind, instruction.mnemonic))
+                accesses.append((instruction.offset, kind, instruction.mnemonic,
+                                 vgpr_addressed(family, instruction.encoding, instruction.bits)))
         else:
             counts[kind] += 1
-    return assemble(raw, len(listing), stop, starts.__contains__, branches, accesses, counts)
+            if kind == MATRIX:
+                matrix.append((instruction.mnemonic, instruction.bits))
+            elif kind in (AGPR_WRITE, AGPR_READ):
+                copies.append((kind, instruction.bits))
+            elif instruction.mnemonic.startswith("v_accvgpr_mov"):
+                move = accvgpr_move(instruction.encoding, instruction.bits)
+                if move is not None:
+                    moves.append(move)
+    split = agpr_split(family.name, matrix, copies, moves)
+    return assemble(raw, len(listing), stop, starts.__contains__, branches, accesses, counts, split)
 
 
 def branch_target(offset: int, bits: int) -> int:
@@ -326,11 +465,35 @@ def is_scratch_access(instruction: Instruction, kind: int, psb: set[int]) -> boo
             and ((instruction.bits >> 48) & 0x1F) * 4 in psb)
 
 
+def nesting(spans: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], int]:
+    """The innermost spans (those holding no other span; a span (lo, hi)
+    holds (lo', hi') when lo <= lo' and hi' <= hi) and the most spans holding
+    one offset (spans are [lo, hi], inclusive).  ``spans`` in order of their
+    ends, all different (branch offsets, as assemble() lists them)."""
+    if len(spans) < 2:          # nothing to compare
+        return list(spans), len(spans)
+    innermost = []
+    highest_start = -1
+    # Every span a span holds ends before it: it holds one exactly when an earlier span
+    # starts at or after its start.
+    for lo, hi in spans:
+        if lo > highest_start:
+            innermost.append((lo, hi))
+            highest_start = lo
+    # The most spans hold one offset at some span's start: those started by then, less those ended before.
+    starts = sorted([lo for lo, _hi in spans])
+    ends = [hi for _lo, hi in spans]
+    deepest = max([bisect_right(starts, lo) - bisect_left(ends, lo) for lo in starts])
+    return innermost, deepest
+
+
 def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] | None, is_start,
-             branches: list[tuple[int, int]], accesses: list[tuple[int, int, str]], counts: list[int]) -> KernelCode:
+             branches: list[tuple[int, int]], accesses: list[tuple[int, int, str, bool]], counts: list[int],
+             agpr_copies: tuple[int, int]) -> KernelCode:
     """The record from what decoding found: the instruction count, where it
     stopped, the branches (offset, target), the counted scratch accesses
-    (offset, kind, mnemonic) and the other kinds' counts."""
+    (offset, kind, mnemonic, VGPR-addressed), the other kinds' counts and the
+    AGPR copies as (spill copies, accumulator moves)."""
     size = len(raw)
     decoded_end = stop[0] if stop else size
     problems: list[tuple[int, str]] = [stop] if stop else []
@@ -345,22 +508,30 @@ def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] |
             problems.append((at, f"branch at +{at:#x} into the middle of an instruction (+{target:#x})"))
         if target <= at:
             spans.append((target, at))
-    load_bytes = store_bytes = loads = stores = in_loops = 0
+    innermost, deepest = nesting(spans)
+    all_innermost = len(innermost) == len(spans)      # no nesting: every in-loop access is in an innermost one
+    load_bytes = store_bytes = loads = stores = in_loops = in_innermost = 0
+    by_address = [0, 0, 0, 0]       # slot load, slot store, addressed load, addressed store bytes
     no_width: dict[str, int] = {}
-    for at, kind, mnemonic in accesses:
-        if kind in (SCRATCH_LOAD, BUFFER_LOAD):
+    for at, kind, mnemonic, addressed in accesses:
+        is_load = kind in (SCRATCH_LOAD, BUFFER_LOAD)
+        if is_load:
             loads += 1
         else:
             stores += 1
         width = access_bytes(mnemonic)
         if width is None:
             no_width[mnemonic] = no_width.get(mnemonic, 0) + 1
-        elif kind in (SCRATCH_LOAD, BUFFER_LOAD):
-            load_bytes += width
         else:
-            store_bytes += width
+            if is_load:
+                load_bytes += width
+            else:
+                store_bytes += width
+            by_address[2 * addressed + (not is_load)] += width
         if any(lo <= at <= hi for lo, hi in spans):
             in_loops += 1
+            if all_innermost or any(lo <= at <= hi for lo, hi in innermost):
+                in_innermost += 1
     problems.sort()
     return KernelCode(
         instructions=instructions, code_bytes=size, code_sha256=hashlib.sha256(raw).hexdigest(),
@@ -368,7 +539,11 @@ def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] |
         scratch_without_width=tuple(sorted(no_width.items())),
         flat_ops=counts[FLAT], agpr_writes=counts[AGPR_WRITE], agpr_reads=counts[AGPR_READ],
         matrix_ops=counts[MATRIX], lds_ops=counts[LDS], loops=len(spans), loop_spans=tuple(spans),
-        scratch_in_loops=in_loops, calls=counts[CALL], status=problems[0][1] if problems else COMPLETE)
+        scratch_in_loops=in_loops, calls=counts[CALL], status=problems[0][1] if problems else COMPLETE,
+        scratch_slot_load_bytes=by_address[0], scratch_slot_store_bytes=by_address[1],
+        scratch_addressed_load_bytes=by_address[2], scratch_addressed_store_bytes=by_address[3],
+        agpr_spill_copies=agpr_copies[0], agpr_accumulator_moves=agpr_copies[1],
+        innermost_loops=len(innermost), scratch_in_innermost_loops=in_innermost, loop_depth_max=deepest)
 
 
 # --- code objects -------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import numpy as np
 import spillway.isa.encodings as encodings
 from spillway.isa.decoder import DecodeError, decode, family_of, load_family
 from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, BUFFER_STORE, CALL, FLAT, KINDS, LDS,
-                                   MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, assemble, branch_targets,
-                                   classify, evidence, psb_quads)
+                                   MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, accumulator_mask, accvgpr_move,
+                                   assemble, branch_targets, classify, evidence, psb_quads)
 
 _VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
 INVALID = -1
@@ -300,6 +300,8 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
     picked_at = (picked_dword * 4).tolist()
     picked_opcode = opcodes[picked_dword].tolist()
     picked_word = words[picked_dword]
+    picked_addressed = _vgpr_addressed(family, _mubuf(name)[opcodes[picked_dword]], picked_word,
+                                       words[np.minimum(picked_dword + 1, len(words) - 1)]).tolist()
     simm16 = (picked_word & 0xFFFF).astype(np.int64)
     picked_target = (picked_dword * 4 + 4 + 4 * np.where(simm16 >= 0x8000, simm16 - 0x10000, simm16))
     target_dword = picked_target // 4
@@ -336,7 +338,7 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
             counts[kind] = value
         branches: list[tuple[int, int]] = []
         is_start: set[int] = set()
-        accesses: list[tuple[int, int, str]] = []
+        accesses: list[tuple[int, int, str, bool]] = []
         buffers: list[int] = []
         for i in range(wanted_low[number], wanted_high[number]):
             kind, at = picked_kind[i], picked_at[i] - start
@@ -346,7 +348,7 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
                 if target_starts[i]:
                     is_start.add(aim)
             elif kind in (SCRATCH_LOAD, SCRATCH_STORE):
-                accesses.append((at, kind, names[picked_opcode[i]][1]))
+                accesses.append((at, kind, names[picked_opcode[i]][1], picked_addressed[i]))
             else:
                 buffers.append(i)
         if buffers:
@@ -355,12 +357,74 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
             for i in buffers:
                 encoding, mnemonic = names[picked_opcode[i]]
                 if encoding == "MUBUF" and ((next_word[i] >> 16) & 0x1F) * 4 in quads:
-                    accesses.append((picked_at[i] - start, picked_kind[i], mnemonic))
+                    accesses.append((picked_at[i] - start, picked_kind[i], mnemonic, picked_addressed[i]))
             accesses.sort()
+        copies = counts[AGPR_WRITE] + counts[AGPR_READ]
+        split = (copies, 0)
+        if copies and counts[MATRIX]:
+            split = _agpr_split(words, positions[lows[number]:highs[number]], kind_all[lows[number]:highs[number]],
+                                opcodes, names, name)
         # (assemble asks is_start only of branch targets)
-        out.append(assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts))
+        out.append(assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts, split))
         number += 1
     return out
+
+
+def _agpr_split(words: np.ndarray, dwords: np.ndarray, kinds: np.ndarray, opcodes: np.ndarray,
+                names: tuple[tuple[str, str], ...], family: str) -> tuple[int, int]:
+    """evidence.agpr_split of one kernel (its instructions' dwords and kinds):
+    the accumulators from its matrix ops, then every copy's AGPR at once."""
+    last = len(words) - 1
+    matrix = [(names[int(opcodes[d])][1], int(words[d]) | int(words[min(d + 1, last)]) << 32)
+              for d in dwords[kinds == MATRIX].tolist()]
+    movs: list[tuple[int, int]] = []
+    for d in dwords[np.isin(opcodes[dwords], _accvgpr_movs(family))].tolist():
+        move = accvgpr_move(names[int(opcodes[d])][0], int(words[d]) | int(words[min(d + 1, last)]) << 32)
+        if move is not None:
+            movs.append(move)
+    held = np.frombuffer(bytes(accumulator_mask(family, matrix, movs)), np.uint8).astype(bool)
+    writes = dwords[kinds == AGPR_WRITE]
+    reads = dwords[kinds == AGPR_READ]
+    read_src0 = (words[np.minimum(reads + 1, last)] & np.uint32(0x1FF)).astype(np.int64) - 256
+    agprs = np.concatenate(((words[writes] & np.uint32(0xFF)).astype(np.int64), read_src0[read_src0 >= 0]))
+    moves = int(held[agprs].sum())
+    return len(writes) + len(reads) - moves, moves
+
+
+_SVE13 = ("gfx940", "gfx942", "gfx950")
+
+
+def _vgpr_addressed(family, mubuf: np.ndarray, word0: np.ndarray, word1: np.ndarray) -> np.ndarray:
+    """evidence.vgpr_addressed of many scratch accesses at once (``mubuf``:
+    whether each is MUBUF; ``word0``/``word1``: its first two dwords)."""
+    layout = family.layout
+    if layout == "gfx11":
+        buffer = (word1 >> np.uint32(22)) & np.uint32(3)
+    else:
+        buffer = (word0 >> np.uint32(12)) & np.uint32(3)
+    if layout == "gfx9" and family.name in _SVE13:
+        flat = (word0 >> np.uint32(13)) & np.uint32(1)
+    elif layout == "gfx9":
+        flat = ((word1 >> np.uint32(16)) & np.uint32(0x7F)) == 0x7F
+    elif layout == "gfx10":
+        flat = ((word1 >> np.uint32(16)) & np.uint32(0x7F)) == 0x7D
+    elif layout == "gfx11":
+        flat = (word1 >> np.uint32(23)) & np.uint32(1)
+    else:
+        flat = (word1 >> np.uint32(17)) & np.uint32(1)
+    return np.where(mubuf, buffer != 0, flat != 0)
+
+
+@lru_cache(maxsize=None)
+def _mubuf(name: str) -> np.ndarray:
+    """Whether each flat opcode index (_names) is a MUBUF opcode."""
+    return np.array([encoding == "MUBUF" for encoding, _m in _names(name)], bool)
+
+
+@lru_cache(maxsize=None)
+def _accvgpr_movs(name: str) -> np.ndarray:
+    """Flat opcode indices (_names) of v_accvgpr_mov_b32 in every encoding."""
+    return np.array([i for i, (_e, m) in enumerate(_names(name)) if m.startswith("v_accvgpr_mov")], np.int32)
 
 
 def _quiet(instructions):

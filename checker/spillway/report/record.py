@@ -1,4 +1,4 @@
-"""The report document: ``{"schema": "spillway.report/2", "files": [...],
+"""The report document: ``{"schema": "spillway.report/3", "files": [...],
 "kernels": [...]}``.  Field names of kernel records are the AMDGPU metadata
 keys (without the leading dot) so users can cross-check with
 ``llvm-readelf --notes``."""
@@ -71,6 +71,22 @@ class KernelIsa(BaseModel):
     calls: int = Field(description="s_swappc_b64/s_call_b64; the callees' own code is not in these counts")
     status: str = Field(description="complete, or what stopped the decoder and where (+offset from the kernel's "
                                     "start); the counts cover what was decoded")
+    # derived figures (README "What the machine code shows")
+    scratch_slot_load_bytes: int = Field(description="Bytes per lane of scratch loads with no VGPR address "
+                                                     "(vaddr off: a fixed frame slot, e.g. a spill reload)")
+    scratch_slot_store_bytes: int = Field(description="Bytes per lane of scratch stores with no VGPR address")
+    scratch_addressed_load_bytes: int = Field(description="Bytes per lane of scratch loads through a VGPR address "
+                                                          "(a private array indexed at run time)")
+    scratch_addressed_store_bytes: int = Field(description="Bytes per lane of scratch stores through a VGPR "
+                                                           "address")
+    agpr_spill_copies: int = Field(description="v_accvgpr_write/read of an AGPR no matrix op accumulates in "
+                                               "(spills into AGPRs; every copy when the kernel has no matrix op)")
+    agpr_accumulator_moves: int = Field(description="v_accvgpr_write/read of an AGPR a matrix op accumulates in "
+                                                    "(or one v_accvgpr_mov_b32 copies to or from such an AGPR)")
+    innermost_loops: int = Field(description="Loop spans that hold no other span")
+    scratch_in_innermost_loops: int = Field(description="Scratch loads and stores inside at least one innermost "
+                                                        "loop span")
+    loop_depth_max: int = Field(description="The most loop spans holding one offset (0: no loops)")
 
 
 class KernelRecord(BaseModel):
@@ -143,7 +159,7 @@ class FileRecord(BaseModel):
 class Report(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.report/2"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.report/3"] = Field(SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: Literal["llvm22", "llvm23", "llvm24", "producer"] = Field(
         UNNAMED_MODEL, description="The occupancy model asked for (producer: per code object, the model of the "
@@ -155,5 +171,5 @@ class Report(BaseModel):
 def json_schema() -> dict:
     schema = Report.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/report-2.json"
+    schema["$id"] = "https://spillway.dev/schemas/report-3.json"
     return schema

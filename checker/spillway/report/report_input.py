@@ -38,7 +38,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, TypeVar
 
-from spillway.constants import REPORT_SCHEMA
+from spillway.constants import READABLE_REPORT_SCHEMAS
 from spillway.errors import InputError
 from spillway.paths import loads as json_loads
 from spillway.report.fields import GATED_FIELDS
@@ -186,10 +186,10 @@ def check_head(head: dict, kernels: str | None, file: str) -> list[dict]:
     from spillway import __version__
 
     schema = head.get("schema")
-    if schema != REPORT_SCHEMA:
+    if schema not in READABLE_REPORT_SCHEMAS:
         if isinstance(schema, str) and schema.startswith("spillway.report/"):
             raise InputError(f"report schema {schema} is not one this spillway ({__version__}) reads "
-                             f"({REPORT_SCHEMA})", file=file)
+                             f"({', '.join(READABLE_REPORT_SCHEMAS)})", file=file)
         raise InputError(f"not a spillway report or baseline (schema {shown(schema)})", file=file)
     if kernels != "array":
         raise InputError("report has no kernels list", file=file)
@@ -312,7 +312,7 @@ class ReportJson:
         return None if head is None else (head, line)
 
     def _own_records(self) -> Iterator[dict]:
-        if self.head.get("schema") != REPORT_SCHEMA:
+        if self.head.get("schema") not in READABLE_REPORT_SCHEMAS:
             # The schema may follow the kernels (spillway writes it first): the general
             # reader finds every member, and gives the error if there is one.
             raise _NotOwnLayout

@@ -24,6 +24,10 @@
 //   recursion        a recursive device function (stack of unknown size)
 //   matrix           one MFMA (gfx908, gfx90a, gfx94x, gfx950) or WMMA
 //                    (gfx11, gfx12, gfx1250) chain; absent elsewhere
+//   mfma_spill       an MFMA chain accumulating in AGPRs (an AGPR clobber
+//                    lets the kernel allocate them) beside spill_pressure's
+//                    48 floats: accumulator moves and AGPR spill copies in one
+//                    kernel (targets with AGPRs)
 //   encodings        DPP (row_shr; DPP8 from GFX10 on) and packed 16-bit
 //                    math (VOP3P where the target has it)
 //   image_loads      MIMG loads, 1D and 2D (NSA from GFX10 on), on targets
@@ -203,6 +207,25 @@ KERNEL void matrix(v4f* out, const float* a, const float* b, int n) {
   v4f acc = {0, 0, 0, 0};
   for (int k = 0; k < n; k++)
     acc = __builtin_amdgcn_mfma_f32_16x16x4f32(a[k * 64 + tid()], b[k * 64 + tid()], acc, 0, 0, 0);
+  out[tid()] = acc;
+}
+
+typedef float v16f __attribute__((ext_vector_type(16)));
+typedef _Float16 v4h __attribute__((ext_vector_type(4)));
+KERNEL LIMIT_40_VGPRS void mfma_spill(v16f* out, float* a, const v4h* x, const v4h* y, int n) {
+  float v[48];
+#pragma unroll
+  for (int i = 0; i < 48; i++) v[i] = a[i * tid()];
+  asm volatile("" ::: "a63");  // the kernel may use 64 AGPRs
+  v16f acc = {};
+  for (int k = 0; k < n; k++)
+    acc = __builtin_amdgcn_mfma_f32_32x32x8f16(x[k * 64 + tid()], y[k * 64 + tid()], acc, 0, 0, 0);
+  CLOBBER_V0_V31;
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < 48; i++) s += v[i] * v[47 - i];
+  a[tid()] = s;
+  asm volatile("" ::"a"(acc));  // the accumulator stays in its AGPRs to here
   out[tid()] = acc;
 }
 #elif HAS_WMMA_GFX11 || HAS_WMMA_GFX12 || HAS_WMMA_GFX1250

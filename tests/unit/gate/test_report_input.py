@@ -153,6 +153,16 @@ def test_an_empty_kernels_list(tmp_path):
         assert read_sources([path], ReadOptions(occupancy_model="llvm23"), allow_empty=True).usage == {}
 
 
+def test_a_version_2_report_is_still_read(tmp_path):
+    """spillway.report/2 differs from /3 only in the isa objects' derived
+    figures: check and compare read it, by the fast path and the general one."""
+    kernels = records()
+    older = dict(head(kernels), schema="spillway.report/2")
+    for data in (own(kernels, older), json.dumps(dict(older, kernels=kernels)).encode()):
+        document, got, _ = collect(write(tmp_path, data))
+        assert got == kernels and document.head["schema"] == "spillway.report/2"
+
+
 def test_members_after_the_kernels(tmp_path):
     """jq -S puts schema after kernels: the schema, files and model are known
     before any record is used."""

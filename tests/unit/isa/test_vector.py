@@ -89,3 +89,33 @@ def test_evidence_many_with_bad_ranges():
     batch = [(0, 8, False), (0, 0, False), (4, 8, False), (2, 4, False), (4, 4, True)]
     assert vector.evidence_many(code, batch, "gfx900") == [evidence(code, s, n, "gfx900", p) for s, n, p in batch]
     assert vector.evidence_many(code, batch[:1], "gfx600")[0].status == "no decoder for target gfx600"
+
+
+def test_evidence_many_equals_evidence_on_the_derived_figures():
+    """The numpy path's slot/addressed split, AGPR split (matrix ops, copies,
+    v_accvgpr_mov) and loop nesting equal the reference, on the fixtures'
+    kernels that have each (counted here so the comparison is not empty) and
+    on the synthetic kernels of test_derived.py."""
+    from spillway.isa import evidence
+
+    import test_derived as synthetic   # beside this file (pytest puts its folder on sys.path)
+
+    expected = json.loads((DATA / "expected.json").read_text())
+    seen = {"addressed": 0, "moves": 0, "spill_copies": 0, "innermost": 0}
+    for name, recorded in expected["fixtures"].items():
+        code, kernels = kernel_ranges((DATA / "co" / name).read_bytes())
+        batch = [(k.start, k.size, bool(k.private_segment_buffer)) for k in kernels]
+        for found, (start, size, psb) in zip(vector.evidence_many(code, batch, recorded["target"]), batch):
+            assert found == evidence(code, start, size, recorded["target"], psb), name
+            seen["addressed"] += found.scratch_addressed_load_bytes > 0
+            seen["moves"] += found.agpr_accumulator_moves > 0
+            seen["spill_copies"] += found.agpr_spill_copies > 0 and found.matrix_ops > 0
+            seen["innermost"] += found.scratch_in_innermost_loops > 0
+    assert all(seen.values()), seen
+    codes = [(synthetic.ACC_WRITE_A0_0 + synthetic.MFMA_ACC + synthetic.ACC_READ_V1_A7 + synthetic.ACC_WRITE_A20_V1
+              + synthetic.ACC_MOV_A16_A0 + synthetic.ACC_READ_V2_A16 + synthetic.ENDPGM_GFX9, "gfx90a")]
+    codes += [(bytes(raw) + (synthetic.ENDPGM_GFX9 if t.startswith("gfx9") else synthetic.ENDPGM_GFX11), t)
+              for t, raw, _a, _l in synthetic.ACCESSES]
+    for code, target in codes:
+        assert vector.evidence_many(code, [(0, len(code), True)], target) == \
+            [evidence(code, 0, len(code), target, True)], target
