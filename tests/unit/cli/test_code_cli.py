@@ -53,14 +53,14 @@ def test_target_chooses_among_targets(capsys):
 
 
 def test_exact_name_wins_over_substring(capsys):
-    # "spill_pressure" is also a substring of no other kernel, "spill" of three: the exact one is chosen.
+    # "spill_pressure" is also a substring of no other kernel, "spill" of four: the exact one is chosen.
     status, out, _ = cli(capsys, "code", GFX90A, "spill_pressure")
     assert status == 0 and out.count("\nkernel ") == 0 and out.startswith("kernel spill_pressure")
 
 
 @pytest.mark.parametrize("args, message", [
-    ([GFX90A, "no_such_kernel"], "no kernel matches 'no_such_kernel' (of 15 kernels read)"),
-    ([GFX90A, "spill"], "3 kernels match 'spill': agpr_spill; spill_in_loop; spill_pressure "
+    ([GFX90A, "no_such_kernel"], "no kernel matches 'no_such_kernel' (of 16 kernels read)"),
+    ([GFX90A, "spill"], "4 kernels match 'spill': agpr_spill; mfma_spill; spill_in_loop; spill_pressure "
                         "(give the exact name, or --all)"),
     ([GFX90A, GFX942, "agpr_spill"], "agpr_spill is built for 2 targets (gfx90a, gfx942): choose one with "
                                      "--target, or --all"),
