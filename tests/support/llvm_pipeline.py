@@ -151,15 +151,17 @@ def offload_sections(path: Path) -> list[tuple[int, int]]:
 
 # -- LLVM's tools ----------------------------------------------------------------------
 
-def unbundle(bundle_file: Path, out_dir: Path) -> list[tuple[str, Path]]:
-    """Device entries of one bundle file as (entry id, code object file)."""
-    listed = subprocess.run([tool("clang-offload-bundler"), "--list", "--type=o", f"--input={bundle_file}"],
+def unbundle(bundle_file: Path, out_dir: Path, bundler: str | None = None) -> list[tuple[str, Path]]:
+    """Device entries of one bundle file as (entry id, code object file);
+    ``bundler``: another clang-offload-bundler than LLVM 22's."""
+    bundler = bundler or tool("clang-offload-bundler")
+    listed = subprocess.run([bundler, "--list", "--type=o", f"--input={bundle_file}"],
                             check=True, capture_output=True, text=True).stdout.split()
     device = [entry for entry in listed if not entry.startswith("host-")]
     if not device:
         return []
     outputs = [out_dir / f"{bundle_file.stem}.{n}.co" for n in range(len(device))]
-    subprocess.run([tool("clang-offload-bundler"), "--unbundle", "--type=o", f"--input={bundle_file}",
+    subprocess.run([bundler, "--unbundle", "--type=o", f"--input={bundle_file}",
                     f"--targets={','.join(device)}", *[f"--output={o}" for o in outputs]],
                    check=True, capture_output=True)
     return list(zip(device, outputs))
