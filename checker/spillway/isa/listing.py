@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 from spillway.isa.decoder import DecodeError, decode, family_of, load_family
 from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, CALL, MATRIX, SCRATCH_LOAD,
-                                   SCRATCH_STORE, BUFFER_STORE, KernelCode, access_bytes, branch_target,
-                                   branch_targets, classify, evidence, is_scratch_access, psb_quads)
+                                   SCRATCH_STORE, BUFFER_STORE, KernelCode, access_bytes, accumulator_mask,
+                                   accvgpr_move, branch_target, branch_targets, classify, copied_agpr, evidence,
+                                   is_scratch_access, psb_quads, vgpr_addressed)
 
 # What a listed instruction is, by the evidence's classes (the oracle's class names).
 SCRATCH_LOAD_KIND = "scratch_load"
@@ -34,6 +35,13 @@ MATRIX_KIND = "matrix"
 CALL_KIND = "call"
 KINDS = (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND, AGPR_WRITE_KIND, AGPR_READ_KIND, MATRIX_KIND, CALL_KIND)
 _LISTED = {AGPR_WRITE: AGPR_WRITE_KIND, AGPR_READ: AGPR_READ_KIND, MATRIX: MATRIX_KIND, CALL: CALL_KIND}
+# What a scratch access or AGPR copy stands for, by the derived figures' rules (isa.evidence):
+# its share of scratch_slot_*/scratch_addressed_* bytes, of agpr_spill_copies/agpr_accumulator_moves.
+SLOT_ROLE = "slot"                      # no VGPR address: a fixed frame slot (spill slots, constant-indexed objects)
+ADDRESSED_ROLE = "addressed"            # a VGPR address: a private array indexed at run time
+SPILL_COPY_ROLE = "spill copy"          # the AGPR is no matrix op's accumulator
+ACCUMULATOR_ROLE = "accumulator move"   # the AGPR is one
+ROLES = (SLOT_ROLE, ADDRESSED_ROLE, SPILL_COPY_ROLE, ACCUMULATOR_ROLE)
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class ListedInstruction:
     kind: str               # one of KINDS
     bytes: int | None       # scratch accesses: bytes per lane the mnemonic names (None: it names none)
     loop_depth: int         # loops holding it (0: outside every loop)
+    role: str = ""          # scratch accesses and AGPR copies: one of ROLES; "" for matrix ops and calls
 
 
 @dataclass(frozen=True)
@@ -104,18 +113,26 @@ def kernel_listing(code: bytes | memoryview, start: int, size: int, target: str,
     branches = [(instruction.offset, branch_target(instruction.offset, instruction.bits))
                 for instruction, kind in decoded if kind == BRANCH]
     psb = psb_quads(iter(decoded), branch_targets(branches, size), private_segment_buffer, family.layout == "gfx9")
+    movs = [accvgpr_move(i.encoding, i.bits) for i, _kind in decoded if i.mnemonic.startswith("v_accvgpr_mov")]
+    accumulators = accumulator_mask(family.name, [(i.mnemonic, i.bits) for i, kind in decoded if kind == MATRIX],
+                                    [m for m in movs if m is not None])
     listed = []
     for instruction, kind in decoded:
         width = None
+        role = ""
         if kind in (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE):
             if not is_scratch_access(instruction, kind, psb):
                 continue
             what = SCRATCH_LOAD_KIND if kind in (SCRATCH_LOAD, BUFFER_LOAD) else SCRATCH_STORE_KIND
             width = access_bytes(instruction.mnemonic)
+            role = ADDRESSED_ROLE if vgpr_addressed(family, instruction.encoding, instruction.bits) else SLOT_ROLE
         elif kind in _LISTED:
             what = _LISTED[kind]
+            if kind in (AGPR_WRITE, AGPR_READ):
+                agpr = copied_agpr(kind, instruction.bits)
+                role = ACCUMULATOR_ROLE if agpr is not None and accumulators[agpr] else SPILL_COPY_ROLE
         else:
             continue
         listed.append(ListedInstruction(instruction.offset, instruction.length, instruction.mnemonic, what, width,
-                                        loop_depth(loops, instruction.offset)))
+                                        loop_depth(loops, instruction.offset), role))
     return KernelListing(figures, loops, tuple(listed))

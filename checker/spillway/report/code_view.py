@@ -35,7 +35,8 @@ def kernel_object(viewed: ViewedKernel) -> dict:
     found["loops"] = [{"start": loop.start, "end": loop.end, "branches": loop.branches, "depth": loop.depth,
                        "innermost": loop.innermost} for loop in listing.loops]
     found["instructions"] = [{"offset": i.offset, "length": i.length, "mnemonic": i.mnemonic, "kind": i.kind,
-                              "bytes": i.bytes, "loop_depth": i.loop_depth} for i in listing.instructions]
+                              "bytes": i.bytes, "loop_depth": i.loop_depth, "role": i.role or None}
+                             for i in listing.instructions]
     return found
 
 
@@ -58,11 +59,18 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
     lines.append(f"  scratch: {_plural(code.scratch_loads, 'load')} {code.scratch_load_bytes} B, "
                  f"{_plural(code.scratch_stores, 'store')} {code.scratch_store_bytes} B per lane; "
                  f"{code.scratch_in_loops} of {accesses} in loops")
+    lines.append(f"  scratch by address: slot {code.scratch_slot_load_bytes} B loaded + {code.scratch_slot_store_bytes}"
+                 f" B stored, addressed (a VGPR address: private arrays) {code.scratch_addressed_load_bytes} B "
+                 f"loaded + {code.scratch_addressed_store_bytes} B stored per lane; "
+                 f"{code.scratch_in_innermost_loops} in innermost loops")
     if code.scratch_without_width:
         lines.append("  scratch naming no width: " + ", ".join(f"{m} x{n}" for m, n in code.scratch_without_width))
     lines.append(f"  AGPR copies: {code.agpr_writes} writes, {code.agpr_reads} reads; "
                  f"matrix ops {code.matrix_ops}; calls {code.calls} (callees' code not included); "
                  f"flat {code.flat_ops}; LDS {code.lds_ops}")
+    if code.agpr_writes + code.agpr_reads:
+        lines.append(f"  AGPR copies by AGPR: {code.agpr_spill_copies} spill copies, "
+                     f"{code.agpr_accumulator_moves} accumulator moves (matrix ops' accumulators)")
     if listing.loops:
         lines.append(f"  loops ({len(listing.loops)}; offsets from the kernel's start, objdump's <kernel+0x..>):")
         for loop in listing.loops:
@@ -79,14 +87,15 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
         width = max(len(f"+{i.offset:#x}") for i in listing.instructions)
         lines.append(f"  instructions ({len(listing.instructions)}: scratch accesses, AGPR copies, matrix ops, "
                      f"calls):")
-        lines.append(f"    {'offset':<{width}}  {'loop':>4}  {'kind':<13}  {'B/lane':>6}  mnemonic")
+        lines.append(f"    {'offset':<{width}}  {'loop':>4}  {'kind':<13}  {'B/lane':>6}  {'role':<16}  mnemonic")
         for i in listing.instructions:
             depth = str(i.loop_depth) if i.loop_depth else "-"
             size = "" if i.bytes is None else str(i.bytes)
             if i.kind.startswith("scratch") and i.bytes is None:
                 size = "?"
             kind = i.kind.replace("_", " ")
-            lines.append(f"    {f'+{i.offset:#x}':<{width}}  {depth:>4}  {kind:<13}  {size:>6}  {i.mnemonic}")
+            lines.append(f"    {f'+{i.offset:#x}':<{width}}  {depth:>4}  {kind:<13}  {size:>6}  {i.role or '-':<16}  "
+                         f"{i.mnemonic}")
     else:
         lines.append("  instructions: no scratch access, AGPR copy, matrix op or call")
     return lines
@@ -103,7 +112,7 @@ def json_schema() -> dict:
 
     from pydantic import BaseModel, ConfigDict, Field
 
-    from spillway.isa.listing import KINDS
+    from spillway.isa.listing import KINDS, ROLES
     from spillway.report.record import KernelIsa
 
     class LoopModel(BaseModel):
@@ -126,6 +135,11 @@ def json_schema() -> dict:
         bytes: Optional[int] = Field(description="Scratch accesses: bytes per lane the mnemonic names (null: "
                                                  "none named, or not a scratch access)")
         loop_depth: int = Field(description="Loops holding the instruction (0: outside every loop)")
+        role: Optional[Literal[ROLES]] = Field(  # type: ignore[valid-type]
+            description="Scratch accesses: 'slot' (no VGPR address: counted in isa.scratch_slot_*_bytes) or "
+                        "'addressed' (isa.scratch_addressed_*_bytes); AGPR copies: 'spill copy' "
+                        "(isa.agpr_spill_copies) or 'accumulator move' (isa.agpr_accumulator_moves); null for "
+                        "matrix ops and calls")
 
     class KernelModel(BaseModel):
         model_config = ConfigDict(extra="forbid")

@@ -29,8 +29,10 @@ def test_text_names_loops_and_each_scratch_access(capsys):
     assert out.startswith("kernel spill_in_loop\n  target gfx90a")
     assert "4 of 8 in loops" in out
     assert "+0x3a0 .. +0x5cc  depth 2, innermost, 4 scratch accesses" in out
-    assert "    +0x3a4     2  scratch store       4  buffer_store_dword" in out
-    assert "    +0x24      -  scratch store       4  buffer_store_dword" in out
+    assert "    +0x3a4     2  scratch store       4  slot              buffer_store_dword" in out
+    assert "    +0x24      -  scratch store       4  slot              buffer_store_dword" in out
+    assert "scratch by address: slot 16 B loaded + 16 B stored, addressed (a VGPR address: private arrays) 0 B " \
+           "loaded + 0 B stored per lane; 4 in innermost loops" in out
 
 
 def test_json_is_versioned_and_valid(capsys, tmp_path):

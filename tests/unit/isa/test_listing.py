@@ -89,3 +89,13 @@ def test_listing_adds_up_to_the_evidence(path):
         assert (kinds.count("agpr_write"), kinds.count("agpr_read")) == (code.agpr_writes, code.agpr_reads)
         assert (kinds.count("matrix"), kinds.count("call")) == (code.matrix_ops, code.calls)
         assert sum(loop.branches for loop in listing.loops) == code.loops
+        # each access's and copy's role adds up to the derived figures
+        for role, kind, total in (("slot", "scratch_load", code.scratch_slot_load_bytes),
+                                  ("slot", "scratch_store", code.scratch_slot_store_bytes),
+                                  ("addressed", "scratch_load", code.scratch_addressed_load_bytes),
+                                  ("addressed", "scratch_store", code.scratch_addressed_store_bytes)):
+            assert sum(i.bytes or 0 for i in listing.instructions if (i.role, i.kind) == (role, kind)) == total
+        roles = [i.role for i in listing.instructions]
+        assert (roles.count("spill copy"), roles.count("accumulator move")) == \
+            (code.agpr_spill_copies, code.agpr_accumulator_moves)
+        assert all(bool(i.role) == (i.kind not in ("matrix", "call")) for i in listing.instructions)
