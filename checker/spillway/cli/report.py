@@ -136,11 +136,8 @@ def _kernels(count: int) -> str:
 COPIES = "×"
 
 
-def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False,
-                evidence: bool = False, names: str = "short") -> tuple[list, list]:
-    """(columns, rows) of the report table, one row per record, in order.
-    ``evidence``: without --isa, the printed rows' code (their ``isa`` added
-    by with_printed_evidence; "?" for a record without it)."""
+def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False) -> tuple[list, list]:
+    """(columns, rows) of the report table, one row per record, in order."""
     from spillway.report.table import Column, KernelName
     from spillway.resources.occupancy import next_step_text
 
@@ -157,11 +154,6 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
         # kernel whose code was not read to the end (its status in --json or --format tsv).
         columns[-2:-2] = [Column("code scratch B", "right", drop=3), Column("in loops", "right", drop=3),
                           Column("AGPR copies", "right", drop=3), Column("code", drop=2)]
-    elif evidence and names != "full":
-        # Without --isa, the code of the printed rows (``isa`` added by printed_rows_evidence): scratch
-        # accesses in loops of all of them, AGPR copies; left out on narrow outputs and with full
-        # names (which take the room), where the line under the table keeps their totals.
-        columns[-2:-2] = [Column("in loops", "right", drop=3), Column("AGPR copies", "right", drop=2)]
     rows = []
     for k in kernels:
         occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
@@ -178,9 +170,6 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
             row[-2:-2] = [f"{found['scratch_load_bytes'] + found['scratch_store_bytes']}{complete}",
                           str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
                           found["code_sha256"][:CODE_PREFIX]]
-        elif evidence and names != "full":
-            found = k.get("isa")
-            row[-2:-2] = ["?", "?"] if found is None else evidence_cells(found)
         if files:
             row.insert(0, files.get(k["file"], k["file"]))
         rows.append(row)
@@ -194,19 +183,19 @@ def row_key(row: list) -> tuple:
     return tuple(cell.full if isinstance(cell, KernelName) else cell for cell in row)
 
 
-def merge_copies(columns: list, rows: list) -> tuple[list, list, int]:
+def merge_copies(columns: list, rows: list, keys: list[tuple] | None = None) -> tuple[list, list, int]:
     """One row per distinct row: rows whose every cell is equal (the kernel's
     full demangled name, its target, its file when the table shows files, and
     every figure the table has, those a narrow output leaves out included)
     are one row, counted in a ``×`` column after the target (shown only when
     some row stands for several records).  The same kernel in several bundles
-    of one library is then one row.  (columns, rows, rows merged away)."""
+    of one library is then one row.  ``keys``: each row's row_key, when the
+    caller has them.  (columns, rows, rows merged away)."""
     from spillway.report.table import Column
 
     counts: dict[tuple, int] = {}
     first: dict[tuple, list] = {}
-    for row in rows:
-        k = row_key(row)
+    for row, k in zip(rows, keys if keys is not None else map(row_key, rows)):
         counts[k] = counts.get(k, 0) + 1
         first.setdefault(k, row)
     if len(first) == len(rows):
@@ -218,14 +207,13 @@ def merge_copies(columns: list, rows: list) -> tuple[list, list, int]:
     return columns[:at] + [Column(COPIES, "right")] + columns[at:], merged, len(rows) - len(first)
 
 
-def kernel_table(console, kernels: list[dict], names: str = "short", files: dict[str, str] | None = None,
-                 isa: bool = False, limit: int = 0, evidence: bool = False):
+def kernel_table(console, columns: list, rows: list, keys: list[tuple], names: str = "short", limit: int = 0):
     """(the report table, rows shown, rows hidden by ``limit``, records merged
-    into other rows): identical records are one row (merge_copies)."""
+    into other rows) of kernel_rows' ``columns`` and ``rows`` (``keys``: their
+    row_key): identical records are one row (merge_copies)."""
     from spillway.report.table import grid, limited
 
-    columns, rows = kernel_rows(kernels, files, isa, evidence, names)
-    columns, rows, merged = merge_copies(columns, rows)
+    columns, rows, merged = merge_copies(columns, rows, keys)
     shown, hidden = limited(rows, limit)
     return grid(console, columns, shown, names=names), len(shown), hidden, merged
 
@@ -289,28 +277,36 @@ def printed_rows_evidence(paths: list[str], options, kernels: list[dict]) -> lis
     return [dict(k, isa=isa) for k, isa in zip(kernels, found)]
 
 
-def with_printed_evidence(paths: list[str], options, kernels: list[dict], files: dict[str, str] | None,
-                          limit: int) -> tuple[list[dict], list[dict]]:
-    """(``kernels`` with the printed rows' records given their ``isa``, the
-    first record of each printed row): the rows the table prints are the first
-    ``limit`` distinct rows (merge_copies' rule on the figures alone); every
-    record of each is decoded."""
-    _columns, rows = kernel_rows(kernels, files)
+def with_printed_evidence(paths: list[str], options, kernels: list[dict], columns: list, rows: list,
+                          keys: list[tuple], limit: int, cells: bool) -> list[dict]:
+    """Decode the code of the records the table prints, and (``cells``) add
+    its two columns to kernel_rows' ``columns`` and ``rows`` and their
+    values to the rows' ``keys``, in place ("?" for records not decoded).
+    The printed rows are the first ``limit`` distinct rows (merge_copies' rule
+    on the figures alone); every record of each is decoded.  Returns the first
+    record of each printed row, with its ``isa`` (for evidence_line)."""
+    from spillway.report.table import Column
+
     printed: dict[tuple, None] = {}
-    for row in rows:
-        key = row_key(row)
-        if key not in printed:
-            if limit and 0 < limit <= len(printed):
-                continue
+    for key in keys:
+        if key not in printed and not (limit and 0 < limit <= len(printed)):
             printed[key] = None
-    chosen = [i for i, row in enumerate(rows) if row_key(row) in printed]
+    chosen = [i for i, key in enumerate(keys) if key in printed]
     decoded = printed_rows_evidence(paths, options, [kernels[i] for i in chosen])
-    out = list(kernels)
     firsts: dict[tuple, dict] = {}
     for i, record in zip(chosen, decoded):
-        out[i] = record
-        firsts.setdefault(row_key(rows[i]), record)
-    return out, list(firsts.values())
+        firsts.setdefault(keys[i], record)
+    if cells:
+        # Scratch accesses in loops of all of them, AGPR copies; left out on narrow outputs and with
+        # full names (which take the room), where the line under the table keeps their totals.
+        columns[-2:-2] = [Column("in loops", "right", drop=3), Column("AGPR copies", "right", drop=2)]
+        found = dict(zip(chosen, decoded))
+        for i, row in enumerate(rows):
+            isa = found[i]["isa"] if i in found else None
+            added = ["?", "?"] if isa is None else evidence_cells(isa)
+            row[-2:-2] = added
+            keys[i] = keys[i][:-2] + tuple(added) + keys[i][-2:]
+    return list(firsts.values())
 
 
 def write_table(args, document: dict, kernels: list[dict], pattern: str | None, paths: list[str]) -> None:
@@ -321,12 +317,14 @@ def write_table(args, document: dict, kernels: list[dict], pattern: str | None, 
     total = len(document["kernels"])
     inputs = sorted({k["file"] for k in document["kernels"]})
     files = short_files(inputs) if len(inputs) > 1 else None
+    columns, rows = kernel_rows(kernels, files, args.isa)
+    keys = [row_key(row) for row in rows]
     evidence = bool(kernels) and not args.isa
     printed: list[dict] = []
     if evidence:
-        kernels, printed = with_printed_evidence(paths, read_options(args), kernels, files, args.limit)
-    table, shown, hidden, merged = kernel_table(console, kernels, args.names, files, isa=args.isa, limit=args.limit,
-                                                evidence=evidence)
+        printed = with_printed_evidence(paths, read_options(args), kernels, columns, rows, keys, args.limit,
+                                        cells=args.names != "full")
+    table, shown, hidden, merged = kernel_table(console, columns, rows, keys, args.names, args.limit)
     if shown:
         console.print(table)
     skipped = sum(f["skipped_without_device_code"] for f in document["files"])
