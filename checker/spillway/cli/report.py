@@ -261,20 +261,14 @@ def run(args) -> int:
 def printed_rows_evidence(paths: list[str], options, kernels: list[dict]) -> list[dict]:
     """The printed rows, each with its ``isa`` object: only their code objects are read again and
     only these kernels decoded (report --isa decodes every kernel as it reads)."""
-    from spillway.report.code_evidence import isa_object, kernel_evidence
-    from spillway.report.kernel_code import each_kernel_code
-
-    def decoded(_record, section, found, target):
-        if found is None:
-            return None
-        return isa_object(kernel_evidence(section, found.start, found.size, target,
-                                          bool(found.private_segment_buffer)))
+    from spillway.report.code_evidence import isa_object
+    from spillway.report.kernel_code import decoded_evidence, each_kernel_code
 
     try:
-        found = each_kernel_code(paths, options, kernels, decoded)
+        found = each_kernel_code(paths, options, kernels, decoded_evidence)
     except InputError:      # read once already: the inputs changed since; the table stands without them
         found = [None] * len(kernels)
-    return [dict(k, isa=isa) for k, isa in zip(kernels, found)]
+    return [dict(k, isa=None if code is None else isa_object(code)) for k, code in zip(kernels, found)]
 
 
 def with_printed_evidence(paths: list[str], options, kernels: list[dict], columns: list, rows: list,

@@ -102,6 +102,16 @@ def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, fo
     return len(mine)
 
 
+def decoded_evidence(_record: dict, section: memoryview, found: KernelRange | None, target: str) -> KernelCode | None:
+    """each_kernel_code's work that decodes the kernel by the evidence's rules
+    (None: its code was not found)."""
+    from spillway.report.code_evidence import kernel_evidence
+
+    if found is None:
+        return None
+    return kernel_evidence(section, found.start, found.size, target, bool(found.private_segment_buffer))
+
+
 # What evidence_of_kernels reads of each record: where its code object is and which kernel it is.
 PLACE_FIELDS = ("file", "bundle_index", "target", "key", "symbol", "name", "image_offset", "archive")
 
@@ -112,7 +122,6 @@ def evidence_of_kernels(paths: list[str], options: ReadOptions, wanted: set[tupl
     pairs, as the gate names them) in the binaries ``paths``: the inputs read
     again (their records' places only), then only the code objects holding
     them.  Kernels not found are absent from the answer."""
-    from spillway.report.code_evidence import kernel_evidence
     from spillway.report.reader import read_report
 
     chosen: list[dict] = []
@@ -126,13 +135,8 @@ def evidence_of_kernels(paths: list[str], options: ReadOptions, wanted: set[tupl
     quiet = dataclasses.replace(options, isa=False, progress=None, require_kernels=False)
     read_report(paths, quiet, rows_sink=keep, rows_fields=PLACE_FIELDS)
 
-    def decoded(_record, section, found, target):
-        if found is None:
-            return None
-        return kernel_evidence(section, found.start, found.size, target, bool(found.private_segment_buffer))
-
     out: dict[tuple[str, str], list[KernelCode]] = {}
-    for record, code in zip(chosen, each_kernel_code(paths, quiet, chosen, decoded)):
+    for record, code in zip(chosen, each_kernel_code(paths, quiet, chosen, decoded_evidence)):
         if code is not None:
             out.setdefault((record["target"], record["key"]), []).append(code)
     return out
