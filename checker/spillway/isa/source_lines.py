@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 from spillway.errors import InputError
 from spillway.formats.dwarf_lines import LineTable, read_lines
 from spillway.isa.decoder import DecodeError, Instruction, decode, family_of, load_family
-from spillway.isa.evidence import BRANCH, branch_target, classify, kernel_ranges
+from spillway.isa.evidence import BRANCH, branch_target, classify, kernel_ranges, nesting
 from spillway.isa.listing import (ACCUMULATOR_ROLE, AGPR_READ_KIND, AGPR_WRITE_KIND, SCRATCH_LOAD_KIND,
                                   SCRATCH_STORE_KIND, KernelListing, ListedInstruction, Loop)
 
@@ -74,9 +74,9 @@ class LineTraffic:
     line: int
     load_bytes: int
     store_bytes: int
-    loop_load_bytes: int               # of which inside at least one loop
+    loop_load_bytes: int               # of which inside at least one loop (KernelCode.loop_spans)
     loop_store_bytes: int
-    innermost_load_bytes: int          # of which inside an innermost loop
+    innermost_load_bytes: int          # of which inside an innermost one (scratch_in_innermost_loops' rule)
     innermost_store_bytes: int
     accesses: int                      # scratch accesses
     inferred: int                      # of which placed by inference (line 0 in the table)
@@ -251,7 +251,7 @@ def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], li
             copies.append(PlacedInstruction(instruction, place(instruction.offset)))
     loops = tuple(PlacedLoop(loop, place(loop.start), place(loop.end)) for loop in listing.loops)
     return KernelLines(PLACED, lines_from, code.code_sha256, described, lines.comp_dir(section, start),
-                       tuple(scratch), tuple(copies), loops, by_line(scratch, copies, listing.loops))
+                       tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans))
 
 
 def _without(status: str, code_sha256: str, described: str) -> KernelLines:
@@ -259,9 +259,12 @@ def _without(status: str, code_sha256: str, described: str) -> KernelLines:
 
 
 def by_line(scratch: Sequence[PlacedInstruction], copies: Sequence[PlacedInstruction],
-            loops: Sequence[Loop]) -> tuple[LineTraffic, ...]:
-    """The per-line summary of placed scratch accesses and AGPR copies."""
-    innermost = [(loop.start, loop.end) for loop in loops if loop.innermost]
+            loop_spans: Sequence[tuple[int, int]]) -> tuple[LineTraffic, ...]:
+    """The per-line summary of placed scratch accesses and AGPR copies;
+    ``loop_spans``: KernelCode.loop_spans, whose innermost spans (evidence.
+    nesting) say which accesses are in an innermost loop, as
+    scratch_in_innermost_loops counts them."""
+    innermost, _deepest = nesting(sorted(loop_spans, key=lambda span: span[1]))
     totals: dict[tuple[str, int], list[int]] = {}
     for placed in scratch:
         instruction = placed.instruction
