@@ -163,7 +163,8 @@ def elf(debug: dict[str, bytes], *, e_type: int = 3, relocations: list[tuple[int
     ``symbols`` (name, value, section index, type)) and .rela.debug_line
     (``relocations``: offset, type, symbol index, addend)."""
     names = [".text", *debug]
-    contents: list[tuple[str, int, int, int, bytes, int, int, int]] = []   # name, type, flags, addr, data, link, info, entsize
+    # name, type, flags, addr, data, link, info, entsize
+    contents: list[tuple[str, int, int, int, bytes, int, int, int]] = []
     contents.append((".text", 1, 0x6, TEXT_ADDRESS if e_type == 3 else 0, bytes(TEXT_SIZE), 0, 0, 0))
     for name, data in debug.items():
         contents.append((name, 1, 0, 0, data, 0, 0, 0))
