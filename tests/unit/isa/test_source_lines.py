@@ -86,8 +86,9 @@ def _kernels(path: Path, target: str):
 
 # gfx1250's spill_in_loop: the one fixture kernel with scratch in a loop outside its innermost loops.
 @pytest.mark.parametrize("name, target", [
-    ("gfx906.clang22.dwarf5.co", "gfx906"), ("gfx90a.clang22.dwarf4.o", "gfx90a"), ("gfx942.clang22.dwarf5.co", "gfx942"),
-    ("gfx1151.clang22.dwarf5.co", "gfx1151"), ("gfx1250.clang22.dwarf5.co", "gfx1250")])
+    ("gfx906.clang22.dwarf5.co", "gfx906"), ("gfx90a.clang22.dwarf4.o", "gfx90a"),
+    ("gfx942.clang22.dwarf5.co", "gfx942"), ("gfx1151.clang22.dwarf5.co", "gfx1151"),
+    ("gfx1250.clang22.dwarf5.co", "gfx1250")])
 def test_the_model_places_the_listing_and_adds_up_to_the_figures(name, target):
     data = (LINES / name).read_bytes()
     lines = object_lines(data)
