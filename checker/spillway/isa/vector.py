@@ -14,7 +14,12 @@ from functools import lru_cache
 import numpy as np
 
 import spillway.isa.encodings as encodings
+from spillway.isa.listing import (ACCUMULATOR_ROLE, ADDRESSED_ROLE, AGPR_READ_KIND, AGPR_WRITE_KIND, CALL_KIND,
+                                  MATRIX_KIND, SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND, SLOT_ROLE, SPILL_COPY_ROLE,
+                                  KernelListing, ListedInstruction, kernel_listing, loop_depth, loops_of)
+from spillway.isa.source_lines import branches_of, decoded_kernel
 from spillway.isa.decoder import DecodeError, decode, family_of, load_family
+from spillway.isa.evidence import access_bytes, branch_target, copied_agpr, vgpr_addressed
 from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, BUFFER_STORE, CALL, FLAT, KINDS, LDS,
                                    MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, accumulator_mask, accvgpr_move,
                                    assemble, branch_targets, classify, evidence, psb_quads)
@@ -443,4 +448,102 @@ def _stop_message(raw: memoryview, stop_at: int, family) -> tuple[int, str]:
     except DecodeError as error:
         return (error.offset, f"{error.message} at +{error.offset:#x}")
     return (stop_at, f"stopped at +{stop_at:#x}")
+
+
+
+# --- listings (isa.listing) of chosen kernels, for their source lines (isa.source_lines) ----------
+
+_LISTED_KINDS = (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE, AGPR_WRITE, AGPR_READ, MATRIX, CALL, BRANCH)
+
+
+def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
+                  figures: list[KernelCode]) -> list[tuple[KernelListing, list[tuple[int, int]]]]:
+    """isa.listing.kernel_listing() of each (start, size, private segment
+    buffer) kernel of one code section, and its branches ((offset, target),
+    for isa.source_lines' basic blocks), given its figures (evidence_many's:
+    the listing carries them, they are not worked out again).  Only these
+    kernels' words are decoded (a library's kernels with scratch or AGPR
+    copies are a fifth of its code); equal to kernel_listing() kernel by
+    kernel (tests/unit/isa/test_source_lines.py)."""
+    view = memoryview(code)
+    name = family_of(target)
+    alone = [name is None or size <= 0 or start < 0 or start + size > len(view) or start % 4 or size % 4
+             for start, size, _psb in kernels]
+    out: list[tuple[KernelListing, list[tuple[int, int]]] | None] = [None] * len(kernels)
+    for number, ((start, size, psb), single) in enumerate(zip(kernels, alone)):
+        if single:
+            out[number] = (kernel_listing(view, start, size, target, psb),
+                           branches_of(decoded_kernel(view, start, size, target)))
+    chosen = [number for number, single in enumerate(alone) if not single]
+    if chosen:
+        assert name is not None
+        # The chosen kernels' words side by side, each kernel a range of its own.
+        compact = b"".join(view[kernels[n][0]:kernels[n][0] + kernels[n][1]] for n in chosen)
+        words = np.frombuffer(compact, dtype="<u4").astype(np.uint32)
+        ranges = []
+        at = 0
+        for n in chosen:
+            ranges.append((at, kernels[n][1]))
+            at += kernels[n][1]
+        size_of, kinds, opcodes = _decode_words(words, name)
+        positions, _stops = _marks(words, size_of.astype(np.int64), ranges)
+        family = load_family(name)
+        names = _names(name)
+        starts = np.array([r[0] for r in ranges], np.int64) // 4
+        ends = np.array([r[0] + r[1] for r in ranges], np.int64) // 4
+        low = np.searchsorted(positions, starts).tolist()
+        high = np.searchsorted(positions, ends).tolist()
+        kind_all = kinds[positions]
+        wanted = np.nonzero(np.isin(kind_all, _LISTED_KINDS) | np.isin(opcodes[positions], _accvgpr_movs(name)))[0]
+        picked = positions[wanted]
+        picked_kind = kind_all[wanted].tolist()
+        picked_opcode = opcodes[picked].tolist()
+        last = len(words) - 1
+        picked_bits = (words[picked].astype(np.uint64)
+                       | (words[np.minimum(picked + 1, last)].astype(np.uint64) << np.uint64(32))).tolist()
+        picked_length = size_of[picked].tolist()
+        picked_at = (picked * 4).tolist()
+        bounds_low = np.searchsorted(wanted, low).tolist()
+        bounds_high = np.searchsorted(wanted, high).tolist()
+        for index, n in enumerate(chosen):
+            start, size, psb = kernels[n]
+            base = ranges[index][0]
+            items = [(picked_at[i] - base, picked_kind[i], picked_opcode[i], picked_bits[i], picked_length[i])
+                     for i in range(bounds_low[index], bounds_high[index])]
+            branches = [(at, branch_target(at, bits)) for at, kind, _o, bits, _l in items if kind == BRANCH]
+            quads: set[int] = set()
+            if any(kind in (BUFFER_LOAD, BUFFER_STORE) for _at, kind, _o, _b, _l in items):
+                raw = memoryview(compact)[base:base + size]
+                listing_iter = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
+                quads = psb_quads(listing_iter, branch_targets(branches, size), psb, family.layout == "gfx9")
+            matrix = [(names[o][1], bits) for _at, kind, o, bits, _l in items if kind == MATRIX]
+            movs = [m for _at, _k, o, bits, _l in items if names[o][1].startswith("v_accvgpr_mov")
+                    for m in [accvgpr_move(names[o][0], bits)] if m is not None]
+            held = accumulator_mask(family.name, matrix, movs) if matrix else bytearray(512)
+            loops = loops_of(figures[n].loop_spans)
+            listed = []
+            for at, kind, o, bits, length in items:
+                encoding, mnemonic = names[o]
+                role = ""
+                width = None
+                if kind in (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE):
+                    if kind in (BUFFER_LOAD, BUFFER_STORE) and \
+                            (encoding != "MUBUF" or ((bits >> 48) & 0x1F) * 4 not in quads):
+                        continue
+                    what = SCRATCH_LOAD_KIND if kind in (SCRATCH_LOAD, BUFFER_LOAD) else SCRATCH_STORE_KIND
+                    width = access_bytes(mnemonic)
+                    role = ADDRESSED_ROLE if vgpr_addressed(family, encoding, bits) else SLOT_ROLE
+                elif kind in (AGPR_WRITE, AGPR_READ):
+                    what = AGPR_WRITE_KIND if kind == AGPR_WRITE else AGPR_READ_KIND
+                    agpr = copied_agpr(kind, bits)
+                    role = ACCUMULATOR_ROLE if agpr is not None and held[agpr] else SPILL_COPY_ROLE
+                elif kind == MATRIX:
+                    what = MATRIX_KIND
+                elif kind == CALL:
+                    what = CALL_KIND
+                else:
+                    continue
+                listed.append(ListedInstruction(at, length, mnemonic, what, width, loop_depth(loops, at), role))
+            out[n] = (KernelListing(figures[n], loops, tuple(listed)), branches)
+    return [found for found in out if found is not None]
 

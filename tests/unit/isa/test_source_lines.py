@@ -204,3 +204,21 @@ def test_scratch_roles_and_kinds_survive_placement():
     assert model.agpr_copies and all(p.instruction.role == SPILL_COPY_ROLE for p in model.agpr_copies)
     assert all(isinstance(p.source, SourceLine) for p in model.agpr_copies)
     assert all(p.instruction.kind in ("scratch_load", SCRATCH_STORE_KIND) for p in model.scratch)
+
+
+def test_listings_many_equals_kernel_listing_and_the_branches():
+    vector = pytest.importorskip("spillway.isa.vector", reason="numpy (a dependency of spillway)")
+    paths = sorted((DATA / "co").glob("*.co")) + sorted(LINES.iterdir())
+    for path in paths:
+        target = next(part for part in path.name.split(".") if part.startswith("gfx"))
+        section, ranges = kernel_ranges(path.read_bytes(), functions=True)
+        kernels = [(r.start, r.size, True if r.private_segment_buffer is None else r.private_segment_buffer)
+                   for r in ranges]
+        figures = vector.evidence_many(section, kernels, target)
+        # every other kernel, so the compact copy puts kernels side by side that were not
+        chosen = kernels[::2] + [(0, 6, True), (-8, 8, True)]
+        found = vector.listings_many(section, chosen, target, figures[::2] + [figures[0]] * 2)
+        for (start, size, psb), (listing, branches), code in zip(chosen, found, figures[::2]):
+            assert listing == kernel_listing(section, start, size, target, psb), (path.name, start)
+            assert branches == branches_of(decoded_kernel(section, start, size, target)), (path.name, start)
+        assert len(found) == len(chosen)
