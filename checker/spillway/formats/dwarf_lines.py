@@ -205,7 +205,7 @@ def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] |
 
 # Skim only when the wanted ranges cover less than this share (%) of the executable sections: skimming a
 # line program costs about 40% of running it (benchmarks/bench_lines.py).
-_SKIM_BELOW = 40
+_SKIM_BELOW = 60
 
 
 # --- ELF sections and relocations -------------------------------------------------------------

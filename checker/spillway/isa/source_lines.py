@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
+from array import array
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -43,6 +44,7 @@ NOT_IN_TWIN = "no such kernel in the debug twin"
 CODE_OBJECT = "code object"                         # the kernel's own code object
 DEBUG_TWIN = "debug twin"
 _SOPP_BYTES = 4
+_PLACED = (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND, AGPR_WRITE_KIND, AGPR_READ_KIND)
 
 
 @dataclass(frozen=True)
@@ -115,10 +117,18 @@ class ObjectLines:
                     spans.setdefault(sequence.section, []).append((low, high, number, index))
         self.spans = {section: sorted(found) for section, found in spans.items()}
         self.lows = {section: [span[0] for span in found] for section, found in self.spans.items()}
+        # One SourceLine per (table, row, inferred): a kernel's accesses share few rows.
+        self._placed: dict[tuple[int, int, bool], SourceLine] = {}
+        self._paths: dict[tuple[int, int], str] = {}
 
     def covers(self, section: str, start: int, size: int) -> bool:
         """Whether some sequence's addresses meet [start, start + size)."""
-        return any(low < start + size and start < high for low, high, _t, _s in self.spans.get(section, ()))
+        lows = self.lows.get(section)
+        if not lows:
+            return False
+        at = bisect_right(lows, start + size - 1) - 1      # the last sequence starting in or before the range
+        # Sequences do not overlap: the one before it ends before the range if that one does.
+        return any(self.spans[section][k][1] > start for k in range(max(at - 1, 0), at + 1)) if at >= 0 else False
 
     def comp_dir(self, section: str, offset: int) -> str:
         found = self._sequence(section, offset)
@@ -137,30 +147,62 @@ class ObjectLines:
     def place(self, section: str, offset: int, block_start: int) -> SourceLine | None:
         """The line of the instruction at ``offset`` (in ``section``) whose
         basic block starts at ``block_start``."""
-        found = self._sequence(section, offset)
+        return self.place_many(section, 0, [offset], [block_start])[0]
+
+    def place_many(self, section: str, start: int, offsets: Sequence[int], blocks: Sequence[int]
+                   ) -> list[SourceLine | None]:
+        """place() of the instructions at ``start + offset`` for each of
+        ``offsets``, whose basic blocks start at ``start + block`` for the last
+        of the (sorted) ``blocks`` at or before each offset."""
+        out: list[SourceLine | None] = []
+        span: tuple[int, int, int, int] | None = None
+        first = stop = base = number = 0
+        addresses = lines = array("Q")
+        for offset in offsets:
+            where = start + offset
+            if span is None or not span[0] <= where < span[1]:
+                span = self._sequence(section, where)
+                if span is None:
+                    out.append(None)
+                    continue
+                number = span[2]
+                table = self.tables[number]
+                sequence = table.sequences[span[3]]
+                first, stop, base = sequence.first, sequence.stop - 1, sequence.base
+                addresses, lines = table.rows.address, table.rows.line
+            address = where + base
+            # The last row at or before the address (the end_sequence row is past every instruction).
+            row = bisect_right(addresses, address, first, stop) - 1
+            if row < first:
+                out.append(None)
+            elif lines[row]:
+                out.append(self._line(number, row, False))
+            else:
+                # Line 0: the nearest earlier row that covers an instruction of the same block.
+                floor = start + blocks[bisect_right(blocks, offset) - 1] + base
+                found = None
+                for earlier in range(row - 1, first - 1, -1):
+                    upper = addresses[earlier + 1]
+                    if upper <= floor:
+                        break
+                    if lines[earlier] and addresses[earlier] < upper:
+                        found = self._line(number, earlier, True)
+                        break
+                out.append(found)
+        return out
+
+    def _line(self, number: int, row: int, inferred: bool) -> SourceLine:
+        key = (number, row, inferred)
+        found = self._placed.get(key)
         if found is None:
-            return None
-        table = self.tables[found[2]]
-        sequence = table.sequences[found[3]]
-        rows = table.rows
-        base = sequence.base
-        address = offset + base
-        # The last row at or before the address (the end_sequence row is past every instruction).
-        row = bisect_right(rows.address, address, sequence.first, sequence.stop - 1) - 1
-        if row < sequence.first:
-            return None
-        if rows.line[row]:
-            return SourceLine(table.file_path(rows.file[row]), rows.line[row], rows.column[row], False)
-        # Line 0: the nearest earlier row that covers an instruction of the same block.
-        floor = block_start + base
-        for earlier in range(row - 1, sequence.first - 1, -1):
-            upper = rows.address[earlier + 1]
-            if upper <= floor:
-                break
-            if rows.address[earlier] < upper and rows.line[earlier]:
-                return SourceLine(table.file_path(rows.file[earlier]), rows.line[earlier], rows.column[earlier],
-                                  True)
-        return None
+            table = self.tables[number]
+            rows = table.rows
+            file = rows.file[row]
+            path = self._paths.get((number, file))
+            if path is None:
+                path = self._paths[(number, file)] = table.file_path(file)
+            found = self._placed[key] = SourceLine(path, rows.line[row], rows.column[row], inferred)
+        return found
 
 
 def object_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None
@@ -212,11 +254,7 @@ def instruction_lines(lines: ObjectLines, section: str, start: int, size: int,
     """The line of each of a kernel's decoded ``instructions`` (offsets from
     its start ``start`` in ``section``, ``size`` bytes)."""
     blocks = block_starts(branches_of(instructions), size)
-    out = []
-    for instruction in instructions:
-        block = blocks[bisect_right(blocks, instruction.offset) - 1]
-        out.append(lines.place(section, start + instruction.offset, start + block))
-    return out
+    return lines.place_many(section, start, [instruction.offset for instruction in instructions], blocks)
 
 
 def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], lines: ObjectLines | None,
@@ -237,19 +275,14 @@ def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], li
     if not lines.covers(section, start, code.code_bytes):
         return _without(NO_ROWS, code.code_sha256, described)
     blocks = block_starts(branches, code.code_bytes)
-
-    def place(offset: int) -> SourceLine | None:
-        block = blocks[bisect_right(blocks, offset) - 1]
-        return lines.place(section, start + offset, start + block)
-
-    scratch = []
-    copies = []
-    for instruction in listing.instructions:
-        if instruction.kind in (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND):
-            scratch.append(PlacedInstruction(instruction, place(instruction.offset)))
-        elif instruction.kind in (AGPR_WRITE_KIND, AGPR_READ_KIND):
-            copies.append(PlacedInstruction(instruction, place(instruction.offset)))
-    loops = tuple(PlacedLoop(loop, place(loop.start), place(loop.end)) for loop in listing.loops)
+    chosen = [i for i in listing.instructions if i.kind in _PLACED]
+    placed = [PlacedInstruction(i, source)
+              for i, source in zip(chosen, lines.place_many(section, start, [i.offset for i in chosen], blocks))]
+    scratch = [p for p in placed if p.instruction.kind in (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND)]
+    copies = [p for p in placed if p.instruction.kind in (AGPR_WRITE_KIND, AGPR_READ_KIND)]
+    ends = lines.place_many(section, start, [offset for loop in listing.loops for offset in (loop.start, loop.end)],
+                            blocks)
+    loops = tuple(PlacedLoop(loop, ends[2 * n], ends[2 * n + 1]) for n, loop in enumerate(listing.loops))
     return KernelLines(PLACED, lines_from, code.code_sha256, described, lines.comp_dir(section, start),
                        tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans))
 

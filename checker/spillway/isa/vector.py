@@ -8,6 +8,7 @@ numpy (a dependency) is imported only here, by callers that decode.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,10 +17,10 @@ import numpy as np
 import spillway.isa.encodings as encodings
 from spillway.isa.listing import (ACCUMULATOR_ROLE, ADDRESSED_ROLE, AGPR_READ_KIND, AGPR_WRITE_KIND, CALL_KIND,
                                   MATRIX_KIND, SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND, SLOT_ROLE, SPILL_COPY_ROLE,
-                                  KernelListing, ListedInstruction, kernel_listing, loop_depth, loops_of)
+                                  KernelListing, ListedInstruction, kernel_listing, loops_of)
 from spillway.isa.source_lines import branches_of, decoded_kernel
-from spillway.isa.decoder import DecodeError, decode, family_of, load_family
-from spillway.isa.evidence import access_bytes, branch_target, copied_agpr, vgpr_addressed
+from spillway.isa.decoder import DecodeError, Instruction, Opcode, decode, family_of, load_family
+from spillway.isa.evidence import access_bytes, branch_target, copied_agpr
 from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, BUFFER_STORE, CALL, FLAT, KINDS, LDS,
                                    MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, accumulator_mask, accvgpr_move,
                                    assemble, branch_targets, classify, evidence, psb_quads)
@@ -259,13 +260,15 @@ def _marks(words: np.ndarray, size_of: np.ndarray, ranges: list[tuple[int, int]]
 _COUNTED = (FLAT, AGPR_WRITE, AGPR_READ, MATRIX, LDS, CALL)
 
 
-def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str) -> list[KernelCode]:
+def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
+                  keep: dict | None = None) -> list[KernelCode]:
     """evidence() of every (start, size, private segment buffer) kernel of one
     code section at once: boundaries, kinds and counts from the arrays for
     every kernel together (per-kernel Python only for its branches and
     scratch accesses), the entry block walked by the reference decoder only
     where a MUBUF access needs it.  Equal to evidence() kernel by kernel
-    (tests/unit/isa/test_vector.py)."""
+    (tests/unit/isa/test_vector.py).  ``keep``: a dict that receives the
+    decoded arrays (listings_many() takes them)."""
     view = memoryview(code)
     name = family_of(target)
     simple = [name is None or size <= 0 or start < 0 or start + size > len(view) or start % 4
@@ -279,6 +282,8 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         size_of, kinds, opcodes = _decode_words(words, name)
         size_of = size_of.astype(np.int64)
         positions, stops = _marks(words, size_of, ranges)
+        if keep is not None:      # for listings_many() of some of these kernels: decoded once
+            keep.update(words=words, size_of=size_of, kinds=kinds, opcodes=opcodes, positions=positions)
     except ValueError:
         return [evidence(view, start, size, target, psb) for start, size, psb in kernels]
     assert name is not None
@@ -454,10 +459,38 @@ def _stop_message(raw: memoryview, stop_at: int, family) -> tuple[int, str]:
 # --- listings (isa.listing) of chosen kernels, for their source lines (isa.source_lines) ----------
 
 _LISTED_KINDS = (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE, AGPR_WRITE, AGPR_READ, MATRIX, CALL, BRANCH)
+_PLACED_KINDS = frozenset(_LISTED_KINDS) - {BRANCH}
+_ACCESSES = (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE)
+_LISTED_AS = {SCRATCH_LOAD: SCRATCH_LOAD_KIND, BUFFER_LOAD: SCRATCH_LOAD_KIND, SCRATCH_STORE: SCRATCH_STORE_KIND,
+              BUFFER_STORE: SCRATCH_STORE_KIND, AGPR_WRITE: AGPR_WRITE_KIND, AGPR_READ: AGPR_READ_KIND,
+              MATRIX: MATRIX_KIND, CALL: CALL_KIND}
+
+
+def _is_mubuf(names: tuple[tuple[str, str], ...], opcode: int) -> bool:
+    return names[opcode][0] == "MUBUF"
+# psb_quads() reads an instruction's offset, mnemonic, encoding and bits: the entry block's are made from the
+# arrays with this stand-in for the table row they came from.
+_FROM_ARRAYS = Opcode("", 0, (), ())
+
+
+def _entry(words: np.ndarray, positions: np.ndarray, kinds: np.ndarray, opcodes: np.ndarray, size_of: np.ndarray,
+           names: tuple[tuple[str, str], ...], base: int):
+    """(Instruction, kind) of a kernel's instructions from its first (``base``: its byte offset in ``words``),
+    made as psb_quads() takes them, up to where it stops asking."""
+    last = len(words) - 1
+    for chunk in range(0, len(positions), 64):
+        dwords = positions[chunk:chunk + 64]
+        bits = (words[dwords].astype(np.uint64)
+                | (words[np.minimum(dwords + 1, last)].astype(np.uint64) << np.uint64(32))).tolist()
+        for dword, word, kind, opcode, length in zip(dwords.tolist(), bits, kinds[dwords].tolist(),
+                                                     opcodes[dwords].tolist(), size_of[dwords].tolist()):
+            encoding, mnemonic = names[opcode]
+            yield Instruction(dword * 4 - base, length, encoding, _FROM_ARRAYS, word, mnemonic), kind
 
 
 def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
-                  figures: list[KernelCode]) -> list[tuple[KernelListing, list[tuple[int, int]]]]:
+                  figures: list[KernelCode], decoded: dict | None = None
+                  ) -> list[tuple[KernelListing, list[tuple[int, int]]]]:
     """isa.listing.kernel_listing() of each (start, size, private segment
     buffer) kernel of one code section, and its branches ((offset, target),
     for isa.source_lines' basic blocks), given its figures (evidence_many's:
@@ -477,16 +510,23 @@ def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
     chosen = [number for number, single in enumerate(alone) if not single]
     if chosen:
         assert name is not None
-        # The chosen kernels' words side by side, each kernel a range of its own.
-        compact = b"".join(view[kernels[n][0]:kernels[n][0] + kernels[n][1]] for n in chosen)
-        words = np.frombuffer(compact, dtype="<u4").astype(np.uint32)
-        ranges = []
-        at = 0
-        for n in chosen:
-            ranges.append((at, kernels[n][1]))
-            at += kernels[n][1]
-        size_of, kinds, opcodes = _decode_words(words, name)
-        positions, _stops = _marks(words, size_of.astype(np.int64), ranges)
+        if decoded is not None and decoded.get("words") is not None:
+            # evidence_many's arrays of the whole section: each kernel where it is.
+            words, size_of, kinds, opcodes, positions = (decoded["words"], decoded["size_of"], decoded["kinds"],
+                                                         decoded["opcodes"], decoded["positions"])
+            compact = view
+            ranges = [(kernels[n][0], kernels[n][1]) for n in chosen]
+        else:
+            # The chosen kernels' words side by side, each kernel a range of its own.
+            compact = memoryview(b"".join(view[kernels[n][0]:kernels[n][0] + kernels[n][1]] for n in chosen))
+            words = np.frombuffer(compact, dtype="<u4").astype(np.uint32)
+            ranges = []
+            at = 0
+            for n in chosen:
+                ranges.append((at, kernels[n][1]))
+                at += kernels[n][1]
+            size_of, kinds, opcodes = _decode_words(words, name)
+            positions, _stops = _marks(words, size_of.astype(np.int64), ranges)
         family = load_family(name)
         names = _names(name)
         starts = np.array([r[0] for r in ranges], np.int64) // 4
@@ -503,47 +543,54 @@ def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
                        | (words[np.minimum(picked + 1, last)].astype(np.uint64) << np.uint64(32))).tolist()
         picked_length = size_of[picked].tolist()
         picked_at = (picked * 4).tolist()
+        picked_addressed = _vgpr_addressed(family, _mubuf(name)[opcodes[picked]], words[picked],
+                                           words[np.minimum(picked + 1, last)]).tolist()
         bounds_low = np.searchsorted(wanted, low).tolist()
         bounds_high = np.searchsorted(wanted, high).tolist()
+        movs_of = set(_accvgpr_movs(name).tolist())
+        # Per opcode: (what it is listed as, its width) -- worked out once.
+        listed_as: dict[tuple[int, int], tuple[str, int | None]] = {}
         for index, n in enumerate(chosen):
             start, size, psb = kernels[n]
             base = ranges[index][0]
-            items = [(picked_at[i] - base, picked_kind[i], picked_opcode[i], picked_bits[i], picked_length[i])
-                     for i in range(bounds_low[index], bounds_high[index])]
-            branches = [(at, branch_target(at, bits)) for at, kind, _o, bits, _l in items if kind == BRANCH]
+            span = range(bounds_low[index], bounds_high[index])
+            branches = [(picked_at[i] - base, branch_target(picked_at[i] - base, picked_bits[i]))
+                        for i in span if picked_kind[i] == BRANCH]
             quads: set[int] = set()
-            if any(kind in (BUFFER_LOAD, BUFFER_STORE) for _at, kind, _o, _b, _l in items):
-                raw = memoryview(compact)[base:base + size]
-                listing_iter = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
-                quads = psb_quads(listing_iter, branch_targets(branches, size), psb, family.layout == "gfx9")
-            matrix = [(names[o][1], bits) for _at, kind, o, bits, _l in items if kind == MATRIX]
-            movs = [m for _at, _k, o, bits, _l in items if names[o][1].startswith("v_accvgpr_mov")
-                    for m in [accvgpr_move(names[o][0], bits)] if m is not None]
-            held = accumulator_mask(family.name, matrix, movs) if matrix else bytearray(512)
+            if any(picked_kind[i] in (BUFFER_LOAD, BUFFER_STORE) for i in span):
+                quads = psb_quads(_entry(words, positions[low[index]:high[index]], kinds, opcodes, size_of, names,
+                                         base),
+                                  branch_targets(branches, size), psb, family.layout == "gfx9")
+            held = bytearray(512)
+            if any(picked_kind[i] == MATRIX for i in span):
+                matrix = [(names[picked_opcode[i]][1], picked_bits[i]) for i in span if picked_kind[i] == MATRIX]
+                movs = [m for i in span if picked_opcode[i] in movs_of
+                        for m in [accvgpr_move(names[picked_opcode[i]][0], picked_bits[i])] if m is not None]
+                held = accumulator_mask(family.name, matrix, movs)
             loops = loops_of(figures[n].loop_spans)
+            heads = sorted(loop.start for loop in loops)
+            ends = sorted(loop.end for loop in loops)
             listed = []
-            for at, kind, o, bits, length in items:
-                encoding, mnemonic = names[o]
+            for i in span:
+                kind = picked_kind[i]
+                if kind not in _PLACED_KINDS:
+                    continue
+                opcode, bits = picked_opcode[i], picked_bits[i]
+                if kind in (BUFFER_LOAD, BUFFER_STORE) and (not _is_mubuf(names, opcode)
+                                                            or ((bits >> 48) & 0x1F) * 4 not in quads):
+                    continue
+                what, width = listed_as.get((kind, opcode)) or listed_as.setdefault(
+                    (kind, opcode), (_LISTED_AS[kind], access_bytes(names[opcode][1]) if kind in _ACCESSES else None))
                 role = ""
-                width = None
-                if kind in (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE):
-                    if kind in (BUFFER_LOAD, BUFFER_STORE) and \
-                            (encoding != "MUBUF" or ((bits >> 48) & 0x1F) * 4 not in quads):
-                        continue
-                    what = SCRATCH_LOAD_KIND if kind in (SCRATCH_LOAD, BUFFER_LOAD) else SCRATCH_STORE_KIND
-                    width = access_bytes(mnemonic)
-                    role = ADDRESSED_ROLE if vgpr_addressed(family, encoding, bits) else SLOT_ROLE
-                elif kind in (AGPR_WRITE, AGPR_READ):
-                    what = AGPR_WRITE_KIND if kind == AGPR_WRITE else AGPR_READ_KIND
+                if kind in _ACCESSES:
+                    role = ADDRESSED_ROLE if picked_addressed[i] else SLOT_ROLE
+                elif kind == AGPR_WRITE or kind == AGPR_READ:
                     agpr = copied_agpr(kind, bits)
                     role = ACCUMULATOR_ROLE if agpr is not None and held[agpr] else SPILL_COPY_ROLE
-                elif kind == MATRIX:
-                    what = MATRIX_KIND
-                elif kind == CALL:
-                    what = CALL_KIND
-                else:
-                    continue
-                listed.append(ListedInstruction(at, length, mnemonic, what, width, loop_depth(loops, at), role))
+                at = picked_at[i] - base
+                # loops holding the offset: heads at or before it, less ends before it
+                depth = bisect_right(heads, at) - bisect_left(ends, at) if heads else 0
+                listed.append(ListedInstruction(at, picked_length[i], names[opcode][1], what, width, depth, role))
             out[n] = (KernelListing(figures[n], loops, tuple(listed)), branches)
     return [found for found in out if found is not None]
 

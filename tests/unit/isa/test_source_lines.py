@@ -214,11 +214,14 @@ def test_listings_many_equals_kernel_listing_and_the_branches():
         section, ranges = kernel_ranges(path.read_bytes(), functions=True)
         kernels = [(r.start, r.size, True if r.private_segment_buffer is None else r.private_segment_buffer)
                    for r in ranges]
-        figures = vector.evidence_many(section, kernels, target)
+        decoded: dict = {}
+        figures = vector.evidence_many(section, kernels, target, keep=decoded)
+        assert decoded
         # every other kernel, so the compact copy puts kernels side by side that were not
         chosen = kernels[::2] + [(0, 6, True), (-8, 8, True)]
-        found = vector.listings_many(section, chosen, target, figures[::2] + [figures[0]] * 2)
-        for (start, size, psb), (listing, branches), code in zip(chosen, found, figures[::2]):
-            assert listing == kernel_listing(section, start, size, target, psb), (path.name, start)
-            assert branches == branches_of(decoded_kernel(section, start, size, target)), (path.name, start)
-        assert len(found) == len(chosen)
+        for arrays in (None, decoded):
+            found = vector.listings_many(section, chosen, target, figures[::2] + [figures[0]] * 2, arrays)
+            for (start, size, psb), (listing, branches), code in zip(chosen, found, figures[::2]):
+                assert listing == kernel_listing(section, start, size, target, psb), (path.name, start)
+                assert branches == branches_of(decoded_kernel(section, start, size, target)), (path.name, start)
+            assert len(found) == len(chosen)
