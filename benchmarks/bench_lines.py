@@ -207,13 +207,15 @@ def main(argv: list[str]) -> int:
     print(f"every table run whole: {lines['full_tables_cpu']:.1f} CPU-s; the child process: "
           f"{lines['total_cpu']:.1f} CPU-s, max RSS {lines['max_rss_mb']:.0f} MB")
     if lines["pyelftools_objects"]:
+        slower = lines["pyelftools_cpu"] / lines["pyelftools_same_cpu"]
         print(f"pyelftools on {lines['pyelftools_objects']} code objects: {lines['pyelftools_cpu']:.2f} CPU-s "
-              f"against {lines['pyelftools_same_cpu']:.2f} ({lines['pyelftools_cpu'] / lines['pyelftools_same_cpu']:.0f}x)")
+              f"against {lines['pyelftools_same_cpu']:.2f} ({slower:.0f}x)")
     if "report_isa" in results:
         report = results["report_isa"]
         print(f"report --isa --all --json: {report['cpu']:.1f} CPU-s, {report['wall']:.1f} s wall, "
               f"max RSS {report['max_rss_mb']:.0f} MB; line mapping / report --isa: "
-              f"{lines['lines_cpu'] / report['cpu']:.2f} (whole tables: {lines['full_tables_cpu'] / report['cpu']:.2f})")
+              f"{lines['lines_cpu'] / report['cpu']:.2f} "
+              f"(whole tables: {lines['full_tables_cpu'] / report['cpu']:.2f})")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0

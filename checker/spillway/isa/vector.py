@@ -569,7 +569,7 @@ def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
                 held = accumulator_mask(family.name, matrix, movs)
             loops = loops_of(figures[n].loop_spans)
             heads = sorted(loop.start for loop in loops)
-            ends = sorted(loop.end for loop in loops)
+            tails = sorted(loop.end for loop in loops)
             listed = []
             for i in span:
                 kind = picked_kind[i]
@@ -589,7 +589,7 @@ def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
                     role = ACCUMULATOR_ROLE if agpr is not None and held[agpr] else SPILL_COPY_ROLE
                 at = picked_at[i] - base
                 # loops holding the offset: heads at or before it, less ends before it
-                depth = bisect_right(heads, at) - bisect_left(ends, at) if heads else 0
+                depth = bisect_right(heads, at) - bisect_left(tails, at) if heads else 0
                 listed.append(ListedInstruction(at, picked_length[i], names[opcode][1], what, width, depth, role))
             out[n] = (KernelListing(figures[n], loops, tuple(listed)), branches)
     return [found for found in out if found is not None]
