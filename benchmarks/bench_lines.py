@@ -87,8 +87,9 @@ def measure_lines(paths: list[Path], pyelftools: int) -> dict:
     from spillway.resources.targets import target_id_from_flags
 
     figures = {"code_objects": 0, "functions": 0, "instructions": 0, "rows": 0, "kernels_with_lines": 0,
-               "instructions_with_lines": 0, "evidence_cpu": 0.0, "lines_cpu": 0.0, "full_tables_cpu": 0.0,
-               "pyelftools_cpu": 0.0, "pyelftools_same_cpu": 0.0, "pyelftools_objects": 0}
+               "instructions_with_lines": 0, "placed": 0, "evidence_cpu": 0.0, "tables_cpu": 0.0, "lines_cpu": 0.0,
+               "model_cpu": 0.0, "full_tables_cpu": 0.0, "pyelftools_cpu": 0.0, "pyelftools_same_cpu": 0.0,
+               "pyelftools_objects": 0}
     started = time.process_time()
     for item in code_objects(paths):
         data = item.payload
@@ -109,13 +110,21 @@ def measure_lines(paths: list[Path], pyelftools: int) -> dict:
         before = time.process_time()
         lines = object_lines(data, [(ranges[n].section, ranges[n].start, ranges[n].start + ranges[n].size)
                                     for n in chosen])
+        figures["tables_cpu"] += time.process_time() - before
+        traffic = vector.line_traffic_many(code, [kernels[n] for n in chosen], target, [found[n] for n in chosen],
+                                           decoded, lines, [ranges[n].section for n in chosen])
+        figures["lines_cpu"] += time.process_time() - before
+        figures["kernels_with_lines"] += sum(bool(t) for t in traffic)
+        figures["instructions_with_lines"] += sum(found[n].instructions for n in chosen)
+        figures["placed"] += sum(r.accesses + r.agpr_copies for t in traffic for r in t)
+
+        before = time.process_time()
         listings = vector.listings_many(code, [kernels[n] for n in chosen], target, [found[n] for n in chosen],
                                         decoded)
         models = [kernel_lines(listing, branches, lines, ranges[n].section, ranges[n].start)
                   for n, (listing, branches) in zip(chosen, listings)]
-        figures["lines_cpu"] += time.process_time() - before
-        figures["kernels_with_lines"] += sum(bool(m.scratch or m.agpr_copies) for m in models)
-        figures["instructions_with_lines"] += sum(found[n].instructions for n in chosen)
+        figures["model_cpu"] += time.process_time() - before
+        assert [m.by_line for m in models] == traffic
 
         before = time.process_time()
         tables = read_lines(data)
@@ -202,8 +211,11 @@ def main(argv: list[str]) -> int:
           f"({lines['rows'] / lines['instructions']:.2f} per instruction)")
     print(f"evidence (report --isa's decoding): {lines['evidence_cpu']:.1f} CPU-s")
     print(f"line mapping for the {lines['kernels_with_lines']} kernels with scratch or AGPR copies "
-          f"({100 * lines['instructions_with_lines'] / lines['instructions']:.0f}% of the instructions): "
-          f"{lines['lines_cpu']:.1f} CPU-s")
+          f"({100 * lines['instructions_with_lines'] / lines['instructions']:.0f}% of the instructions; "
+          f"{lines['placed']} accesses and copies placed, "
+          f"{100 * lines['placed'] / lines['instructions']:.2f}% of the instructions): "
+          f"{lines['lines_cpu']:.1f} CPU-s (tables {lines['tables_cpu']:.1f}); "
+          f"the whole model of those kernels: {lines['model_cpu']:.1f} CPU-s more")
     print(f"every table run whole: {lines['full_tables_cpu']:.1f} CPU-s; the child process: "
           f"{lines['total_cpu']:.1f} CPU-s, max RSS {lines['max_rss_mb']:.0f} MB")
     if lines["pyelftools_objects"]:

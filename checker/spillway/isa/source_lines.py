@@ -195,14 +195,17 @@ class ObjectLines:
         key = (number, row, inferred)
         found = self._placed.get(key)
         if found is None:
-            table = self.tables[number]
-            rows = table.rows
-            file = rows.file[row]
-            path = self._paths.get((number, file))
-            if path is None:
-                path = self._paths[(number, file)] = table.file_path(file)
-            found = self._placed[key] = SourceLine(path, rows.line[row], rows.column[row], inferred)
+            rows = self.tables[number].rows
+            found = self._placed[key] = SourceLine(self.path(number, rows.file[row]), rows.line[row],
+                                                   rows.column[row], inferred)
         return found
+
+    def path(self, number: int, file: int) -> str:
+        """tables[number].file_path(file), worked out once."""
+        path = self._paths.get((number, file))
+        if path is None:
+            path = self._paths[(number, file)] = self.tables[number].file_path(file)
+        return path
 
 
 def object_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None
@@ -317,6 +320,11 @@ def by_line(scratch: Sequence[PlacedInstruction], copies: Sequence[PlacedInstruc
         found = totals.setdefault(key, [0] * 10)
         found[8] += 1
         found[9] += placed.instruction.role != ACCUMULATOR_ROLE
+    return traffic_rows(totals)
+
+
+def traffic_rows(totals: dict[tuple[str, int], list[int]]) -> tuple[LineTraffic, ...]:
+    """LineTraffic of each (file, line): [its ten figures in field order], most traffic first."""
     rows = [LineTraffic(file, line, *figures) for (file, line), figures in totals.items()]
     rows.sort(key=lambda r: (-(r.innermost_load_bytes + r.innermost_store_bytes),
                              -(r.loop_load_bytes + r.loop_store_bytes), -(r.load_bytes + r.store_bytes),

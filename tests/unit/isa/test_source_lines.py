@@ -225,3 +225,48 @@ def test_listings_many_equals_kernel_listing_and_the_branches():
                 assert listing == kernel_listing(section, start, size, target, psb), (path.name, start)
                 assert branches == branches_of(decoded_kernel(section, start, size, target)), (path.name, start)
             assert len(found) == len(chosen)
+
+
+def test_line_traffic_many_equals_by_line():
+    vector = pytest.importorskip("spillway.isa.vector", reason="numpy (a dependency of spillway)")
+    compared = inferred = copies = 0
+    for path in sorted(LINES.iterdir()):
+        target = next(part for part in path.name.split(".") if part.startswith("gfx"))
+        data = path.read_bytes()
+        section, ranges = kernel_ranges(data, functions=True)
+        kernels = [(r.start, r.size, True if r.private_segment_buffer is None else r.private_segment_buffer)
+                   for r in ranges]
+        decoded: dict = {}
+        figures = vector.evidence_many(section, kernels, target, keep=decoded)
+        lines = object_lines(data)
+        found = vector.line_traffic_many(section, kernels, target, figures, decoded, lines,
+                                         [r.section for r in ranges])
+        for (start, size, psb), traffic, found_range in zip(kernels, found, ranges):
+            listing = kernel_listing(section, start, size, target, psb)
+            expected = kernel_lines(listing, branches_of(decoded_kernel(section, start, size, target)), lines,
+                                    found_range.section, start).by_line
+            assert traffic == expected, (path.name, found_range.name)
+            compared += len(expected)
+            inferred += sum(r.inferred for r in expected)
+            copies += sum(r.agpr_copies for r in expected)
+    assert compared > 100 and inferred and copies
+    assert vector.line_traffic_many(b"", [(0, 4, True)], "gfx906", figures[:1], {}, None, [".text"]) == [()]
+
+
+def test_the_row_index_keeps_lines_apart_past_65535_files():
+    np = pytest.importorskip("numpy", reason="a dependency of spillway")
+    vector = pytest.importorskip("spillway.isa.vector")
+    lines = table(ROWS)
+    many = lines.tables[0]
+    files = array("I", [70000, 0, 1, 0, 70000 + 1, 1])
+    names = tuple(SourceFile(f"f{i}.cpp", "/src", 0) for i in range(70002))
+    wide = LineTable(0, 5, "/src", "k.cpp", ("/src",), names,
+                     LineRows(many.rows.address, many.rows.line, many.rows.column, files, many.rows.flags),
+                     many.sequences)
+    index = vector._RowIndex(ObjectLines((wide,)))
+    assert index.by_row
+    keys = index.line_keys(np.array([0, 4, 2, -1]))
+    assert [index.line_of_key(k) for k in keys.tolist()] == [
+        ("/src/f70000.cpp", 10), ("/src/f70001.cpp", 14), ("/src/f1.cpp", 12), ("", 0)]
+    narrow = vector._RowIndex(lines)
+    assert not narrow.by_row and narrow.line_of_key(int(narrow.line_keys(np.array([2]))[0])) == ("/src/k.cpp", 12)
