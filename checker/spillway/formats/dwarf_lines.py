@@ -387,13 +387,13 @@ def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int,
     comp_dir = unit[0]
     if version >= 5:
         directory_formats, at = _entry_formats(data, at)
-        count, at = _uleb(data, at)
+        count, at = _entry_count(data, at, program, directory_formats, "directories")
         directories = []
         for _ in range(count):
             entry, at = _entry(data, at, directory_formats, offset_size, sections)
             directories.append(str(entry.get(_LNCT_PATH, "")))
         file_formats, at = _entry_formats(data, at)
-        count, at = _uleb(data, at)
+        count, at = _entry_count(data, at, program, file_formats, "file names")
         files: list[SourceFile | None] = []
         for _ in range(count):
             entry, at = _entry(data, at, file_formats, offset_size, sections)
@@ -442,6 +442,16 @@ def _entry_formats(data: bytes, at: int) -> tuple[list[tuple[int, int]], int]:
         form, at = _uleb(data, at)
         formats.append((content, form))
     return formats, at
+
+
+def _entry_count(data: bytes, at: int, program: int, formats: list[tuple[int, int]], what: str) -> tuple[int, int]:
+    """A DWARF 5 entry count, no more than the header's bytes left can hold
+    (every entry takes a byte at least: a count past that is corrupt)."""
+    count, after = _uleb(data, at)
+    if count and (not formats or count > program - after):
+        raise _Bad(f"{count} {what} in a header with {max(program - after, 0)} bytes left"
+                   f"{'' if formats else ' and no entry format'}", at)
+    return count, after
 
 
 def _entry(data: bytes, at: int, formats: list[tuple[int, int]], offset_size: int,

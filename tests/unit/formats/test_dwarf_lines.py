@@ -433,6 +433,16 @@ def test_bad_tables_are_one_line_errors_with_the_offset(line, message):
     assert message in _bad(line)
 
 
+def test_an_entry_count_past_the_header_is_refused_not_run():
+    header = bytearray(header_v5(["/b"], [("k.cpp", 0)]))
+    at = header.index(b"/b\0") - 1                  # the directory count, 1
+    huge = bytes(header[:at]) + uleb(2 ** 60) + bytes(header[at + 1:])
+    assert "1152921504606846976 directories in a header with" in _bad(unit(5, huge, GOOD))
+    empty = bytes(header[:at - 3]) + bytes([0]) + uleb(5) + bytes(header[at + 1:])     # no format, 5 entries
+    assert "5 directories in a header with" in _bad(unit(5, empty, GOOD)) and "no entry format" in _bad(
+        unit(5, empty, GOOD))
+
+
 def test_a_header_longer_than_its_length_says_so():
     whole = unit(5, V5, GOOD)
     cut = bytearray(whole)
@@ -444,3 +454,33 @@ def test_a_bad_compile_unit_is_a_one_line_error():
     info, abbrev = compile_unit(5, "/b", "k.cpp")
     message = _bad(unit(5, V5, GOOD), **{".debug_info": info, ".debug_abbrev": abbrev[:3]})
     assert ".debug_info:" in message
+
+
+def test_mutated_tables_give_rows_or_one_input_error():
+    """Bytes of a real table's .debug_line, .debug_info and .debug_line_str
+    changed at random (a fixed seed): read_lines returns or raises
+    InputError, never anything else."""
+    import random
+    from pathlib import Path
+
+    from spillway.formats.codeobject import ElfImage
+    path = Path(__file__).resolve().parents[2] / "data" / "isa" / "lines" / "co" / "headers.gfx906.clang22.dwarf5.co"
+    data = path.read_bytes()
+    image = ElfImage(memoryview(data))
+    spans = [(s[4], s[5]) for s in image.sections if s[0] in (".debug_line", ".debug_info", ".debug_line_str",
+                                                               ".debug_abbrev", ".debug_str_offsets")]
+    chooser = random.Random(32)
+    outcomes = {"rows": 0, "error": 0}
+    for _ in range(600):
+        mutated = bytearray(data)
+        offset, size = chooser.choice(spans)
+        for _ in range(chooser.randint(1, 3)):
+            mutated[offset + chooser.randrange(size)] = chooser.randrange(256)
+        try:
+            read_lines(bytes(mutated))
+            read_lines(bytes(mutated), [(".text", 0, 8)])
+            outcomes["rows"] += 1
+        except InputError as error:
+            assert "\n" not in str(error)
+            outcomes["error"] += 1
+    assert outcomes["rows"] and outcomes["error"], outcomes
