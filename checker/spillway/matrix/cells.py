@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
@@ -15,6 +15,11 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from spillway.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:   # Python 3.10 (supported): the same parser as a package (a dependency there)
+    import tomli as tomllib
 
 CELLS_FILE = Path("matrix") / "cells.toml"
 SCHEMA = "1"
