@@ -15,6 +15,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from spillway.errors import UsageError
+from spillway.gate.metrics import MetricName
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -122,7 +123,7 @@ class Cell(BaseModel):
     compress: bool = False
     flags: list[str] = []
     baseline: str = Field(min_length=1)
-    gate: list[Literal["scratch", "spills", "occupancy", "vgprs", "lds"]] = ["scratch"]
+    gate: list[MetricName] = ["scratch"]
 
     _system: Optional[System] = PrivateAttr(default=None)
 

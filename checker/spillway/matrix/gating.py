@@ -33,11 +33,15 @@ class CellCheck:
     flags_warning: str = ""          # the cell's flags differ from its baseline's (a failure with strict_flags)
 
 
-def _read(library: Path, occupancy_model: str | None = None):
+def _read(library: Path, occupancy_model: str | None = None, gate=()):
+    """The cell's library, its machine code decoded too when ``gate`` holds a
+    machine-code metric (loop_scratch, agpr_copies), as check and baseline write read it."""
+    from spillway.gate.metrics import needs_code
     from spillway.gate.reading import read_sources
     from spillway.report.reader import ReadOptions
     from spillway.resources.occupancy import DEFAULT_MODEL
-    return read_sources([str(library)], ReadOptions(occupancy_model=occupancy_model or DEFAULT_MODEL))
+    return read_sources([str(library)], ReadOptions(occupancy_model=occupancy_model or DEFAULT_MODEL,
+                                                    isa=needs_code(gate)))
 
 
 def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional[str] = None,
@@ -69,7 +73,7 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
         baseline = load_baseline(str(baseline_path))
         # The baseline's occupancy model unless told otherwise (version 1: llvm22).
         model = occupancy_model or recorded_model(baseline)
-        inputs = _read(library, model)
+        inputs = _read(library, model, metrics or baseline.gate)
         result = check(inputs.usage, baseline, metrics or baseline.gate, baseline_path=str(baseline_path),
                        occupancy_model=model)
         if junit:
@@ -143,7 +147,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         # one is renamed over it: a run killed before that keeps the old file.
         previous = load_baseline(str(baseline_path)) if baseline_path.is_file() and not fresh else None
         # An update keeps the model the baseline was written with (version 1: llvm22).
-        inputs = _read(Path(library), recorded_model(previous) if previous else None)
+        inputs = _read(Path(library), recorded_model(previous) if previous else None, cell.gate)
         inputs.sources = [library]
         result = build_baseline(inputs, note=baseline_note(matrix, build_dir, build), gate=tuple(cell.gate),
                                 previous=previous, flags=cell_flags(cell.flags))
