@@ -29,6 +29,19 @@ def cell_table(name: str, **fields) -> str:
     return "\n".join(lines) + "\n"
 
 
+def committed_baseline(folder: Path, version: int, *parts: str) -> str:
+    """The committed clang-N baseline cut to the kernels whose keys hold one of
+    ``parts`` (those of the sources a reduced cells file builds): the cell is held
+    to the committed figures of what it builds, and a baseline kernel it does not
+    build would fail it (issue 31)."""
+    document = json.loads((REPO / "checks" / "baselines" / f"clang-{version}.json").read_text())
+    document["kernels"] = [k for k in document["kernels"] if any(part in k["key"] for part in parts)]
+    assert document["kernels"]
+    path = folder / f"clang-{version}-{parts[0]}.json"
+    path.write_text(json.dumps(document, indent=2))
+    return str(path)
+
+
 # -- the smallest real cell: clang-19 building kernels/sampling.hip -------------------------
 
 SMALL_CELL = "clang-19"

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from spillway.gate.check import CheckResult, Finding
+from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.compare import Comparison, selected
 from spillway.gate.failure_code import FailureCode
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, total_lines
 from spillway.gate.wording import actual_text, allowed_text, cells, code_text, diff_next_step, next_step
 from spillway.resources.names import table_name
 
-# Removed kernels a check lists by name; beyond this only counted (all of them are in --json).
-VANISHED_SHOWN = 20
 CODE = "code"
 # The header of compare's next-step column (the CLI lists the steps itself when it did not fit).
 NEXT_STEP = "next step"
@@ -46,11 +44,14 @@ def compare_table(comparison: Comparison, everything: bool = False, limit: int =
 
 def print_check(result: CheckResult, console, *, limit: int, names: str, accept: Callable[[Finding], str],
                 accept_all: Callable[[CheckResult], tuple[str, int]],
-                code: Optional[dict[tuple[str, str], FailureCode]] = None) -> None:
+                code: Optional[dict[tuple[str, str], FailureCode]] = None,
+                removals: Optional[RemovalCommands] = None) -> None:
     """The check on ``console``: a table on a terminal, one line per failure
     (ending with the command that accepts it, ``accept``) elsewhere; then the
-    command that accepts them all, notes and one summary line.  ``code``: the
-    failing kernels' machine code by (target, key), shown with each failure
+    command that accepts them all; the targets and kernels no longer built
+    (each with the command that accepts its removal, ``removals``, when piped)
+    and the one that accepts them all; notes and one summary line.  ``code``:
+    the failing kernels' machine code by (target, key), shown with each failure
     (after the table, a line per kernel)."""
     from spillway.report.table import Column, KernelName, grid, limited
 
@@ -77,15 +78,35 @@ def print_check(result: CheckResult, console, *, limit: int, names: str, accept:
         console.print(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
                       + (f" (and --allow for {more} more kernels: see --format json)" if more else ""),
                       markup=False, soft_wrap=True)
-    if result.vanished:
-        count = len(result.vanished)
-        console.print(f"note: {count} kernel{'s' if count != 1 else ''} in the baseline {'are' if count != 1 else 'is'}"
-                      f" no longer built (not a failure):", markup=False)
-        for target, _key, name in result.vanished[:VANISHED_SHOWN]:
-            console.print(f"  {table_name(name, names)} [{target}]", markup=False, soft_wrap=True)
-        if count > VANISHED_SHOWN:
-            console.print(f"  ... and {count - VANISHED_SHOWN} more (see --format json)", markup=False)
+    print_removed(result, console, limit=limit, names=names, removals=removals)
+    for note in result.fewer_kernels:
+        console.print(f"note: {note.line()}", markup=False, soft_wrap=True)
     console.print(result.summary(), markup=False, soft_wrap=True)
+
+
+def print_removed(result: CheckResult, console, *, limit: int, names: str,
+                  removals: Optional[RemovalCommands], indent: str = "") -> None:
+    """The targets and the kernels of a check no longer built, a line each (with
+    the command that accepts its removal when piped), then the command that accepts
+    them all (check, and each cell of the matrix)."""
+    from spillway.report.table import limited
+
+    piped = not console.is_terminal
+    for target in result.removed_targets:
+        command = f"; accept with: {removals.target(target)}" if removals and piped else ""
+        console.print(f"{indent}no longer built: {target.line()}{command}", markup=False, soft_wrap=True)
+    gone, hidden = limited(result.vanished, limit)
+    for target_id, key, name in gone:
+        command = f"; accept with: {removals.kernel(key)}" if removals and piped else ""
+        console.print(f"{indent}no longer built: {table_name(name, names)} [{target_id}]: in the baseline, not "
+                      f"in the build{command}", markup=False, soft_wrap=True)
+    if hidden:
+        console.print(f"{indent}... and {hidden} more no longer built (--limit 0 shows all)", markup=False)
+    if removals and (result.vanished or any(t.in_baseline for t in result.removed_targets)):
+        command, more = removals.every(result)
+        console.print(f"{indent}Removed on purpose? Accept the removal with: {command}"
+                      + (f" (and --allow-removed for {more} more kernels: see --format json)" if more else ""),
+                      markup=False, soft_wrap=True)
 
 
 # compare's terminal output holds at most LINE_BUDGET lines, or LINES_PER_LIMIT per --limit row
