@@ -343,6 +343,15 @@ def _gate_steps() -> list[Step]:
         Step("baseline.update.c24", ["baseline", "write", *C24, "-o", "out/upd6.json"],
              prepare=copy_file("out/all.json", "out/upd6.json"), files=("out/upd6.json",)),
     ]
+    # Targets no longer built (issue 31): the check's other formats, and the update that accepts their removal.
+    vanished = ["check", "in/c23/gfx90a.ccob", "--baseline", "out/all.json"]
+    steps += [Step(f"check.vanished.{fmt}", [*vanished, "--format", fmt], github=fmt == "github")
+              for fmt in ("json", "markdown", "junit", "github", "tsv", "sarif")]
+    steps += [Step("baseline.update.removed.accept", ["baseline", "write", "in/c23/gfx90a.ccob", "-o", "out/upd10.json",
+                                                      "--allow-removed-target", "gfx1100", "--allow-removed-target",
+                                                      "gfx942", "--reason", "golden: gfx90a only"],
+                   prepare=copy_file("out/all.json", "out/upd10.json"), files=("out/upd10.json",)),
+              Step("check.removed.accepted", ["check", "in/c23/gfx90a.ccob", "--baseline", "out/upd10.json"])]
     return steps
 
 

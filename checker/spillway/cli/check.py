@@ -19,7 +19,7 @@ from spillway.constants import metrics_help
 from spillway.errors import UsageError
 
 if TYPE_CHECKING:  # the gate imports pydantic: only when a check runs
-    from spillway.gate.check import CheckResult, Finding
+    from spillway.gate.check import CheckResult, Finding, RemovalCommands
 
 # Kernels named with --allow in the one "accept all" command.
 ACCEPT_ALL_MAX = 10
@@ -38,9 +38,10 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "check", help="fail when a kernel uses more than its baseline allows",
         description="Hold every kernel to its allowance in a baseline file (spillway baseline write). "
-                    "Kernels not in the baseline are held to zero scratch and zero spills; baseline "
-                    "kernels no longer built are noted, not failed. Each failure ends with the command that "
-                    "accepts it. Exit status: 0 within baseline, 1 over, 2 usage or input error.")
+                    "Kernels not in the baseline are held to zero scratch and zero spills; a baseline kernel "
+                    "or target no longer built fails too (baseline write --allow-removed KEY or "
+                    "--allow-removed-target TARGET accepts it). Each failure ends with the command that "
+                    "accepts it. Exit status: 0 within baseline, 1 over or removed, 2 usage or input error.")
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="binaries, objects, archives, code objects, wheels, directories, or spillway "
                              "report JSON files")
@@ -88,6 +89,24 @@ class Remedy:
         keys = list(dict.fromkeys(f.key for f in result.failures))
         return (self._accept(keys[:ACCEPT_ALL_MAX], {f.metric for f in result.failures}),
                 max(0, len(keys) - ACCEPT_ALL_MAX))
+
+    def _removed(self, keys: list[str], targets: list[str]) -> str:
+        from spillway.gate.commands import accept_removed_command
+
+        return accept_removed_command(self.paths, self.baseline, keys, targets,
+                                      targets=",".join(self.targets) if self.targets else None)
+
+    def removals(self) -> "RemovalCommands":
+        """The commands that accept kernels and targets no longer built."""
+        from spillway.gate.check import RemovalCommands
+
+        def every(result: CheckResult) -> tuple[str, int]:
+            keys = list(dict.fromkeys(key for _target, key, _name in result.vanished))
+            return (self._removed(keys[:ACCEPT_ALL_MAX], [t.target for t in result.removed_targets]),
+                    max(0, len(keys) - ACCEPT_ALL_MAX))
+
+        return RemovalCommands(lambda key: self._removed([key], []), lambda target: self._removed([], [target.target]),
+                               every)
 
     def write_missing(self) -> str:
         from spillway.gate.commands import write_command
@@ -138,20 +157,21 @@ def run(args) -> int:
     if fmt in ("table", "markdown", "github") or args.output not in (None, "-"):
         args.failure_code = failing_code(result, args, options)
     suite = args.suite or junit.suite_name_for(args.baseline)
+    removals = remedy.removals()
     if args.junit:
-        junit.write(args.junit, result, suite, remedy.accept)
+        junit.write(args.junit, result, suite, remedy.accept, removals)
     to_file = args.output not in (None, "-")
     if fmt == "json":
         write(args.output, dump_json(result.to_json()))
     elif fmt == "junit":
-        write(args.output, junit.document_chunks(result, suite, remedy.accept))
+        write(args.output, junit.document_chunks(result, suite, remedy.accept, removals))
     elif fmt == "markdown":
         write(args.output, (markdown_marker("check") + _markdown(result, args, remedy)).encode())
     elif fmt == "tsv":
         from spillway.gate.tsv import check_tsv_rows
         from spillway.report.table import tsv
 
-        write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)).encode())
+        write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)).encode())   # (removals: metric "built")
     elif fmt == "github":
         _github(result, args, remedy)
     elif fmt == "sarif":
@@ -159,7 +179,8 @@ def run(args) -> int:
     elif fmt == "html":
         from spillway.gate.html import check_page
 
-        write(args.output, check_page(result, args.paths, "" if result.passed else remedy.accept_all(result)[0]))
+        write(args.output, check_page(result, args.paths, remedy.accept_all(result)[0] if result.failures else "",
+                                      removals.every(result)[0] if result.vanished or result.removed_targets else ""))
     elif to_file:
         buffer = io.StringIO()
         print_result(result, args, remedy, buffer)
@@ -178,7 +199,7 @@ def failing_code(result: CheckResult, args, options):
     """The machine code of the failures the text shows (``--limit``), by (target, key): the binaries
     among the inputs read again for them (report JSON inputs have none to decode). None when the
     check passed."""
-    if result.passed:
+    if not result.failures:
         return None
     from spillway.gate.failure_code import failures_code
     from spillway.gate.reading import sniff_json
@@ -200,7 +221,7 @@ def _sarif(result: CheckResult, args, remedy: Remedy) -> bytes:
     with open(args.baseline, "rb") as handle:   # read again for its lines: load_baseline read it whole too
         lines = handle.read()
     category = sarif.category_for("check", Path(args.baseline).stem)
-    return sarif.document([sarif.check_run(result, lines, category, remedy.accept)])
+    return sarif.document([sarif.check_run(result, lines, category, remedy.accept, remedy.removals())])
 
 
 def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
@@ -210,7 +231,7 @@ def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
     if result.failures:
         accept_all, _ = remedy.accept_all(result)
     return check_markdown(result, limit=args.limit, names=args.names, accept_all=accept_all,
-                          code=getattr(args, "failure_code", None))
+                          code=getattr(args, "failure_code", None), removals=remedy.removals())
 
 
 def _github(result: CheckResult, args, remedy: Remedy) -> None:
@@ -220,7 +241,8 @@ def _github(result: CheckResult, args, remedy: Remedy) -> None:
     append_step_summary(summary)
     if args.output not in (None, "-"):
         write(args.output, (markdown_marker("check") + summary).encode())
-    for line in annotation_lines(check_annotations(result, args.baseline, remedy.accept, args.names)):
+    for line in annotation_lines(check_annotations(result, args.baseline, remedy.accept, args.names,
+                                                   remedy.removals())):
         print(line, flush=True)
     print_result(result, args, remedy)
 
@@ -230,4 +252,4 @@ def print_result(result: CheckResult, args, remedy: Remedy, file=None) -> None:
     from spillway.report.table import console as make_console
 
     print_check(result, make_console(file), limit=args.limit, names=args.names, accept=remedy.accept,
-                accept_all=remedy.accept_all, code=getattr(args, "failure_code", None))
+                accept_all=remedy.accept_all, code=getattr(args, "failure_code", None), removals=remedy.removals())

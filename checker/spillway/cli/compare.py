@@ -79,7 +79,7 @@ def run(args) -> int:
     elif fmt == "github":
         _github(comparison, args)
     elif fmt == "sarif":
-        write(args.output, _sarif(comparison, args))
+        write(args.output, _sarif(comparison, new, old, args))
     elif fmt == "html":
         from spillway.gate.html import compare_page
 
@@ -105,7 +105,11 @@ def _github(comparison, args) -> None:
     append_step_summary(summary)
     if args.output not in (None, "-"):
         write(args.output, (markdown_marker("compare") + summary).encode())
-    for line in annotation_lines(compare_annotations(comparison, args.new[0], args.against, args.names, level)):
+    from spillway.paths import STDIN
+
+    # Annotations name the first NEW path that is a file name (standard input is none).
+    file = next((p for p in args.new if p != STDIN), "")
+    for line in annotation_lines(compare_annotations(comparison, file, args.against, args.names, level)):
         print(line, flush=True)
     _print_table(comparison, args)
 
@@ -118,24 +122,23 @@ def _print_table(comparison, args, file=None) -> None:
 
 
 
-def _sarif(comparison, args) -> bytes:
+def _sarif(comparison, new, old, args) -> bytes:
     """Results located at the kernel's line of a baseline file given as a side
-    (OLD first), else at that baseline's first line, else at the first NEW path."""
-    import re
-
+    (OLD first), else at that baseline's first line, else at the first NEW path
+    (the first side's path that is not standard input).  The baselines' lines
+    are those read with the sides (gate.reading): no file is opened again."""
     from spillway.gate import sarif
+    from spillway.paths import STDIN
 
     located: dict[tuple[str, str], sarif.Location] = {}
     baselines = []
-    for path in args.against + args.new:
-        with open(path, "rb") as handle:
-            if not re.match(rb'\s*\{\s*"schema"\s*:\s*"spillway\.baseline/', handle.read(256)):
-                continue
-            handle.seek(0)
-            lines = sarif.kernel_lines(handle.read())
+    for path, data in old.baselines + new.baselines:
+        if path == STDIN:               # no file to point at
+            continue
         baselines.append(path)
-        for kernel, line in lines.items():
+        for kernel, line in sarif.kernel_lines(data).items():
             located.setdefault(kernel, sarif.Location(path, line))
-    fallback = sarif.Location(baselines[0] if baselines else args.new[0])
+    named = [p for p in args.new + args.against if p != STDIN]
+    fallback = sarif.Location(baselines[0] if baselines else named[0] if named else STDIN)
     return sarif.document([sarif.compare_run(comparison, lambda target, key: located.get((target, key), fallback),
                                              sarif.category_for("compare"))])

@@ -567,6 +567,11 @@ def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
             text = check_render.failure_text(f)
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
                                     f"{text}; accept with: {check_render.accept_command(c, [f['key']])}"))
+        if c.removed or c.removed_targets:
+            from spillway.gate.github import removal_annotations
+
+            notes += removal_annotations(check_render.removal_result(c), c.cell.baseline,
+                                         f"spillway matrix: {c.cell.name}", removals=check_render.removal_commands(c))
     lines.append("")
     if summary is not None and summary.cells:
         lines.append(mx.summary_markdown(summary, args.differing))
@@ -596,5 +601,6 @@ def _sarif_run(checks: list[mx.CellCheck], matrix: mx.Matrix) -> bytes:
         runs.append(sarif.findings_run(
             [Finding.from_document(f) for f in c.failures], c.cell.baseline, lines,
             sarif.category_for("matrix", c.cell.name), accept,
-            {"cell": c.cell.name, "baseline": c.cell.baseline, "summary": c.reason}))
+            {"cell": c.cell.name, "baseline": c.cell.baseline, "summary": c.reason},
+            c.removed, c.removed_targets, check_render.removal_commands(c)))
     return sarif.document(runs)

@@ -37,3 +37,19 @@ def quote_every_path(text: str) -> str:
     with a /).  Its messages have always quoted this way; shlex.quote would
     change their bytes for every such path, so it stays (issue 24)."""
     return text if all(c.isalnum() or c in "_.-" for c in text) else "'" + text.replace("'", "'\\''") + "'"
+
+
+def accept_removed_command(paths: Iterable[str], baseline: str, keys: Iterable[str] = (),
+                           removed_targets: Iterable[str] = (), *, targets: Optional[str] = None,
+                           quote: Quote = shlex.quote) -> str:
+    """``spillway baseline write PATH... -o BASELINE [--target T] --allow-removed KEY...
+    --allow-removed-target TARGET... --reason TEXT``: accepts that baseline kernels, or
+    whole targets, are no longer built (issue 31)."""
+    words = ["spillway", "baseline", "write", *paths, "-o", baseline]
+    if targets is not None:
+        words += ["--target", targets]
+    for key in keys:
+        words += ["--allow-removed", key]
+    for target in removed_targets:
+        words += ["--allow-removed-target", target]
+    return " ".join(quote(w) for w in words) + " --reason TEXT"

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional
 
 from spillway.resources.names import table_name
 
 if TYPE_CHECKING:
-    from spillway.gate.check import CheckResult, Finding
+    from spillway.gate.check import CheckResult, Finding, RemovalCommands
     from spillway.gate.compare import Comparison
 
 MAX_ANNOTATIONS = 10
@@ -72,11 +72,26 @@ def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None)
 
 
 def check_annotations(result: CheckResult, file: str, accept: Callable[[Finding], str],
-                      names: str = "short") -> list[Annotation]:
+                      names: str = "short", removals: Optional[RemovalCommands] = None) -> list[Annotation]:
     out = []
     for f in result.failures:
         title = f"spillway check: {table_name(f.name, names)} [{f.target}] over baseline ({f.metric})"
         out.append(Annotation(file, title, f"{f.message()}. Accept with: {accept(f)}"))
+    out += removal_annotations(result, file, "spillway check", names, removals)
+    return out
+
+
+def removal_annotations(result: CheckResult, file: str, title: str, names: str = "short",
+                        removals: Optional[RemovalCommands] = None) -> list[Annotation]:
+    """One annotation per target and per baseline kernel no longer built (check, a matrix cell)."""
+    out = []
+    for target in result.removed_targets:
+        command = f". Accept with: {removals.target(target)}" if removals else ""
+        out.append(Annotation(file, f"{title}: target {target.target} no longer built", target.line() + command))
+    for target_id, key, name in result.vanished:
+        command = f". Accept with: {removals.kernel(key)}" if removals else ""
+        out.append(Annotation(file, f"{title}: {table_name(name, names)} [{target_id}] no longer built",
+                              f"in the baseline, not in the build{command}"))
     return out
 
 

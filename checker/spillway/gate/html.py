@@ -114,10 +114,11 @@ def compare_page(comparison: Comparison, *, title: str = "spillway compare", ext
 CHECK_FIELDS = ("kind", "name", "target", "metric", "recorded", "now", "message", "failing", "curve")
 
 
-def check_page(result, sources: list[str], accept: str = "") -> bytes:
+def check_page(result, sources: list[str], accept: str = "", accept_removed: str = "") -> bytes:
     """``check --format html``: the verdict, the counts, and the findings over
-    their allowance, the kernels not in the baseline and those no longer built
-    (kernels within their allowance are counted, not listed)."""
+    their allowance, the kernels not in the baseline and the kernels and
+    targets no longer built (kernels within their allowance are counted, not
+    listed); ``accept``, ``accept_removed``: the commands that accept them."""
     curves = Curves(result.occupancy_model)
     names = Names()
     rows: list[list] = []
@@ -127,8 +128,11 @@ def check_page(result, sources: list[str], accept: str = "") -> bytes:
     for target, _key, name in result.new_kernels:
         rows.append(["not in baseline", names(name), target, "", None, None, "kernel not in the baseline", False,
                      curves.key(target)])
+    for removed in result.removed_targets:
+        rows.append(["target no longer built", names(""), removed.target, "", None, None, removed.line(), True,
+                     curves.key(removed.target)])
     for target, _key, name in result.vanished:
-        rows.append(["no longer built", names(name), target, "", None, None, "baseline kernel no longer built", False,
+        rows.append(["no longer built", names(name), target, "", None, None, "baseline kernel no longer built", True,
                      curves.key(target)])
     counts = result.counts()
     flat = {k: v for k, v in counts.items() if not isinstance(v, dict)}
@@ -141,6 +145,8 @@ def check_page(result, sources: list[str], accept: str = "") -> bytes:
         "name_at": CHECK_FIELDS.index("name"),
         "curves": {key: value for key, value in curves.by_key.items() if value is not None},
         "notes": ["Kernels within their allowance are counted, not listed; the JSON output lists every failure."
-                  + (f" Accept these figures with: {accept}" if accept else "")],
+                  + (f" Accept these figures with: {accept}" if accept else "")
+                  + (f" Accept the removals with: {accept_removed}" if accept_removed else "")]
+                 + [f"Note: {note.line()}" for note in result.fewer_kernels],
     }
     return page("check", "spillway check", data)

@@ -1,7 +1,8 @@
 """JUnit XML for ``spillway check --junit FILE`` (and ``--format junit``):
 one test case per kernel and metric, so Jenkins, GitLab and CTest dashboards
-list failures per kernel.  Baseline kernels that are no longer built appear
-as skipped cases.
+list failures per kernel.  A baseline kernel no longer built is a failing case
+``NAME [built]`` of its target, a target no longer built a failing case
+``TARGET [built]`` (issue 31).
 
 The documents validate against the Jenkins xunit plugin's junit-10.xsd
 (the schema the tests check them with): ``<testsuites>`` carries name,
@@ -19,7 +20,7 @@ from typing import Callable, Iterator, Optional
 
 from spillway import atomic
 from spillway.errors import UsageError
-from spillway.gate.check import CheckResult, Finding
+from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.metrics import METRICS
 
 MARKER = b"<!-- spillway junit: written by spillway; safe to overwrite with spillway -->\n"
@@ -139,13 +140,15 @@ def suite_name_for(baseline_path: str) -> str:
 
 
 def document_chunks(result: CheckResult, suite: Optional[str] = None,
-                    accept: Optional[Callable[[Finding], str]] = None) -> Iterator[bytes]:
+                    accept: Optional[Callable[[Finding], str]] = None,
+                    removals: Optional[RemovalCommands] = None) -> Iterator[bytes]:
     """The check's JUnit document, piece by piece.  ``accept(finding)``: the
-    command that accepts a failure, appended to its message."""
+    command that accepts a failure, appended to its message (``removals``: those
+    that accept a kernel or target no longer built)."""
     suite = suite or suite_name_for(result.baseline_path)
-    failures = result.failures
-    skipped = len(result.vanished) * len(result.gate)
-    tests = len(result.findings) + skipped
+    gone = len(result.vanished) + len(result.removed_targets)
+    failures = len(result.failures) + gone
+    tests = len(result.findings) + gone
 
     def cases() -> Iterator[str]:
         quoted = _Quoted()
@@ -163,19 +166,26 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
                     f"{METRICS[finding.metric].description}\n{message}\n")
             yield _case(classname, name, _tag("failure", {"type": finding.metric, "message": message}, ">")
                         + _text(text) + "</failure>")
-        gone = _tag("skipped", {"message": "in the baseline but no longer built"})
-        for target, _key, name in result.vanished:
-            for metric in result.gate:
-                yield _case(quoted[f"{suite}.{target}"], f'{quoted[name][:-1]} [{metric}]"', gone)
+        for target in result.removed_targets:
+            message = target.line() + (f"; accept with: {removals.target(target)}" if removals else "")
+            yield _case(quoted[f"{suite}.{target.target}"], f'{quoted[target.target][:-1]} [built]"',
+                        _tag("failure", {"type": "removed-target", "message": message}, ">")
+                        + _text(f"target: {target.target}\n{message}\n") + "</failure>")
+        for target_id, key, name in result.vanished:
+            message = "in the baseline, no longer built" + (f"; accept with: {removals.kernel(key)}" if removals
+                                                            else "")
+            yield _case(quoted[f"{suite}.{target_id}"], f'{quoted[name][:-1]} [built]"',
+                        _tag("failure", {"type": "removed", "message": message}, ">")
+                        + _text(f"kernel: {name}\nkey: {key}\ntarget: {target_id}\n{message}\n") + "</failure>")
 
     properties = {"baseline": result.baseline_path, "gate": ",".join(result.gate),
                   "occupancy_model": result.occupancy_model}
-    return _document(suite, tests, len(failures), 0, skipped, properties, cases())
+    return _document(suite, tests, failures, 0, 0, properties, cases())
 
 
 def document(result: CheckResult, suite: Optional[str] = None,
-             accept: Optional[Callable[[Finding], str]] = None) -> bytes:
-    return b"".join(document_chunks(result, suite, accept))
+             accept: Optional[Callable[[Finding], str]] = None, removals: Optional[RemovalCommands] = None) -> bytes:
+    return b"".join(document_chunks(result, suite, accept, removals))
 
 
 def unchecked_document(suite: str, verdict: str, reason: str) -> bytes:
@@ -188,8 +198,8 @@ def unchecked_document(suite: str, verdict: str, reason: str) -> bytes:
 
 
 def write(path: str, result: CheckResult, suite: Optional[str] = None,
-          accept: Optional[Callable[[Finding], str]] = None) -> None:
-    write_bytes(path, document_chunks(result, suite, accept))
+          accept: Optional[Callable[[Finding], str]] = None, removals: Optional[RemovalCommands] = None) -> None:
+    write_bytes(path, document_chunks(result, suite, accept, removals))
 
 
 def write_bytes(path: str, data: bytes | Iterator[bytes]) -> None:

@@ -265,6 +265,9 @@ class Inputs:
     compilers: set[str] = field(default_factory=set)
     code_object_versions: set[int] = field(default_factory=set)
     occupancy_models: set[str] = field(default_factory=set)
+    # Baseline files read as a side (compare): (the path as named, ``-`` for standard
+    # input; its bytes), for the outputs that locate kernels at their lines.
+    baselines: list[tuple[str, bytes]] = field(default_factory=list)
 
     def note_records(self, records: Iterable[dict]) -> None:
         for record in records:

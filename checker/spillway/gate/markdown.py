@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from spillway.gate.check import CheckResult
+from spillway.gate.check import CheckResult, RemovalCommands
 from spillway.gate.compare import Comparison, KernelDiff, kernels, selected
 from spillway.gate.failure_code import FailureCode
 from spillway.gate.kernels import KernelUsage
@@ -18,7 +18,8 @@ from spillway.resources.names import table_name
 
 def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
                    accept_all: Optional[str] = None,
-                   code: Optional[dict[tuple[str, str], FailureCode]] = None) -> str:
+                   code: Optional[dict[tuple[str, str], FailureCode]] = None,
+                   removals: Optional[RemovalCommands] = None) -> str:
     verdict = "passed" if result.passed else "failed"
     out = [f"**spillway check** against {md_code(result.baseline_path)} {verdict}: {result.summary()}", ""]
     failures = result.failures
@@ -49,15 +50,25 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
         out.append(accept_all)
         out.append("```")
         out.append("")
-    if result.vanished:
-        out.append(f"<details><summary>{len(result.vanished)} baseline kernel"
-                   f"{'s' if len(result.vanished) != 1 else ''} no longer built (not a failure)</summary>")
+    if result.removed_targets or result.vanished:
+        out.append("No longer built (a failure until its removal is accepted):")
         out.append("")
-        for target, _key, name in result.vanished[:limit or None]:
-            out.append(f"- {md_code(table_name(name, names))} ({md_code(target)})")
+        for target in result.removed_targets:
+            out.append(f"- {md_code(target.target)}: {target.line().split(': ', 1)[1]}")
+        shown_gone = result.vanished[:limit or None]
+        for target_id, _key, name in shown_gone:
+            out.append(f"- {md_code(table_name(name, names))} ({md_code(target_id)}): in the baseline, not in the "
+                       f"build")
+        if len(shown_gone) < len(result.vanished):
+            out.append(f"- ... and {len(result.vanished) - len(shown_gone)} more (--limit 0 shows all).")
         out.append("")
-        out.append("</details>")
-        out.append("")
+        if removals:
+            command, more = removals.every(result)
+            out += ["Removed on purpose? Accept the removal with:", "", "```sh", command, "```", ""]
+            if more:
+                out += [f"(and --allow-removed for {more} more kernels: see --format json)", ""]
+    for fewer in result.fewer_kernels:
+        out += [f"Note: {fewer.line()}", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -26,7 +26,7 @@ import orjson
 
 from spillway import __version__
 from spillway.errors import UsageError
-from spillway.gate.check import CheckResult, Finding
+from spillway.gate.check import CheckResult, Finding, RemovalCommands, RemovedTarget
 from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
 from spillway.gate.metrics import METRICS
 from spillway.resources.names import table_name
@@ -44,6 +44,12 @@ _COMPARE_RULES = {
     "spills": "more spilled registers than the old build (vgpr_spill_count + sgpr_spill_count)",
     "occupancy": "fewer waves per SIMD than the old build",
     "added-with-scratch": "a kernel only in the new build that uses scratch or spills registers",
+}
+# A check's removals, as rules of their own (listed in a run only when it has such a result).
+_REMOVAL_RULES = {
+    "removed": ("BaselineKernelNoLongerBuilt", "a kernel the baseline has that the build no longer builds"),
+    "removed-target": ("TargetNoLongerBuilt", "a target the baseline was written from, or the build declares, "
+                                              "with no kernel in the build"),
 }
 
 
@@ -135,19 +141,27 @@ def _rule_index(rules: list[dict]) -> dict[str, int]:
 
 
 def check_run(result: CheckResult, baseline: bytes, category: str,
-              accept: Callable[[Finding], str]) -> dict:
-    """One run: a result per failing kernel and metric of a check.  ``baseline``:
-    the baseline file's bytes (for the kernels' lines); ``accept``: the command
-    that accepts a finding."""
+              accept: Callable[[Finding], str], removals: Optional[RemovalCommands] = None) -> dict:
+    """One run: a result per failing kernel and metric of a check, and per kernel and
+    target no longer built.  ``baseline``: the baseline file's bytes (for the kernels'
+    lines); ``accept``: the command that accepts a finding (``removals``: a removal)."""
     return findings_run(result.failures, result.baseline_path, baseline, category, accept,
                         {"baseline": repository_path(result.baseline_path), "gate": list(result.gate),
-                         "kernels": result.kernels, "summary": result.summary()})
+                         "kernels": result.kernels, "summary": result.summary()},
+                        result.vanished, result.removed_targets, removals)
 
 
 def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: bytes, category: str,
-                 accept: Callable[[Finding], str], properties: dict) -> dict:
-    """One run over failing findings (a check's, or a matrix cell's check document's)."""
+                 accept: Callable[[Finding], str], properties: dict,
+                 vanished: Sequence[tuple[str, str, str]] = (), removed_targets: Sequence[RemovedTarget] = (),
+                 removals: Optional[RemovalCommands] = None) -> dict:
+    """One run over failing findings (a check's, or a matrix cell's check document's) and
+    the kernels (target, key, name) and targets no longer built."""
     rules = _check_rules()
+    if vanished or removed_targets:
+        rules += [{"id": rule, "name": name, "shortDescription": {"text": text}, "fullDescription": {"text": text},
+                   "defaultConfiguration": {"level": "error"}, "properties": {"tags": ["amdgpu"]}}
+                  for rule, (name, text) in _REMOVAL_RULES.items()]
     index = _rule_index(rules)
     lines = kernel_lines(baseline)
     results = []
@@ -164,7 +178,36 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
                            "metric": finding.metric, "allowed": finding.allowed, "actual": finding.actual,
                            "new_kernel": finding.new_kernel, "dynamic_stack": finding.dynamic_stack},
         })
+    for target in removed_targets:
+        command = f" Removed on purpose? accept with: {removals.target(target)}" if removals else ""
+        results.append({
+            "ruleId": "removed-target", "ruleIndex": index["removed-target"], "level": "error",
+            "message": {"text": f"{target.line()}.{command}"},
+            "locations": [_location(Location(baseline_path, _target_line(baseline, target.target)))],
+            "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(target.target, "", "removed-target")},
+            "properties": {"target": target.target, "kernels_written_from": target.kernels,
+                           "declared": target.declared},
+        })
+    for target_id, key, name in vanished:
+        command = f" Removed on purpose? accept with: {removals.kernel(key)}" if removals else ""
+        results.append({
+            "ruleId": "removed", "ruleIndex": index["removed"], "level": "error",
+            "message": {"text": f"{table_name(name)} [{target_id}]: in the baseline, no longer built.{command}"},
+            "locations": [_location(Location(baseline_path, lines.get((target_id, key), 1)))],
+            "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(target_id, key, "removed")},
+            "properties": {"target": target_id, "key": key, "kernel": name},
+        })
     return _run(category, rules, results, properties)
+
+
+def _target_line(baseline: bytes, target: str) -> int:
+    """The line of a baseline that records how many kernels it was written from on
+    ``target`` (``"gfx1151": 66`` in kernels_written_from), else 1."""
+    needle = b'"' + target.encode() + b'":'
+    for number, raw in enumerate(baseline.splitlines(), start=1):
+        if raw.strip().startswith(needle):
+            return number
+    return 1
 
 
 def _compare_rules() -> list[dict]:

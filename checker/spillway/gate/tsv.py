@@ -9,8 +9,14 @@ from spillway.resources.occupancy import next_step_text
 
 
 def check_tsv_rows(result: CheckResult):
+    """One row per kernel and metric; then a failing row, metric ``built``, per target no
+    longer built (name and key empty) and per baseline kernel no longer built."""
     for f in result.findings:
         yield (f.target, f.name, f.key, f.metric, f.allowed, f.actual, f.passed, f.new_kernel, f.dynamic_stack)
+    for t in result.removed_targets:
+        yield (t.target, "", "", "built", None, None, False, False, False)
+    for target, key, name in result.vanished:
+        yield (target, name, key, "built", None, None, False, False, False)
 
 
 def compare_tsv_rows(comparison: Comparison, everything: bool):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
@@ -15,6 +15,12 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from spillway.errors import UsageError
+from spillway.gate.metrics import MetricName
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:   # Python 3.10 (supported): the same parser as a package (a dependency there)
+    import tomli as tomllib
 
 CELLS_FILE = Path("matrix") / "cells.toml"
 SCHEMA = "1"
@@ -117,7 +123,7 @@ class Cell(BaseModel):
     compress: bool = False
     flags: list[str] = []
     baseline: str = Field(min_length=1)
-    gate: list[Literal["scratch", "spills", "occupancy", "vgprs", "lds"]] = ["scratch"]
+    gate: list[MetricName] = ["scratch"]
 
     _system: Optional[System] = PrivateAttr(default=None)
 

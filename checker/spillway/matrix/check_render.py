@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from spillway.gate.check import Finding
-from spillway.gate.commands import accept_command as _command
+from spillway.gate.check import CheckResult, Finding, RemovalCommands, RemovedTarget
+from spillway.gate.commands import accept_command as _command, accept_removed_command
 from spillway.matrix.gating import CellCheck
 
 # Failures listed per failing cell; the rest are counted (all of them are in the cell's check.json).
@@ -22,6 +22,34 @@ def accept_command(c: CellCheck, keys: list[str]) -> str:
     library = cell_library(c)
     path = os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY"
     return _command([path], c.cell.baseline, keys[:10], gate=",".join(c.cell.gate))
+
+
+def removal_commands(c: CellCheck) -> RemovalCommands:
+    """The commands that accept what a cell no longer builds: `spillway baseline write
+    --allow-removed` for its baseline's kernels and targets; a target the cell declares
+    in cells.toml is built, or taken out of the cell's targets there."""
+    library = cell_library(c)
+    path = os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY"
+
+    def target(removed: RemovedTarget) -> str:
+        command = accept_removed_command([path], c.cell.baseline, (), [removed.target])
+        if not removed.declared:
+            return command
+        what = "build it, or take it out of the cell's targets in cells.toml"
+        return f"{what} (and accept its removal from the baseline with: {command})" if removed.in_baseline else what
+
+    def every(result: CheckResult) -> tuple[str, int]:
+        keys = list(dict.fromkeys(key for _target, key, _name in c.removed))
+        targets = [t.target for t in c.removed_targets if t.in_baseline]
+        return accept_removed_command([path], c.cell.baseline, keys[:10], targets), max(0, len(keys) - 10)
+
+    return RemovalCommands(lambda key: accept_removed_command([path], c.cell.baseline, [key]), target, every)
+
+
+def removal_result(c: CellCheck) -> CheckResult:
+    """A cell's removals as a check result (for the renderings a check and a cell share)."""
+    return CheckResult(c.cell.baseline, tuple(c.cell.gate), 0, [], list(c.removed), [], failing=[],
+                       removed_targets=list(c.removed_targets))
 
 
 def cell_library(c: CellCheck) -> Optional[Path]:
@@ -60,7 +88,8 @@ def print_details(console, checks: list[CellCheck]) -> None:
     from rich.markup import escape
 
     for c in checks:
-        if c.failures or (c.flags_warning and not c.reason.endswith("[--strict-flags]")):
+        if c.failures or c.removed or c.removed_targets or (
+                c.flags_warning and not c.reason.endswith("[--strict-flags]")):
             console.print(escape(f"{c.cell.name}:"), highlight=False)
             _details(console, c)
 
@@ -93,6 +122,11 @@ def _details(console, c: CellCheck) -> None:
         if keys:
             console.print(escape(f"           intended? accept with: {accept_command(c, keys)}"),
                           highlight=False, soft_wrap=True)
+        if c.removed or c.removed_targets:
+            from spillway.gate.table import print_removed
+
+            print_removed(removal_result(c), console, limit=FAILURES_SHOWN, names="short",
+                          removals=removal_commands(c), indent="           ")
     if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
         console.print(escape(f"           warning: {c.flags_warning} (--strict-flags fails on it)"),
                       highlight=False, style="yellow", soft_wrap=True)

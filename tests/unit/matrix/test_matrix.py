@@ -24,7 +24,7 @@ from spillway import matrix as mx
 from spillway.errors import UsageError
 from spillway.matrix.summary import target_group
 from support import table_scan
-from support.matrix_fixtures import cell_table
+from support.matrix_fixtures import cell_table, committed_baseline
 from support.toolchains import REPO, require
 
 CELLS = REPO / "matrix" / "cells.toml"
@@ -233,15 +233,17 @@ def test_recipe_usage_errors(argv, env, message):
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    """A reduced matrix (rmsnorm.hip only): clang-19 as committed, the same cell
-    pushed over its baseline by an occupancy flag, and a missing toolchain."""
+    """A reduced matrix (rmsnorm.hip only): clang-19 held to its committed
+    baseline's rmsnorm kernels, the same cell pushed over it by an occupancy flag,
+    and a missing toolchain."""
     require("clang++-19")
     require("clang-offload-bundler-19")
     folder = tmp_path_factory.mktemp("small-matrix")
+    baseline = committed_baseline(folder, 19, "rmsnorm")
     path = cells_file(folder, {
-        "clang-19": debian_cell(19),
+        "clang-19": debian_cell(19, baseline=baseline),
         # amdgpu_waves_per_eu(8) on every kernel: at most 64 VGPRs on gfx90a/gfx942.
-        "clang-19-tight": debian_cell(19, flags=["-DSPW_MIN_WAVES_PER_EU=8"]),
+        "clang-19-tight": debian_cell(19, flags=["-DSPW_MIN_WAVES_PER_EU=8"], baseline=baseline),
         "clang-99": debian_cell(19, clang="99", cxx="clang++-99", packages=["clang-99"],
                                 requires=["clang-offload-bundler-99"], baseline="checks/baselines/clang-99.json"),
     })
@@ -294,7 +296,8 @@ def test_a_missing_toolchain_is_skipped_never_passed(small):
 def test_nix_cells_missing_here_do_not_fail_an_unnamed_run(tmp_path):
     require("clang++-19")
     path = cells_file(tmp_path, {
-        "clang-19": debian_cell(19),
+        "clang-19": debian_cell(19, baseline=committed_baseline(tmp_path, 19, "block_scan_kernel",
+                                                                "histogram_kernel")),
         "rocm-7.2.3-clang22": dict(tomllib.loads(CELLS.read_text())["cells"]["rocm-7.2.3-clang22"],
                                    cxx="amdclang++-not-here"),
     }, sources=("kernels/prim_scan.hip",))
