@@ -1,6 +1,7 @@
 """``spillway baseline write PATH... -o FILE --note TEXT``: write or update a
 baseline.  Updating tightens allowances that went down; an allowance goes up
-only for kernels named with ``--allow KEY_PATTERN --reason TEXT``.  When some
+only for kernels named with ``--allow KEY_PATTERN`` or ``--allow-key KEY`` and
+``--reason TEXT``.  When some
 would have gone up without --allow the file is still written (with the old
 allowances for those kernels and every tightening) and the exit status is 1."""
 
@@ -24,8 +25,8 @@ def register(subparsers) -> None:
     write = commands.add_parser(
         "write", help="write a baseline from a build, or update an existing one",
         description="Write a baseline from a build. If FILE exists it is updated: allowances that went down "
-                    "are tightened; one that would go up keeps its old value unless --allow names the kernel "
-                    "(the file is then still written, and the exit status is 1). Kernels new to the "
+                    "are tightened; one that would go up keeps its old value unless --allow or --allow-key names "
+                    "the kernel (the file is then still written, and the exit status is 1). Kernels new to the "
                     "baseline start from zero scratch and zero spills.")
     write.add_argument("paths", nargs="+", metavar="PATH",
                        help="binaries, objects, archives, code objects, wheels, directories, or spillway "
@@ -43,11 +44,17 @@ def register(subparsers) -> None:
                        help="record every kernel read; by default only kernels whose gated metrics are non-zero "
                             "(with scratch and spills: those that use scratch or spill) are written, the rest "
                             "being held to zero; the occupancy, vgprs and lds gates always record every kernel")
-    write.add_argument("--allow", action="append", default=[], metavar="KEY_PATTERN",
+    write.add_argument("--allow", action="append", dest="allowed", default=[], metavar="KEY_PATTERN",
+                       type=lambda text: (text, False),
                        help="let these kernels' allowances go up (exact name or glob, matched against the "
                             "stable key and the demangled name; repeatable)")
+    write.add_argument("--allow-key", action="append", dest="allowed", metavar="KEY",
+                       type=lambda text: (text, True),
+                       help="let this kernel's allowances go up: its stable key, matched character for "
+                            "character, never a glob (what check prints; repeatable)")
     write.add_argument("--reason", action="append", default=[], metavar="TEXT",
-                       help="why, stored with each kernel --allow matched (one for all --allow, or one each)")
+                       help="why, stored with each kernel --allow or --allow-key matched (one for all, or one "
+                            "each, in order)")
     write.add_argument("--flags", metavar="TEXT",
                        help="the build's code-generation flags, as shell words (--flags='-O3 -foffload-lto'; "
                             "recorded in the baseline; check "
@@ -57,21 +64,24 @@ def register(subparsers) -> None:
     write.set_defaults(run=run_write)
 
 
-def _allows(args) -> list[tuple[str, str]]:
-    if not args.allow:
+def _allows(args) -> list:
+    from spillway.gate.baseline import Allow
+
+    allowed = args.allowed
+    if not allowed:
         if args.reason:
-            raise UsageError("--reason goes with --allow KEY_PATTERN")
+            raise UsageError("--reason goes with --allow KEY_PATTERN or --allow-key KEY")
         return []
     if not args.reason:
-        raise UsageError("--allow needs --reason TEXT (it is kept in the baseline)")
+        raise UsageError("--allow and --allow-key need --reason TEXT (it is kept in the baseline)")
     if any(not r.strip() for r in args.reason):
         raise UsageError("--reason must not be empty")
     if len(args.reason) == 1:
-        return [(pattern, args.reason[0]) for pattern in args.allow]
-    if len(args.reason) != len(args.allow):
-        raise UsageError(f"{len(args.allow)} --allow but {len(args.reason)} --reason: give one --reason for "
-                         f"all, or one per --allow")
-    return list(zip(args.allow, args.reason))
+        return [Allow(text, args.reason[0], exact) for text, exact in allowed]
+    if len(args.reason) != len(allowed):
+        raise UsageError(f"{len(allowed)} --allow/--allow-key but {len(args.reason)} --reason: give one --reason "
+                         f"for all, or one per --allow/--allow-key")
+    return [Allow(text, reason, exact) for (text, exact), reason in zip(allowed, args.reason)]
 
 
 def run_write(args) -> int:
@@ -132,7 +142,7 @@ def run_write(args) -> int:
 
 
 def _accept(args, key: str) -> str:
-    """This command again, with --allow for ``key``."""
+    """This command again, with --allow-key for ``key``."""
     from spillway.gate.commands import accept_command, quote_every_path
 
     return accept_command(args.paths, args.output, [key], gate=args.gate,

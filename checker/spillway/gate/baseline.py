@@ -585,6 +585,25 @@ def pattern_matches(pattern: str, usage: KernelUsage) -> bool:
     return pattern in candidates
 
 
+@dataclass(frozen=True)
+class Allow:
+    """One ``--allow PATTERN`` (pattern_matches) or ``--allow-key KEY`` (the
+    stable key itself, character for character: what every printed accept
+    command uses, since a kernel named ``*kernel*`` is also a glob), with its
+    reason."""
+
+    text: str
+    reason: str
+    exact_key: bool = False
+
+    def matches(self, usage: KernelUsage) -> bool:
+        return usage.key == self.text if self.exact_key else pattern_matches(self.text, usage)
+
+    @property
+    def option(self) -> str:
+        return "--allow-key" if self.exact_key else "--allow"
+
+
 @dataclass
 class Change:
     target: str
@@ -621,7 +640,7 @@ def recorded_by_default(resources: Resources, gate: tuple[str, ...]) -> bool:
 
 
 def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: Baseline | None = None,
-          allows: Sequence[tuple[str, str]] = (), targets: list[str] | None = None,
+          allows: Sequence[Allow] = (), targets: list[str] | None = None,
           record_all: bool = False, digests: Mapping[str, str] | None = None,
           flags: list[str] | None = None) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.  ``digests``:
@@ -630,8 +649,8 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     known; an update then keeps the previous baseline's).
 
     Updating: allowances that went down are tightened; an allowance that
-    would go up keeps its old value (reported in ``refused``) unless an
-    ``allows`` pattern matches the kernel, whose reason is then stored (on a
+    would go up keeps its old value (reported in ``refused``) unless one of
+    ``allows`` matches the kernel, whose reason is then stored (on a
     new baseline every matched kernel gets the reason).  A kernel new to the
     baseline starts from zero scratch and zero spills, so a new kernel that
     spills needs --allow too.  Kernels gone from the build are dropped,
@@ -653,7 +672,7 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         note = previous.note
     old_entries = {(e.target, e.key): e for e in previous.kernels} if previous else {}
     result = UpdateResult(baseline=None, updated=previous is not None)  # type: ignore[arg-type]
-    matched_patterns: set[str] = set()
+    matched: set[Allow] = set()
     entries: list[Entry] = []
     allowances: dict[tuple, Allowance] = {}
     if record_all or allows:
@@ -670,11 +689,11 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             # The machine code's figures are recorded only when gated (version 4).
             resources = dataclasses.replace(resources, loop_scratch=None, agpr_copies=None)
         reasons = []
-        for pattern, reason in allows:
-            if pattern_matches(pattern, usage):
-                matched_patterns.add(pattern)
-                if reason not in reasons:
-                    reasons.append(reason)
+        for named in allows:
+            if named.matches(usage):
+                matched.add(named)
+                if named.reason not in reasons:
+                    reasons.append(named.reason)
         prev = old_entries.get(ident)
         if not record_all and not reasons and not recorded_by_default(resources, gate):
             if prev is not None:            # at zero now: tightened, then held to zero by its absence
@@ -737,10 +756,12 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             result.kept_other_targets += 1
         else:
             result.removed.append((entry.target, entry.key, entry.name))
-    unmatched = [p for p, _ in allows if p not in matched_patterns]
+    unmatched = [named for named in allows if named not in matched]
     if unmatched:
-        raise UsageError(f"--allow {unmatched[0]!r} matches no kernel (patterns are exact names or globs "
-                         f"matched against the stable key and the demangled name)")
+        first = unmatched[0]
+        raise UsageError(f"{first.option} {first.text!r} matches no kernel " + (
+            "(the stable key, exactly)" if first.exact_key else
+            "(patterns are exact names or globs matched against the stable key and the demangled name)"))
     provenance = Provenance(
         spillway_version=__version__,
         created="",

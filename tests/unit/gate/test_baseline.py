@@ -167,7 +167,7 @@ def test_update_tightens_and_refuses_to_loosen(tmp_path, capsys, epoch):
     run = run_cli(capsys, "baseline", "write", report, "-o", out)
     assert run.status == 1, run.err
     assert "kept scratch allowance of void rmsnorm<16384, 128, 128>" in run.err
-    assert "--allow _Z7rmsnormILi16384ELi128ELi128EEvPKDhS1_PDhf --reason TEXT" in run.err
+    assert "--allow-key _Z7rmsnormILi16384ELi128ELi128EEvPKDhS1_PDhf --reason TEXT" in run.err
     assert "kept scratch allowance of new(int*)" in run.err
     by_key = {e["key"]: e for e in entries(out)}
     assert load_json(out)["note"] == "first"                            # kept

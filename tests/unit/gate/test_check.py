@@ -151,8 +151,8 @@ def test_junit_one_case_per_kernel_and_metric(builds, baselines, capsys, tmp_pat
     assert topk.get("classname") == f"new.{TARGET}"
     message = topk.find("failure").get("message")
     assert message.startswith("scratch 272 B/lane, allowed at most 0 B/lane; accept with: spillway baseline "
-                              f"write {builds.old} -o {baselines['new']} --allow ")
-    assert message.endswith(f"--allow {TOPK} --reason TEXT")
+                              f"write {builds.old} -o {baselines['new']} --allow-key ")
+    assert message.endswith(f"--allow-key {TOPK} --reason TEXT")
 
 
 def test_new_kernels_and_dynamic_stack(tmp_path, capsys):
