@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
@@ -68,14 +69,14 @@ def run(args) -> int:
         write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
         text = compare_markdown(comparison, args.all, args.limit, args.names)
-        write(args.output, (markdown_marker("compare") + text).encode())
+        write(args.output, markdown_marker("compare") + text)
     elif fmt == "tsv":
         from spillway.report.table import tsv
 
         from spillway.gate.tsv import compare_tsv_rows
 
         fields = TSV_FIELDS + CODE_TSV_FIELDS if args.isa else TSV_FIELDS
-        write(args.output, tsv(fields, compare_tsv_rows(comparison, args.all)).encode())
+        write(args.output, tsv(fields, compare_tsv_rows(comparison, args.all)))
     elif fmt == "github":
         _github(comparison, args)
     elif fmt == "sarif":
@@ -87,7 +88,7 @@ def run(args) -> int:
     elif to_file:
         buffer = io.StringIO()
         _print_table(comparison, args, buffer)
-        write(args.output, (text_marker("compare") + buffer.getvalue()).encode())
+        write(args.output, text_marker("compare") + buffer.getvalue())
     if fmt == "table":
         _print_table(comparison, args)
     elif to_file and fmt != "github":
@@ -104,7 +105,7 @@ def _github(comparison, args) -> None:
     summary = compare_markdown(comparison, args.all, args.limit, args.names)
     append_step_summary(summary)
     if args.output not in (None, "-"):
-        write(args.output, (markdown_marker("compare") + summary).encode())
+        write(args.output, markdown_marker("compare") + summary)
     for line in annotation_lines(compare_annotations(comparison, args.new[0], args.against, args.names, level)):
         print(line, flush=True)
     _print_table(comparison, args)
@@ -124,11 +125,14 @@ def _sarif(comparison, args) -> bytes:
     import re
 
     from spillway.gate import sarif
+    from spillway.paths import STDIN, readable
 
     located: dict[tuple[str, str], sarif.Location] = {}
     baselines = []
     for path in args.against + args.new:
-        with open(path, "rb") as handle:
+        if path != STDIN and not os.path.isfile(path):
+            continue                    # a folder of binaries: no baseline lines to point at
+        with open(readable(path), "rb") as handle:
             if not re.match(rb'\s*\{\s*"schema"\s*:\s*"spillway\.baseline/', handle.read(256)):
                 continue
             handle.seek(0)
