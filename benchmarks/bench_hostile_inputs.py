@@ -16,24 +16,61 @@ tests/support/synthetic_elf.py (nothing downloaded, no compiler):
   --all --json -o FILE``, ``baseline write``, ``check`` against that
   baseline.
 
-Each command is a fresh process (bench_scale.run: wall, CPU of the tree, the
-largest process's ru_maxrss, and the tree's summed RSS sampled every 20 ms).
+Each command is a fresh process (run: wall, CPU of the tree, the largest
+process's ru_maxrss, and the tree's summed RSS and PSS sampled every 20 ms).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
+import subprocess
 import sys
 import tempfile
+import threading
+import time
 import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from bench_scale import run, spillway, _use_bytecode   # noqa: E402  (benchmarks/ is on the path)
+from bench_scale import spillway, _use_bytecode   # noqa: E402  (benchmarks/ is on the path)
+from proctree import tree, pss, rss  # noqa: E402
 from support import synthetic_elf  # noqa: E402
+
+
+def run(command: list[str]) -> dict:
+    """One process: wall, CPU of the tree, the largest process's ru_maxrss,
+    and the tree's peak summed RSS and PSS (sampled every 20 ms; RSS counts
+    pages the forked workers share with the parent in each of them, PSS
+    shares them out)."""
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = {"rss": 0, "pss": 0}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            pids = tree(process.pid)
+            peak["rss"] = max(peak["rss"], sum(rss(p) for p in pids))
+            peak["pss"] = max(peak["pss"], sum(pss(p) for p in pids))
+            done.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stderr = process.stderr.read() if process.stderr else b""
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    return {"wall_s": round(wall, 3), "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+            "max_process_rss_mb": round(usage.ru_maxrss / 1024, 1), "tree_rss_mb": round(peak["rss"] / 1e6, 1),
+            "tree_pss_mb": round(peak["pss"] / 1e6, 1), "status": os.waitstatus_to_exitcode(status),
+            "load": round(load_before, 1), "stderr_tail": stderr.decode("utf-8", "replace")[-300:]}
 
 GLOB_PATHS = 48
 
@@ -58,18 +95,30 @@ def write_kpack_case(work: Path, folder: str, paths: list[str]) -> Path:
 
 
 def write_kernels_wheel(work: Path, kernels: int, per_object: int) -> Path:
+    """The wheel, written by a forked process: building a million kernels'
+    metadata takes this process to gigabytes, and a child forked later
+    inherits that peak as its ru_maxrss."""
     wheel = work / "many_kernels-1.0-py3-none-linux_x86_64.whl"
+    writer = multiprocessing.get_context("fork").Process(target=_write_wheel, args=(wheel, kernels, per_object))
+    writer.start()
+    writer.join()
+    if writer.exitcode != 0:
+        raise SystemExit(f"writing {wheel} failed")
+    return wheel
+
+
+def _write_wheel(wheel: Path, kernels: int, per_object: int) -> None:
     with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         for number, start in enumerate(range(0, kernels, per_object)):
             count = min(per_object, kernels - start)
             names = synthetic_elf.many_kernels(count, prefix=f"o{number:04d}_k")
             archive.writestr(f"many_kernels/lib/kernels_{number:04d}.co", synthetic_elf.code_object(names))
-    return wheel
 
 
 def _line(figures: dict) -> str:
-    return (f"{figures['wall_s']:.2f} s wall, {figures['cpu_s']:.2f} CPU-s, tree {figures['tree_rss_mb']:.0f} MB "
-            f"(largest process {figures['max_process_rss_mb']:.0f} MB), exit {figures['status']}, "
+    return (f"{figures['wall_s']:.2f} s wall, {figures['cpu_s']:.2f} CPU-s, tree {figures['tree_rss_mb']:.0f} MB RSS "
+            f"{figures['tree_pss_mb']:.0f} MB PSS (largest process {figures['max_process_rss_mb']:.0f} MB), "
+            f"exit {figures['status']}, "
             f"load {figures['load']}")
 
 
