@@ -1,6 +1,7 @@
 """``spillway baseline write PATH... -o FILE --note TEXT``: write or update a
 baseline.  Updating tightens allowances that went down; an allowance goes up
-only for kernels named with ``--allow KEY_PATTERN --reason TEXT``.  When some
+only for kernels named with ``--allow KEY_PATTERN`` or ``--allow-key KEY`` and
+``--reason TEXT``.  When some
 would have gone up without --allow the file is still written (with the old
 allowances for those kernels and every tightening) and the exit status is 1."""
 
@@ -25,8 +26,8 @@ def register(subparsers) -> None:
     write = commands.add_parser(
         "write", help="write a baseline from a build, or update an existing one",
         description="Write a baseline from a build. If FILE exists it is updated: allowances that went down "
-                    "are tightened; one that would go up keeps its old value unless --allow names the kernel "
-                    "(the file is then still written, and the exit status is 1). Kernels new to the "
+                    "are tightened; one that would go up keeps its old value unless --allow or --allow-key names "
+                    "the kernel (the file is then still written, and the exit status is 1). Kernels new to the "
                     "baseline start from zero scratch and zero spills.")
     write.add_argument("paths", nargs="+", metavar="PATH",
                        help="binaries, objects, archives, code objects, wheels, directories, or spillway "
@@ -47,16 +48,22 @@ def register(subparsers) -> None:
     write.add_argument("--allow", action=_Accept, default=[], metavar="KEY_PATTERN",
                        help="let these kernels' allowances go up (exact name or glob, matched against the "
                             "stable key and the demangled name; repeatable)")
+    write.add_argument("--allow-key", action=_Accept, dest="allow", metavar="KEY",
+                       help="let this kernel's allowances go up: its stable key, matched character for "
+                            "character, never a glob (what check prints; repeatable)")
     write.add_argument("--allow-removed", action=_Accept, default=[], metavar="KEY_PATTERN",
                        help="accept that these baseline kernels are no longer built (as --allow matches them): they "
                             "leave the baseline, the removal and its reason are recorded in it; without it a "
                             "kernel no longer built is kept (check fails on it) and the exit status is 1")
+    write.add_argument("--allow-removed-key", action=_Accept, dest="allow_removed", metavar="KEY",
+                       help="as --allow-removed, for the kernel whose stable key is KEY, character for character "
+                            "(what check prints)")
     write.add_argument("--allow-removed-target", action=_Accept, default=[], metavar="TARGET",
                        help="accept that the build no longer has this target (a target ID, or a processor for its "
                             "variants): its kernels leave the baseline, the removal and its reason are recorded")
     write.add_argument("--reason", action="append", default=[], metavar="TEXT",
-                       help="why, stored with what each --allow, --allow-removed and --allow-removed-target "
-                            "matched (one for all of them, or one each, in their order)")
+                       help="why, stored with what each --allow, --allow-key, --allow-removed, --allow-removed-key "
+                            "and --allow-removed-target matched (one for all of them, or one each, in their order)")
     write.add_argument("--flags", metavar="TEXT",
                        help="the build's code-generation flags, as shell words (--flags='-O3 -foffload-lto'; "
                             "recorded in the baseline; check "
@@ -67,25 +74,30 @@ def register(subparsers) -> None:
 
 
 class _Accept(argparse.Action):
-    """--allow, --allow-removed, --allow-removed-target: each value in its own list, and in
-    ``accepts`` in command-line order, which --reason follows when there is one each."""
+    """--allow, --allow-key, --allow-removed, --allow-removed-key, --allow-removed-target: each
+    value in its own list, and in ``accepts`` in command-line order, which --reason follows when
+    there is one each.  The ``-key`` forms name a stable key exactly (never a glob)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        getattr(namespace, self.dest).append(values)
+        value = (values, bool(option_string and option_string.endswith("-key")), option_string)
+        getattr(namespace, self.dest).append(value)
         accepts = getattr(namespace, "accepts", None) or []
-        namespace.accepts = [*accepts, (self.dest, values)]
+        namespace.accepts = [*accepts, (self.dest, value)]
 
 
-def _allows(args) -> dict[str, list[tuple[str, str]]]:
-    """{"allow" | "allow_removed" | "allow_removed_target": [(value, reason)]}: one
-    --reason for every accept, or one each in the order they were given."""
+def _allows(args) -> dict[str, list]:
+    """{"allow": [Allow], "allow_removed": [Allow], "allow_removed_target": [(target, reason)]}:
+    one --reason for every accept, or one each in the order they were given."""
+    from spillway.gate.baseline import Allow
+
     accepts = getattr(args, "accepts", None) or []
-    out: dict[str, list[tuple[str, str]]] = {"allow": [], "allow_removed": [], "allow_removed_target": []}
+    out: dict[str, list] = {"allow": [], "allow_removed": [], "allow_removed_target": []}
     if not accepts:
         if args.reason:
-            raise UsageError("--reason goes with --allow KEY_PATTERN (or --allow-removed, --allow-removed-target)")
+            raise UsageError("--reason goes with --allow KEY_PATTERN or --allow-key KEY (or --allow-removed, "
+                             "--allow-removed-key, --allow-removed-target)")
         return out
-    first = "--" + accepts[0][0].replace("_", "-")
+    first = accepts[0][1][2]
     if not args.reason:
         raise UsageError(f"{first} needs --reason TEXT (it is kept in the baseline)")
     if any(not r.strip() for r in args.reason):
@@ -93,14 +105,17 @@ def _allows(args) -> dict[str, list[tuple[str, str]]]:
     if len(args.reason) == 1:
         reasons = args.reason * len(accepts)
     elif len(args.reason) != len(accepts):
-        options = "--allow" if all(kind == "allow" for kind, _ in accepts) else \
-            "--allow, --allow-removed or --allow-removed-target"
+        options = "--allow/--allow-key" if all(kind == "allow" for kind, _ in accepts) else \
+            "--allow, --allow-key, --allow-removed, --allow-removed-key or --allow-removed-target"
         raise UsageError(f"{len(accepts)} {options} but {len(args.reason)} --reason: give one --reason for "
                          f"all, or one each")
     else:
         reasons = args.reason
-    for (kind, value), reason in zip(accepts, reasons):
-        out[kind].append((value, reason))
+    for (kind, (value, exact, option)), reason in zip(accepts, reasons):
+        if kind == "allow_removed_target":
+            out[kind].append((value, reason))
+        else:
+            out[kind].append(Allow(value, reason, exact, option))
     return out
 
 
@@ -183,7 +198,7 @@ def _accept_removed(args, keys: list[str], targets: list[str]) -> str:
 
 
 def _accept(args, key: str) -> str:
-    """This command again, with --allow for ``key``."""
+    """This command again, with --allow-key for ``key``."""
     from spillway.gate.commands import accept_command, quote_every_path
 
     return accept_command(args.paths, args.output, [key], gate=args.gate,

@@ -166,12 +166,12 @@ def run(args) -> int:
     elif fmt == "junit":
         write(args.output, junit.document_chunks(result, suite, remedy.accept, removals))
     elif fmt == "markdown":
-        write(args.output, (markdown_marker("check") + _markdown(result, args, remedy)).encode())
+        write(args.output, markdown_marker("check") + _markdown(result, args, remedy))
     elif fmt == "tsv":
         from spillway.gate.tsv import check_tsv_rows
         from spillway.report.table import tsv
 
-        write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)).encode())   # (removals: metric "built")
+        write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)))   # (removals: metric "built")
     elif fmt == "github":
         _github(result, args, remedy)
     elif fmt == "sarif":
@@ -184,7 +184,7 @@ def run(args) -> int:
     elif to_file:
         buffer = io.StringIO()
         print_result(result, args, remedy, buffer)
-        write(args.output, (text_marker("check") + buffer.getvalue()).encode())
+        write(args.output, text_marker("check") + buffer.getvalue())
     # The verdict goes to stdout unless the document itself did.
     if fmt == "table" or (to_file and fmt != "github"):
         print_result(result, args, remedy)
@@ -240,7 +240,7 @@ def _github(result: CheckResult, args, remedy: Remedy) -> None:
     summary = _markdown(result, args, remedy)
     append_step_summary(summary)
     if args.output not in (None, "-"):
-        write(args.output, (markdown_marker("check") + summary).encode())
+        write(args.output, markdown_marker("check") + summary)
     for line in annotation_lines(check_annotations(result, args.baseline, remedy.accept, args.names,
                                                    remedy.removals())):
         print(line, flush=True)

@@ -89,5 +89,5 @@ def run(args) -> int:
         write(args.output, dump_json(code_document(viewed)))
         return 0
     text = code_text(viewed)
-    write(args.output, ((text_marker("code") if args.output not in (None, "-") else "") + text).encode())
+    write(args.output, (text_marker("code") if args.output not in (None, "-") else "") + text)
     return 0

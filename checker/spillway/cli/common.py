@@ -15,7 +15,8 @@ import orjson
 from spillway.paths import dumps as json_dumps
 
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
-from spillway.formats.containers import DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, MIN_INPUT_ALLOWANCE
+from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, DEFAULT_MAX_KERNELS,
+                                         MIN_INPUT_ALLOWANCE)
 from spillway.cli.output import write_to
 from spillway.report.reader import KernelTable, ReadOptions, json_chunks, read_report, report_json
 from spillway.report.reader import write_report_json as write_report_json_to
@@ -53,6 +54,16 @@ def parse_ratio(text: str) -> float:
     return number
 
 
+def parse_count(text: str) -> int:
+    try:
+        number = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a count: {text!r} (use e.g. 1000000)") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"count must be positive: {text!r}")
+    return number
+
+
 def add_read_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", default=[], metavar="TARGETS",
                         help="only these targets (processor like gfx90a or full target ID; "
@@ -67,6 +78,9 @@ def add_read_options(parser: argparse.ArgumentParser) -> None:
                         help=f"refuse an input file whose compressed contents declare more than RATIO times "
                              f"its size decompressed in total (default {DEFAULT_MAX_INFLATION}; at least "
                              f"{MIN_INPUT_ALLOWANCE >> 20} MiB is always allowed)")
+    parser.add_argument("--max-kernels", type=parse_count, default=DEFAULT_MAX_KERNELS, metavar="N",
+                        help=f"refuse a run that reads more than N kernels (default {DEFAULT_MAX_KERNELS:,}: "
+                             f"twice the largest ROCm library measured; each kernel costs about 1.5 KB of memory)")
     parser.add_argument("--occupancy-model", choices=MODEL_CHOICES, default=None,
                         help=f"whose occupancy figures: llvm22, llvm23 or llvm24 (the LLVM version whose "
                              f"Occupancy remark they reproduce), or producer (per code object, the model of the "
@@ -90,6 +104,7 @@ def read_options(args) -> ReadOptions:
     targets = [t.strip() for value in args.target for t in value.split(",") if t.strip()]
     return ReadOptions(max_decompressed=args.max_decompressed, targets=targets,
                        max_decompressed_total=args.max_decompressed_total, max_inflation=args.max_inflation,
+                       max_kernels=args.max_kernels,
                        scan_embedded=args.scan_embedded, kpack_archives=args.kpack,
                        occupancy_model=getattr(args, "occupancy_model", None) or DEFAULT_MODEL,
                        verify_hashes=getattr(args, "verify_hashes", False), require_kernels=True,

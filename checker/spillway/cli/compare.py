@@ -68,14 +68,14 @@ def run(args) -> int:
         write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
         text = compare_markdown(comparison, args.all, args.limit, args.names)
-        write(args.output, (markdown_marker("compare") + text).encode())
+        write(args.output, markdown_marker("compare") + text)
     elif fmt == "tsv":
         from spillway.report.table import tsv
 
         from spillway.gate.tsv import compare_tsv_rows
 
         fields = TSV_FIELDS + CODE_TSV_FIELDS if args.isa else TSV_FIELDS
-        write(args.output, tsv(fields, compare_tsv_rows(comparison, args.all)).encode())
+        write(args.output, tsv(fields, compare_tsv_rows(comparison, args.all)))
     elif fmt == "github":
         _github(comparison, args)
     elif fmt == "sarif":
@@ -87,7 +87,7 @@ def run(args) -> int:
     elif to_file:
         buffer = io.StringIO()
         _print_table(comparison, args, buffer)
-        write(args.output, (text_marker("compare") + buffer.getvalue()).encode())
+        write(args.output, text_marker("compare") + buffer.getvalue())
     if fmt == "table":
         _print_table(comparison, args)
     elif to_file and fmt != "github":
@@ -104,7 +104,7 @@ def _github(comparison, args) -> None:
     summary = compare_markdown(comparison, args.all, args.limit, args.names)
     append_step_summary(summary)
     if args.output not in (None, "-"):
-        write(args.output, (markdown_marker("compare") + summary).encode())
+        write(args.output, markdown_marker("compare") + summary)
     from spillway.paths import STDIN
 
     # Annotations name the first NEW path that is a file name (standard input is none).

@@ -328,7 +328,7 @@ def run_list(args) -> int:
     available = sum(1 for _, a, _ in rows if a.available)
     console.print(f"{available} of {len(rows)} cells available here", highlight=False)
     if buffer is not None:
-        write(args.output, (text_marker("matrix list") + buffer.getvalue()).encode())
+        write(args.output, text_marker("matrix list") + buffer.getvalue())
     return 0
 
 
@@ -442,12 +442,12 @@ def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: 
     elif fmt == "json":
         write(output, dump_json(mx.summary_json(summary)))
     elif fmt == "markdown":
-        write(output, (markdown_marker("matrix summary") + mx.summary_markdown(summary, differing)).encode())
+        write(output, markdown_marker("matrix summary") + mx.summary_markdown(summary, differing))
     elif output not in (None, "-"):
         buffer = io.StringIO()
         console = make_console(buffer)
         mx.print_summary(console, summary, names, everything)
-        write(output, (text_marker("matrix summary") + buffer.getvalue()).encode())
+        write(output, text_marker("matrix summary") + buffer.getvalue())
     else:
         mx.print_summary(make_console(), summary, names, everything)
 
@@ -469,7 +469,7 @@ def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cel
         write(args.output, comparison.json_chunks())
     elif fmt == "markdown":
         text = compare_markdown(comparison, args.all, 0, args.names)
-        write(args.output, (markdown_marker("compare") + text).encode())
+        write(args.output, markdown_marker("compare") + text)
     else:
         buffer = io.StringIO()
         console = make_console(None if args.output in (None, "-") else buffer)
@@ -482,7 +482,7 @@ def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cel
             console.print(grid)
         console.print(escape(comparison.sentence()), highlight=False)
         if args.output not in (None, "-"):
-            write(args.output, (text_marker("compare") + buffer.getvalue()).encode())
+            write(args.output, text_marker("compare") + buffer.getvalue())
     return status
 
 
@@ -577,7 +577,7 @@ def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
         lines.append(mx.summary_markdown(summary, args.differing))
     append_step_summary("\n".join(lines))
     if args.output not in (None, "-") and summary is not None and summary.cells:
-        write(args.output, (markdown_marker("matrix summary") + mx.summary_markdown(summary, args.differing)).encode())
+        write(args.output, markdown_marker("matrix summary") + mx.summary_markdown(summary, args.differing))
     for line in annotation_lines(notes):
         print(line, flush=True)
 

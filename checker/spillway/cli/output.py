@@ -194,8 +194,13 @@ def write_to(path: str | None, produce: Callable[[int], None], chunks: Callable[
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def write(path: str | None, data: bytes | Iterable[bytes]) -> None:
-    """Write to a claimed file atomically, or to stdout for None or '-'."""
+def write(path: str | None, data: str | bytes | Iterable[bytes]) -> None:
+    """Write to a claimed file atomically, or to stdout for None or '-'.
+    Text is UTF-8, a path's undecodable bytes (U+DC80-U+DCFF, surrogateescape)
+    shown as ``\\udcXX`` as on the terminal: documents that must keep them
+    exact (JSON, SARIF) write them as JSON escapes themselves (paths.dumps)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "backslashreplace")
     chunks = (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data   # or pieces of it
     if path is None or path == "-":
         for chunk in chunks:

@@ -250,9 +250,9 @@ def run(args) -> int:
 
         if args.isa:
             rows = ([*(k.get(f) for f in TSV_FIELDS), *isa_tsv_cells(k["isa"])] for k in kernels)
-            write(args.output, tsv(TSV_FIELDS + ISA_TSV_FIELDS, rows).encode())
+            write(args.output, tsv(TSV_FIELDS + ISA_TSV_FIELDS, rows))
             return 0
-        write(args.output, tsv(TSV_FIELDS, ([k.get(f) for f in TSV_FIELDS] for k in kernels)).encode())
+        write(args.output, tsv(TSV_FIELDS, ([k.get(f) for f in TSV_FIELDS] for k in kernels)))
         return 0
     write_table(args, document, kernels, pattern, paths)
     return 0
@@ -339,4 +339,4 @@ def write_table(args, document: dict, kernels: list[dict], pattern: str | None, 
     if evidence and printed:
         console.print(evidence_line(printed, console.width), markup=False, soft_wrap=True)
     if buffer is not None:
-        write(args.output, (text_marker("report") + buffer.getvalue()).encode())
+        write(args.output, text_marker("report") + buffer.getvalue())

@@ -35,5 +35,5 @@ def run(args) -> int:
     # $id first: it names the file as spillway's (a later -o may replace it).
     ordered = {"$id": schema["$id"], "$schema": schema["$schema"]}
     ordered.update(json.loads(json.dumps({k: v for k, v in schema.items() if k not in ordered}, sort_keys=True)))
-    write(args.output, (json.dumps(ordered, indent=2) + "\n").encode())
+    write(args.output, json.dumps(ordered, indent=2) + "\n")
     return 0

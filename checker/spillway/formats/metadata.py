@@ -12,6 +12,7 @@ import msgpack
 import msgspec
 
 from spillway.errors import InputError
+from spillway.formats.elfstream import MemoryStream
 from spillway.formats.walk import advance
 
 NT_AMDGPU_METADATA = 32
@@ -82,6 +83,23 @@ def _flag(kernel: dict, key: bytes, where: str) -> bool | None:
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
     raise InputError(f"kernel {where}: metadata {key.decode()} is {value!r}, not a boolean")
+
+
+def kernel_count(desc: bytes | memoryview) -> int | None:
+    """The length of the note's ``amdhsa.kernels`` array, read without
+    decoding the kernels (read in pieces: the note is not copied whole
+    unless a key before it is that large); None when the note does not say
+    (no such key, malformed: the full decode names the problem)."""
+    unpacker = msgpack.Unpacker(MemoryStream(desc), raw=True, strict_map_key=False, read_size=1 << 16,
+                                max_buffer_size=max(len(desc), 1 << 16))
+    try:
+        for _ in range(unpacker.read_map_header()):
+            if unpacker.unpack() == b"amdhsa.kernels":
+                return unpacker.read_array_header()
+            unpacker.skip()
+    except Exception:  # msgpack raises many types for bad input
+        return None
+    return None
 
 
 def decode(desc: bytes | memoryview) -> dict:

@@ -618,6 +618,29 @@ def _named(pattern: str, key: str, name: str) -> bool:
     return pattern in candidates
 
 
+@dataclass(frozen=True)
+class Allow:
+    """One ``--allow PATTERN`` (pattern_matches) or ``--allow-key KEY`` (the
+    stable key itself, character for character: what every printed accept
+    command uses, since a kernel named ``*kernel*`` is also a glob), with its
+    reason."""
+
+    text: str
+    reason: str
+    exact_key: bool = False
+    given_as: Optional[str] = None     # the option that gave it (--allow-removed-key ...); None: --allow[-key]
+
+    def matches(self, usage: KernelUsage) -> bool:
+        return self.matches_key(usage.key, usage.name)
+
+    def matches_key(self, key: str, name: str) -> bool:
+        return key == self.text if self.exact_key else _named(self.text, key, name)
+
+    @property
+    def option(self) -> str:
+        return self.given_as or ("--allow-key" if self.exact_key else "--allow")
+
+
 @dataclass
 class Change:
     target: str
@@ -663,9 +686,9 @@ def recorded_by_default(resources: Resources, gate: tuple[str, ...]) -> bool:
 
 
 def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: Baseline | None = None,
-          allows: Sequence[tuple[str, str]] = (), targets: list[str] | None = None,
+          allows: Sequence[Allow] = (), targets: list[str] | None = None,
           record_all: bool = False, digests: Mapping[str, str] | None = None,
-          flags: list[str] | None = None, allow_removed: Sequence[tuple[str, str]] = (),
+          flags: list[str] | None = None, allow_removed: Sequence[Allow] = (),
           allow_removed_targets: Sequence[tuple[str, str]] = ()) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.  ``digests``:
     sha256_path of inputs already worked out (SourceHasher); the others are
@@ -673,8 +696,8 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     known; an update then keeps the previous baseline's).
 
     Updating: allowances that went down are tightened; an allowance that
-    would go up keeps its old value (reported in ``refused``) unless an
-    ``allows`` pattern matches the kernel, whose reason is then stored (on a
+    would go up keeps its old value (reported in ``refused``) unless one of
+    ``allows`` matches the kernel, whose reason is then stored (on a
     new baseline every matched kernel gets the reason).  A kernel new to the
     baseline starts from zero scratch and zero spills, so a new kernel that
     spills needs --allow too.
@@ -703,7 +726,7 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         note = previous.note
     old_entries = {(e.target, e.key): e for e in previous.kernels} if previous else {}
     result = UpdateResult(baseline=None, updated=previous is not None)  # type: ignore[arg-type]
-    matched_patterns: set[str] = set()
+    matched: set[Allow] = set()
     entries: list[Entry] = []
     allowances: dict[tuple, Allowance] = {}
     if record_all or allows:
@@ -720,11 +743,11 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             # The machine code's figures are recorded only when gated (version 4).
             resources = dataclasses.replace(resources, loop_scratch=None, agpr_copies=None)
         reasons = []
-        for pattern, reason in allows:
-            if pattern_matches(pattern, usage):
-                matched_patterns.add(pattern)
-                if reason not in reasons:
-                    reasons.append(reason)
+        for named in allows:
+            if named.matches(usage):
+                matched.add(named)
+                if named.reason not in reasons:
+                    reasons.append(named.reason)
         prev = old_entries.get(ident)
         if not record_all and not reasons and not recorded_by_default(resources, gate):
             if prev is not None:            # at zero now: tightened, then held to zero by its absence
@@ -788,10 +811,12 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             result.kept_other_targets += 1
         elif ident in removals.kept:
             entries.append(entry)          # gone without --allow-removed: kept, check fails on it
-    unmatched = [p for p, _ in allows if p not in matched_patterns]
+    unmatched = [named for named in allows if named not in matched]
     if unmatched:
-        raise UsageError(f"--allow {unmatched[0]!r} matches no kernel (patterns are exact names or globs "
-                         f"matched against the stable key and the demangled name)")
+        first = unmatched[0]
+        raise UsageError(f"{first.option} {first.text!r} matches no kernel " + (
+            "(the stable key, exactly)" if first.exact_key else
+            "(patterns are exact names or globs matched against the stable key and the demangled name)"))
     provenance = Provenance(
         spillway_version=__version__,
         created="",
@@ -846,7 +871,7 @@ def vanished(baseline: Baseline, usage: Mapping[Kernel, Any], targets: Sequence[
 
 
 def _removals(inputs: Inputs, previous: Baseline | None, targets: list[str] | None,
-              allow_removed: Sequence[tuple[str, str]], allow_removed_targets: Sequence[tuple[str, str]],
+              allow_removed: Sequence[Allow], allow_removed_targets: Sequence[tuple[str, str]],
               result: UpdateResult) -> _Removals:
     """What an update does with the previous baseline's kernels and targets the
     build no longer has: drops those ``allow_removed`` (patterns) and
@@ -876,10 +901,11 @@ def _removals(inputs: Inputs, previous: Baseline | None, targets: list[str] | No
     kept: set[Kernel] = {(e.target, e.key) for e in previous.kernels
                          if e.target in gone_targets and e.target not in accepted_targets}
     recorded = {(r.target, r.key): r for r in previous.removed or ()}
-    matched: set[str] = set()
+    matched: set[Allow] = set()
     for entry in gone_kernels:
-        reasons = [reason for pattern, reason in allow_removed if _named(pattern, entry.key, entry.name)]
-        matched.update(pattern for pattern, _ in allow_removed if _named(pattern, entry.key, entry.name))
+        accepting = [named for named in allow_removed if named.matches_key(entry.key, entry.name)]
+        reasons = [named.reason for named in accepting]
+        matched.update(accepting)
         if reasons:
             result.removed.append((entry.target, entry.key, entry.name))
             recorded[(entry.target, entry.key)] = Removal(target=entry.target, key=entry.key,
@@ -887,11 +913,13 @@ def _removals(inputs: Inputs, previous: Baseline | None, targets: list[str] | No
         else:
             result.kept_removed.append((entry.target, entry.key, entry.name))
             kept.add((entry.target, entry.key))
-    unmatched = [pattern for pattern, _ in allow_removed if pattern not in matched]
+    unmatched = [named for named in allow_removed if named not in matched]
     if unmatched:
-        raise UsageError(f"--allow-removed {unmatched[0]!r} matches no baseline kernel the build no longer has "
-                         f"(patterns are exact names or globs matched against the stable key and the demangled "
-                         f"name)")
+        first = unmatched[0]
+        raise UsageError(f"{first.given_as or '--allow-removed'} {first.text!r} matches no baseline kernel the build "
+                         f"no longer has " + ("(the stable key, exactly)" if first.exact_key else
+                                              "(patterns are exact names or globs matched against the stable key "
+                                              "and the demangled name)"))
     for target, reason in accepted_targets.items():
         # The target's kernels go with it (recorded once, for the target).
         recorded = {k: r for k, r in recorded.items() if k[0] != target}

@@ -1,7 +1,14 @@
 """The commands the gate's outputs tell the user to run: the one that accepts
-failures (``spillway baseline write ... --allow KEY --reason TEXT``) and the
-one that writes a missing baseline, worded here once for `check`,
-`baseline write` and the matrix."""
+failures (``spillway baseline write ... --allow-key KEY --reason TEXT``) and
+the one that writes a missing baseline, worded here once for `check`,
+`baseline write` and the matrix.
+
+Kernel names and paths come from the binaries, so each word is quoted to be
+pasted into a shell exactly and printed safely: ``--allow-key`` matches the
+stable key character for character (``--allow`` would read ``*kernel*`` as a
+glob and accept ``victim_kernel`` too), and a word holding a character a
+terminal, a CI log or the shell would act on gets ANSI-C quoting (shell_word).
+"""
 
 from __future__ import annotations
 
@@ -10,24 +17,51 @@ from typing import Callable, Iterable, Optional
 
 Quote = Callable[[str], str]
 
+# Escapes bash, zsh and ksh read in $'...' (dash has no $'...': paste into bash).
+_NAMED_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shell_word(text: str, quote: Quote = shlex.quote) -> str:
+    """``quote(text)``, unless the word holds a single quote or a character
+    that is not printable (C0 and C1 controls, newline, DEL, bidi and other
+    formatting characters, undecodable bytes U+DC80-U+DCFF): then
+    ``$'...'`` with each of them as a visible escape -- ``\\n``, ``\\'``,
+    ``\\\\``, and ``\\xHH`` for the UTF-8 bytes of the others (the raw byte
+    for an undecodable one), so the shell passes back the exact bytes
+    whatever its locale, and nothing reaches the terminal raw."""
+    if text.isprintable() and "'" not in text:
+        return quote(text)
+    out = []
+    for character in text:
+        code = ord(character)
+        if character in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[character])
+        elif 0xDC80 <= code <= 0xDCFF:                     # surrogateescape: the byte itself
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif character.isprintable():
+            out.append(character)
+        else:
+            out.append("".join(f"\\x{byte:02x}" for byte in character.encode("utf-8", "surrogatepass")))
+    return "$'" + "".join(out) + "'"
+
 
 def accept_command(paths: Iterable[str], baseline: str, keys: Iterable[str], *, gate: Optional[str] = None,
                    targets: Optional[str] = None, quote: Quote = shlex.quote) -> str:
     """``spillway baseline write PATH... -o BASELINE [--gate G] [--target T]
-    --allow KEY... --reason TEXT``, each word quoted for a POSIX shell."""
+    --allow-key KEY... --reason TEXT``, each word quoted by shell_word."""
     words = ["spillway", "baseline", "write", *paths, "-o", baseline]
     if gate:
         words += ["--gate", gate]
     if targets is not None:
         words += ["--target", targets]
     for key in keys:
-        words += ["--allow", key]
-    return " ".join(quote(w) for w in words) + " --reason TEXT"
+        words += ["--allow-key", key]
+    return " ".join(shell_word(w, quote) for w in words) + " --reason TEXT"
 
 
 def write_command(paths: Iterable[str], baseline: str) -> str:
     """``spillway baseline write PATH... -o BASELINE --note TEXT``."""
-    return " ".join(shlex.quote(w) for w in ["spillway", "baseline", "write", *paths, "-o", baseline]) \
+    return " ".join(shell_word(w) for w in ["spillway", "baseline", "write", *paths, "-o", baseline]) \
         + " --note TEXT"
 
 
@@ -42,14 +76,14 @@ def quote_every_path(text: str) -> str:
 def accept_removed_command(paths: Iterable[str], baseline: str, keys: Iterable[str] = (),
                            removed_targets: Iterable[str] = (), *, targets: Optional[str] = None,
                            quote: Quote = shlex.quote) -> str:
-    """``spillway baseline write PATH... -o BASELINE [--target T] --allow-removed KEY...
-    --allow-removed-target TARGET... --reason TEXT``: accepts that baseline kernels, or
-    whole targets, are no longer built (issue 31)."""
+    """``spillway baseline write PATH... -o BASELINE [--target T] --allow-removed-key KEY...
+    --allow-removed-target TARGET... --reason TEXT``: accepts that baseline kernels (by their
+    stable key, exactly, as accept_command), or whole targets, are no longer built (issue 31)."""
     words = ["spillway", "baseline", "write", *paths, "-o", baseline]
     if targets is not None:
         words += ["--target", targets]
     for key in keys:
-        words += ["--allow-removed", key]
+        words += ["--allow-removed-key", key]
     for target in removed_targets:
         words += ["--allow-removed-target", target]
-    return " ".join(quote(w) for w in words) + " --reason TEXT"
+    return " ".join(shell_word(w, quote) for w in words) + " --reason TEXT"

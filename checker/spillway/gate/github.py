@@ -63,7 +63,7 @@ def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None)
     if not path:
         return None
     try:
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:   # (paths not UTF-8)
             handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
     except OSError as exc:
         from spillway.errors import UsageError

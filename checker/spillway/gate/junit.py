@@ -40,8 +40,17 @@ def _clean(text: str) -> str:
     """``text`` without what XML 1.0 cannot carry (one regular expression: with a
     character-by-character pass, check --format junit on librocsparse1 6.4.3
     took 16.2 s, not 9.6).  Nothing XML cannot carry is printable: most text
-    is, and is passed as it is without the expression's scan."""
-    return text if text.isprintable() else _NOT_XML.sub("", text)
+    is, and is passed as it is without the expression's scan.  A path's
+    undecodable bytes are shown as ``\\udcXX`` (_shown)."""
+    return text if text.isprintable() else _NOT_XML.sub(_shown, text)
+
+
+def _shown(match: re.Match) -> str:
+    """An undecodable byte of a path (U+DC80-U+DCFF) as the text ``\\udcXX``, as
+    spillway's other text outputs show it (dropped, the path named another
+    file); the rest of what XML cannot carry is left out."""
+    code = ord(match.group())
+    return f"\\u{code:04x}" if 0xDC80 <= code <= 0xDCFF else ""
 
 
 # Escapes, applied in order (``&`` first), with str.replace: a kernel name has

@@ -26,6 +26,7 @@ import orjson
 
 from spillway import __version__
 from spillway.errors import UsageError
+from spillway.paths import dumps as json_dumps
 from spillway.gate.check import CheckResult, Finding, RemovalCommands, RemovedTarget
 from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
 from spillway.gate.metrics import METRICS
@@ -270,8 +271,9 @@ def document(runs: Sequence[dict]) -> bytes:
     duplicated = sorted({c for c in categories if categories.count(c) > 1})
     if duplicated:
         raise UsageError(f"--format sarif: two runs share the category {duplicated[0]!r} (GitHub refuses the upload)")
-    data = orjson.dumps({"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": list(runs)},
-                        option=orjson.OPT_INDENT_2) + b"\n"
+    # (paths.dumps: a path that is not UTF-8 stays exact, as \udcXX escapes)
+    data = json_dumps({"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": list(runs)},
+                      option=orjson.OPT_INDENT_2) + b"\n"
     size = len(gzip.compress(data, compresslevel=6, mtime=0))
     if size > MAX_GZIPPED_BYTES:
         raise UsageError(f"--format sarif: {size} bytes gzipped, over GitHub's {MAX_GZIPPED_BYTES} bytes; "

@@ -20,6 +20,7 @@ from typing import Iterable, Optional
 import orjson
 
 from spillway import __version__
+from spillway.paths import dumps as json_dumps
 from spillway.resources.occupancy import DEFAULT_MODEL, curves, next_step_text
 from spillway.resources.targets import MODEL_NAMES
 
@@ -43,8 +44,9 @@ def encoded_data(data) -> bytes:
     """The model as the page holds it: JSON, gzip-compressed (no timestamp:
     the same model gives the same file), in base64 (nothing in it can end the
     script element).  librocsparse's report page: 10.5 MB as JSON text, well
-    under 1 MB so."""
-    return base64.b64encode(gzip.compress(orjson.dumps(data), compresslevel=6, mtime=0))
+    under 1 MB so.  A path that is not UTF-8 is kept as \\udcXX escapes
+    (paths.dumps; the page shows U+FFFD for the byte)."""
+    return base64.b64encode(gzip.compress(json_dumps(data), compresslevel=6, mtime=0))
 
 
 def read_page_data(html: str) -> dict:

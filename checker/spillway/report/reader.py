@@ -23,8 +23,8 @@ from spillway import __version__
 from spillway.formats import codeobject, embedded
 from spillway.resources import occupancy
 from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION,
-                                         DecompressionBudget, PendingImages, ScanOptions,
-                                         ScanResult, expand, scan_buffer, scan_path)
+                                         DEFAULT_MAX_KERNELS, DecompressionBudget, PendingImages, ScanOptions,
+                                         ScanResult, expand, scan_buffer, scan_path, too_many_kernels)
 from spillway.paths import document_chunks, dumps as json_dumps
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
@@ -118,6 +118,7 @@ _ENCODE = False     # workers hand back JSON lines (report --json), not tuples
 _SINK: "_Sink | None" = None    # with _ENCODE: the workers write the lines themselves
 _PROJECT: Callable[[tuple], tuple] | None = None   # rows handed back hold only these fields
 _ISA = False        # ReadOptions.isa: each row ends with its kernel's isa object (ROW_FIELDS)
+_MAX_KERNELS: int | None = None   # ReadOptions.max_kernels: more in one task is an InputError
 _LINE_INDENT = b"    "
 # Below these, parsing stays in one process (forking costs more than it saves).
 _PARALLEL_MIN_TASKS = 4
@@ -161,6 +162,7 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
     if emit is None:
         emit = encoded.append
     kernels = 0
+    listed = 0      # kernels of the task's code objects, against _MAX_KERNELS
     counts = ScanResult()
     code_objects = 0
     recorded: dict[str, None] = {}     # distinct command lines the compiler recorded, in order
@@ -175,12 +177,15 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
         for index in indexes:
             for image in _images_of(_UNITS[index], counts):
                 try:
-                    code = codeobject.parse(image.payload)
+                    code = codeobject.parse(image.payload, _MAX_KERNELS)
                 except InputError as exc:
                     exc.within(image.container, image.offset or 0, rebase=image.offset is not None)
                     exc.file = image.file
                     raise
                 code_objects += 1
+                listed += len(code.kernels)
+                if _MAX_KERNELS is not None and listed > _MAX_KERNELS:
+                    raise too_many_kernels(_MAX_KERNELS, image.file)
                 if not target_selected(code.target_id, _TARGETS):
                     continue
                 if code.command_lines:
@@ -423,15 +428,19 @@ def _tune_allocator() -> None:
 
 
 def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
-               encode: bool = False, fields: tuple[str, ...] | None = None, isa: bool = False):
+               encode: bool = False, fields: tuple[str, ...] | None = None, isa: bool = False,
+               max_kernels: int | None = None):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
     entries, SPIR-V entries, recorded command lines) per task, in order.  Raises the first InputError.
     ``encode``: the kernels come as EncodedKernels, not tuples.  ``fields``:
     the tuples hold these fields (of ROW_FIELDS, in this order), not all of
     them.  ``isa``: each kernel's code is decoded too (its row ends with its
-    isa object; ``fields`` may name it)."""
-    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA
+    isa object; ``fields`` may name it).  ``max_kernels``: a task (or a code
+    object, before its kernels are decoded) with more is an InputError; the
+    caller counts the run's total (DecompressionBudget.charge_kernels)."""
+    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA, _MAX_KERNELS
     _UNITS, _TARGETS, _MODEL, _ENCODE, _ISA = units, targets, model, encode, isa
+    _MAX_KERNELS = max_kernels
     _PROJECT = projection(fields) if fields else None
     total = sum(_unit_size(u) for u in units)
     if progress:
@@ -479,6 +488,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 yield result
     finally:
         _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA = [], [], occupancy.DEFAULT_MODEL, False, None, False
+        _MAX_KERNELS = None
 
 
 def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
@@ -570,6 +580,7 @@ class ReadOptions:
     occupancy_model: str = occupancy.DEFAULT_MODEL   # llvm22, llvm23, llvm24 or producer (--occupancy-model)
     max_decompressed_total: int = DEFAULT_MAX_DECOMPRESSED_TOTAL   # per run (--max-decompressed-total)
     max_inflation: float = DEFAULT_MAX_INFLATION   # per input: times its size (--max-inflation)
+    max_kernels: int = DEFAULT_MAX_KERNELS   # per run (--max-kernels)
     verify_hashes: bool = False   # check compressed bundles' MD5 hashes (--verify-hashes)
     # Called as the read goes with (bytes just read, bytes of the input being read), and
     # (0, its size) as each input starts: a progress bar, or work done meanwhile (baseline
@@ -581,7 +592,7 @@ class ReadOptions:
     isa: bool = False
 
     def budget(self) -> DecompressionBudget:
-        return DecompressionBudget(self.max_inflation, self.max_decompressed_total)
+        return DecompressionBudget(self.max_inflation, self.max_decompressed_total, self.max_kernels)
 
     def scan_options(self, budget: DecompressionBudget | None = None) -> ScanOptions:
         return ScanOptions(self.max_decompressed, scan_embedded=self.scan_embedded, budget=budget,
@@ -609,15 +620,16 @@ def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], No
     budget = budget or options.budget()
     progress = progress or options.progress
     return _finish(scan_path(path, options.scan_options(budget)), path, options, progress, compact, rows_sink,
-                   rows_fields)
+                   rows_fields, budget)
 
 
 def read_buffer(data: bytes | memoryview, name: str, options: ReadOptions | None = None
                 ) -> tuple[dict, list[dict] | KernelTable]:
     """Read an in-memory file (used by tests and fuzzing)."""
     options = options or ReadOptions()
-    return _finish(scan_buffer(memoryview(data), name, options.scan_options(options.budget())),
-                   name, options, None, False)
+    budget = options.budget()
+    return _finish(scan_buffer(memoryview(data), name, options.scan_options(budget)),
+                   name, options, None, False, budget=budget)
 
 
 def _refuse_without_images(scan: ScanResult, path: str) -> None:
@@ -664,13 +676,16 @@ class _FileTally:
 
 
 def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact: bool,
-            rows_sink: RowsSink | None = None, rows_fields: tuple[str, ...] | None = None
-            ) -> tuple[dict, list[dict] | KernelTable]:
+            rows_sink: RowsSink | None = None, rows_fields: tuple[str, ...] | None = None,
+            budget: DecompressionBudget | None = None) -> tuple[dict, list[dict] | KernelTable]:
     _refuse_without_images(scan, path)
     tally, values = _FileTally(scan, path), []
     fields = rows_fields if rows_sink is not None else None
+    budget = budget or options.budget()
     for found, rows, bitcode, spirv_entries, command_lines in iter_units(
-            scan.images, options.targets, progress, options.occupancy_model, fields=fields, isa=options.isa):
+            scan.images, options.targets, progress, options.occupancy_model, fields=fields, isa=options.isa,
+            max_kernels=options.max_kernels):
+        budget.charge_kernels(len(rows), path)
         tally.add(found, len(rows), bitcode, spirv_entries, command_lines)
         if rows_sink is not None:
             rows_sink(rows)
@@ -733,7 +748,8 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
             _SINK = sink
             for found, encoded, bitcode, spirv_entries, command_lines in iter_units(
                     scan.images, options.targets, progress, options.occupancy_model, encode=True,
-                    isa=options.isa):
+                    isa=options.isa, max_kernels=options.max_kernels):
+                budget.charge_kernels(encoded.kernels, path)
                 tally.add(found, encoded.kernels, bitcode, spirv_entries, command_lines)
                 for piece in encoded.pieces:
                     yield (b",\n" if opened else opening) + piece

@@ -201,7 +201,7 @@ def test_check_failures_end_with_the_accepting_command_and_it_works(capsys, gate
     (line,) = [l for l in out.splitlines() if l.startswith("over baseline: ")]
     assert line.startswith("over baseline: topk<32> [gfx1100]: scratch 272 B/lane, allowed at most 0 B/lane")
     command = line.split("accept with: ", 1)[1]
-    assert command.endswith("--allow _Z4topkILi32EEvPKfiPfPi --reason TEXT")
+    assert command.endswith("--allow-key _Z4topkILi32EEvPKfiPfPi --reason TEXT")
     words = shlex.split(command.replace("TEXT", "'topk trades scratch for occupancy'"))
     assert words[:3] == ["spillway", "baseline", "write"]
     assert run(capsys, *words[1:])[0] == 0

@@ -168,7 +168,7 @@ def test_update_tightens_and_refuses_to_loosen(tmp_path, capsys, epoch):
     run = run_cli(capsys, "baseline", "write", report, "-o", out)
     assert run.status == 1, run.err
     assert "kept scratch allowance of void rmsnorm<16384, 128, 128>" in run.err
-    assert "--allow _Z7rmsnormILi16384ELi128ELi128EEvPKDhS1_PDhf --reason TEXT" in run.err
+    assert "--allow-key _Z7rmsnormILi16384ELi128ELi128EEvPKDhS1_PDhf --reason TEXT" in run.err
     assert "kept scratch allowance of new(int*)" in run.err
     by_key = {e["key"]: e for e in entries(out)}
     assert load_json(out)["note"] == "first"                            # kept
@@ -250,7 +250,7 @@ def test_update_keeps_vanished_kernels_until_their_removal_is_accepted(tmp_path,
     assert run.status == 1, run.err
     assert (f"spillway: kept silu_mul(float const*, float const*, float*, int) [gfx1100]: no longer built; accept "
             f"its removal with: spillway baseline write {quote_every_path(str(report))} -o "
-            f"{quote_every_path(str(out))} --target gfx1100 --allow-removed {SILU} --reason TEXT") in run.err
+            f"{quote_every_path(str(out))} --target gfx1100 --allow-removed-key {SILU} --reason TEXT") in run.err
     assert sorted((e["target"], e["key"]) for e in entries(out)) == sorted([("gfx1100", SILU), ("gfx1100", TOPK),
                                                                            ("gfx90a", TOPK)])
     assert run_cli(capsys, "check", report, "--baseline", out).status == 1

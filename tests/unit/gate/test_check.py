@@ -77,10 +77,10 @@ def test_new_baseline_fails_on_old_build_naming_exactly_the_kernels_that_grew(bu
     # Kernels that disappeared fail too, each with the command that accepts its removal.
     for name in vanished:
         assert (f"no longer built: {table_name(demangle(name))} [{TARGET}]: in the baseline, not in the build; "
-                f"accept with: spillway baseline write {builds.old} -o {baselines['new']} --allow-removed {name} "
+                f"accept with: spillway baseline write {builds.old} -o {baselines['new']} --allow-removed-key {name} "
                 f"--reason TEXT") in run.out.splitlines()
     assert (f"Removed on purpose? Accept the removal with: spillway baseline write {builds.old} -o "
-            f"{baselines['new']} --allow-removed {EXTRA_SCRATCH} --allow-removed {EXTRA_CLEAN} --reason TEXT"
+            f"{baselines['new']} --allow-removed-key {EXTRA_SCRATCH} --allow-removed-key {EXTRA_CLEAN} --reason TEXT"
             in run.out.splitlines())
     last = run.out.strip().splitlines()[-1]
     assert last == (f"FAIL: {len(grew)} of {len(old)} kernels over their baseline (scratch: {len(grew)}); "
@@ -155,14 +155,14 @@ def test_junit_one_case_per_kernel_and_metric(builds, baselines, capsys, tmp_pat
     gone = next(c for c in cases if c.get("name") == f"{demangle(EXTRA_CLEAN)} [built]").find("failure")
     assert gone.get("type") == "removed"
     assert gone.get("message") == (f"in the baseline, no longer built; accept with: spillway baseline write "
-                                   f"{builds.old} -o {baselines['new']} --allow-removed {EXTRA_CLEAN} --reason TEXT")
+                                   f"{builds.old} -o {baselines['new']} --allow-removed-key {EXTRA_CLEAN} --reason TEXT")
     topk = next(c for c in cases if c.get("name") == f"{demangle(TOPK)} [scratch]")
     assert suite.get("name") == "new"                         # the baseline's name (a cell's, in the matrix)
     assert topk.get("classname") == f"new.{TARGET}"
     message = topk.find("failure").get("message")
     assert message.startswith("scratch 272 B/lane, allowed at most 0 B/lane; accept with: spillway baseline "
-                              f"write {builds.old} -o {baselines['new']} --allow ")
-    assert message.endswith(f"--allow {TOPK} --reason TEXT")
+                              f"write {builds.old} -o {baselines['new']} --allow-key ")
+    assert message.endswith(f"--allow-key {TOPK} --reason TEXT")
 
 
 def test_new_kernels_and_dynamic_stack(tmp_path, capsys):

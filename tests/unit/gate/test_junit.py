@@ -65,12 +65,13 @@ def test_cli_junit_side_output_and_format(tmp_path, capsys):
 
 def test_a_baseline_path_that_is_not_utf8_still_gives_a_valid_document():
     # A file name of raw bytes reaches Python with lone surrogates (surrogateescape):
-    # XML cannot carry them, so they are dropped, as control characters are.
+    # XML cannot carry them: each is shown as the text \udcXX, as other text outputs show it
+    # (dropped, the path would name another file); U+FFFE is dropped, as control characters are.
     path = "checks/b\udce9se\x7f\ufffe.json"
     data = junit.document(CheckResult(path, ("scratch",), 4, result().findings, [], []))
     junit_schema().validate(data.decode())
     (suite,) = ET.fromstring(data).findall("testsuite")
-    assert suite.find("properties/property[@name='baseline']").get("value") == "checks/bse\x7f.json"
+    assert suite.find("properties/property[@name='baseline']").get("value") == "checks/b\\udce9se\x7f.json"
 
 
 def test_every_value_reads_back_exactly_as_given():

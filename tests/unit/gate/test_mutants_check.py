@@ -26,7 +26,7 @@ def test_vanished_kernel_fails_until_its_removal_is_accepted(tmp_path):
     out = checked.stdout.decode()
     assert checked.returncode == 1, (out, checked.stderr)
     assert f"no longer built: gone [gfx1100]: in the baseline, not in the build; accept with: spillway baseline " \
-           f"write {after} -o {baseline} --allow-removed gone --reason TEXT" in out.splitlines()
+           f"write {after} -o {baseline} --allow-removed-key gone --reason TEXT" in out.splitlines()
     assert out.strip().splitlines()[-1] == "FAIL: 1 baseline kernel no longer built"
     # The baseline records only what its gate found non-zero: the gone kernel is named, so no count note.
     assert "note:" not in out

@@ -59,8 +59,8 @@ def test_a_removed_kernel_and_target_fail_in_every_format(case, capsys, monkeypa
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     run = run_cli(capsys, "check", "cut.json", "--baseline", "base.json", "--format", fmt)
     assert run.status == 1, (fmt, run.out, run.err)
-    kernel, target = _accept(f"--allow-removed {SILU}"), _accept("--allow-removed-target gfx90a")
-    both = _accept(f"--allow-removed {SILU} --allow-removed-target gfx90a")
+    kernel, target = _accept(f"--allow-removed-key {SILU}"), _accept("--allow-removed-target gfx90a")
+    both = _accept(f"--allow-removed-key {SILU} --allow-removed-target gfx90a")
     sentence = "FAIL: target gfx90a no longer built; 1 baseline kernel no longer built"
     if fmt == "table":
         lines = run.out.splitlines()
@@ -125,7 +125,7 @@ def test_accepting_a_removal_records_it_and_why(case, capsys):
     assert kept.status == 1
     assert f"spillway: kept target gfx90a: no kernel is built for it; the baseline was written from 1 kernels on " \
            f"it; accept its removal with: {_accept('--allow-removed-target gfx90a')}" in kept.err
-    assert f"accept its removal with: {_accept(f'--allow-removed {SILU}')}" in kept.err
+    assert f"accept its removal with: {_accept(f'--allow-removed-key {SILU}')}" in kept.err
     assert run_cli(capsys, "check", "cut.json", "--baseline", "base.json").status == 1
     # An accept that matches nothing gone is a usage error, as an --allow that matches no kernel is.
     wrong = run_cli(capsys, "baseline", "write", "cut.json", "-o", "base.json", "--allow-removed", "topk*",

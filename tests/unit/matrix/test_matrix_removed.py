@@ -56,7 +56,7 @@ def test_a_baseline_kernel_and_target_gone_fail_until_accepted(small_cell, tmp_p
                      rf"built$", checked.stdout, re.M), checked.stdout
     accept = re.search(r"Removed on purpose\? Accept the removal with: (spillway baseline write .*) --reason TEXT$",
                        checked.stdout, re.M)
-    assert accept and f"--allow-removed {GONE} --allow-removed-target gfx1200" in accept.group(1), checked.stdout
+    assert accept and f"--allow-removed-key {GONE} --allow-removed-target gfx1200" in accept.group(1), checked.stdout
     assert "no longer built: gone_long [gfx90a]: in the baseline, not in the build; accept with: " in checked.stdout
 
     # matrix run: GitHub annotations and SARIF results name them too.
