@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from spillway.untrusted import visible
 from spillway.errors import UsageError
 from spillway.constants import DEFAULT_GATE_NAMES, metrics_help
 from spillway.cli.common import add_read_options, progress_shown, read_options
@@ -115,19 +116,19 @@ def run_write(args) -> int:
     for change in result.refused:
         metric = METRICS.get(change.metric)
         what = "floor" if metric and metric.floor else "allowance"
-        print(f"spillway: kept {change.metric} {what} of {change.name} [{change.target}] at {change.old} "
-              f"(now {change.new}); accept with: {_accept(args, change.key)}", file=out)
+        print(visible(f"spillway: kept {change.metric} {what} of {change.name} [{change.target}] at {change.old} "
+                      f"(now {change.new}); accept with: {_accept(args, change.key)}"), file=out)
     for change in result.raised[:SHOWN]:
-        print(f"spillway: loosened {change.metric} of {change.name} [{change.target}]: {change.old} -> "
-              f"{change.new}", file=out)
+        print(visible(f"spillway: loosened {change.metric} of {change.name} [{change.target}]: {change.old} -> "
+                      f"{change.new}"), file=out)
     if len(result.raised) > SHOWN:
         print(f"spillway: ... {len(result.raised) - SHOWN} more loosened", file=out)
     for target, _key, name in result.removed[:SHOWN]:
-        print(f"spillway: removed {name} [{target}] (no longer built)", file=out)
+        print(visible(f"spillway: removed {name} [{target}] (no longer built)"), file=out)
     if len(result.removed) > SHOWN:
         print(f"spillway: ... {len(result.removed) - SHOWN} more removed", file=out)
 
-    print(update_summary(result, args.output))
+    print(visible(update_summary(result, args.output)))
     return 1 if result.refused else 0
 
 

@@ -97,7 +97,7 @@ def run(args) -> int:
 
 
 def _github(comparison, args) -> None:
-    from spillway.gate.github import annotation_lines, append_step_summary, compare_annotations
+    from spillway.gate.github import append_step_summary, compare_annotations, print_annotations
     from spillway.gate.markdown import compare_markdown
 
     level = "error" if args.fail_on_worse else "warning"
@@ -105,8 +105,7 @@ def _github(comparison, args) -> None:
     append_step_summary(summary)
     if args.output not in (None, "-"):
         write(args.output, (markdown_marker("compare") + summary).encode())
-    for line in annotation_lines(compare_annotations(comparison, args.new[0], args.against, args.names, level)):
-        print(line, flush=True)
+    print_annotations(compare_annotations(comparison, args.new[0], args.against, args.names, level))
     _print_table(comparison, args)
 
 

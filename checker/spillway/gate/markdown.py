@@ -3,6 +3,7 @@ and of a comparison."""
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Optional
 
 from spillway.gate.check import CheckResult
@@ -14,6 +15,7 @@ from spillway.gate.wording import (actual_text, allowed_text, cells, code_text, 
                                    spilled_text)
 from spillway.report.markdown import md_code
 from spillway.resources.names import table_name
+from spillway.untrusted import visible
 
 
 def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
@@ -43,12 +45,10 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
                 out.append(f"- {md_code(table_name(name, names))} ({md_code(kernel[0])}): {figures}")
             out.append("")
     if accept_all:
-        out.append("Intended? Accept with:")
-        out.append("")
-        out.append("```sh")
-        out.append(accept_all)
-        out.append("```")
-        out.append("")
+        # One line (visible), in a fence longer than any run of backticks in it: nothing in it closes the block.
+        command = visible(accept_all)
+        fence = "`" * max([3] + [len(run) + 1 for run in re.findall("`+", command)])
+        out += ["Intended? Accept with:", "", f"{fence}sh", command, fence, ""]
     if result.vanished:
         out.append(f"<details><summary>{len(result.vanished)} baseline kernel"
                    f"{'s' if len(result.vanished) != 1 else ''} no longer built (not a failure)</summary>")

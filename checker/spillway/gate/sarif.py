@@ -26,10 +26,12 @@ import orjson
 
 from spillway import __version__
 from spillway.errors import UsageError
+from spillway.paths import dumps as json_dumps
 from spillway.gate.check import CheckResult, Finding
 from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
 from spillway.gate.metrics import METRICS
 from spillway.resources.names import table_name
+from spillway.untrusted import visible      # message texts are for people: a name as one line
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -183,7 +185,7 @@ def _compare_message(diff: KernelDiff, criterion: str) -> str:
         change = f"spilled registers {old.spills} -> {new.spills}"
     else:
         change = f"occupancy {old.occupancy} -> {new.occupancy} waves/SIMD"
-    return f"{table_name(diff.name)} [{diff.target}]: {change}"
+    return f"{visible(table_name(diff.name))} [{visible(diff.target)}]: {change}"
 
 
 def compare_run(comparison: Comparison, where: Callable[[str, str], Location], category: str) -> dict:
@@ -206,7 +208,8 @@ def compare_run(comparison: Comparison, where: Callable[[str, str], Location], c
         if uses_scratch(kernel.resources):
             results.append({
                 "ruleId": "added-with-scratch", "ruleIndex": index["added-with-scratch"], "level": "warning",
-                "message": {"text": f"{table_name(kernel.name)} [{kernel.target}]: only in the new build, "
+                "message": {"text": f"{visible(table_name(kernel.name))} [{visible(kernel.target)}]: only in the "
+                                    f"new build, "
                                     f"scratch {kernel.resources.scratch} B/lane"
                                     + (" + dynamic stack" if kernel.resources.dynamic_stack else "")
                                     + f", {kernel.resources.spills} spilled registers"},
@@ -227,8 +230,8 @@ def document(runs: Sequence[dict]) -> bytes:
     duplicated = sorted({c for c in categories if categories.count(c) > 1})
     if duplicated:
         raise UsageError(f"--format sarif: two runs share the category {duplicated[0]!r} (GitHub refuses the upload)")
-    data = orjson.dumps({"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": list(runs)},
-                        option=orjson.OPT_INDENT_2) + b"\n"
+    data = json_dumps({"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": list(runs)},
+                      option=orjson.OPT_INDENT_2) + b"\n"
     size = len(gzip.compress(data, compresslevel=6, mtime=0))
     if size > MAX_GZIPPED_BYTES:
         raise UsageError(f"--format sarif: {size} bytes gzipped, over GitHub's {MAX_GZIPPED_BYTES} bytes; "

@@ -11,6 +11,7 @@ from spillway.gate.failure_code import FailureCode
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, total_lines
 from spillway.gate.wording import actual_text, allowed_text, cells, code_text, diff_next_step, next_step
 from spillway.resources.names import table_name
+from spillway.untrusted import visible
 
 # Removed kernels a check lists by name; beyond this only counted (all of them are in --json).
 VANISHED_SHOWN = 20
@@ -63,26 +64,26 @@ def print_check(result: CheckResult, console, *, limit: int, names: str, accept:
         console.print(grid(console, columns, rows, names=names, title="over baseline"))
         for kernel, name in dict.fromkeys(((f.target, f.key), f.name) for f in failures):
             if code and kernel in code:
-                console.print(f"{table_name(name, names)} [{kernel[0]}]: {code[kernel].text()}",
+                console.print(visible(f"{table_name(name, names)} [{kernel[0]}]: {code[kernel].text()}"),
                               markup=False, soft_wrap=True)
     else:
         for f in failures:
             found = code.get((f.target, f.key)) if code else None
-            console.print(f"over baseline: {f.line(names)}; " + (f"{found.text()}; " if found else "")
-                          + f"accept with: {accept(f)}", markup=False, soft_wrap=True)
+            console.print(visible(f"over baseline: {f.line(names)}; " + (f"{found.text()}; " if found else "")
+                                  + f"accept with: {accept(f)}"), markup=False, soft_wrap=True)
     if hidden:
         console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
     if result.failures:
         command, more = accept_all(result)
-        console.print(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
-                      + (f" (and --allow for {more} more kernels: see --format json)" if more else ""),
+        console.print(visible(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
+                              + (f" (and --allow for {more} more kernels: see --format json)" if more else "")),
                       markup=False, soft_wrap=True)
     if result.vanished:
         count = len(result.vanished)
         console.print(f"note: {count} kernel{'s' if count != 1 else ''} in the baseline {'are' if count != 1 else 'is'}"
                       f" no longer built (not a failure):", markup=False)
         for target, _key, name in result.vanished[:VANISHED_SHOWN]:
-            console.print(f"  {table_name(name, names)} [{target}]", markup=False, soft_wrap=True)
+            console.print(visible(f"  {table_name(name, names)} [{target}]"), markup=False, soft_wrap=True)
         if count > VANISHED_SHOWN:
             console.print(f"  ... and {count - VANISHED_SHOWN} more (see --format json)", markup=False)
     console.print(result.summary(), markup=False, soft_wrap=True)
@@ -109,12 +110,12 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
         for diff in selected(comparison, everything, limit)[0]:
             step = diff_next_step(diff)
             if step and diff.old.occupancy != diff.new.occupancy:
-                console.print(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}",
+                console.print(visible(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}"),
                               markup=False, soft_wrap=True)
     if shown and comparison.code and CODE in grid.layout.dropped:
         # The code column did not fit: what the code of each shown kernel did, one a line.
         for diff in selected(comparison, everything, limit)[0]:
-            console.print(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}",
+            console.print(visible(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}"),
                           markup=False, soft_wrap=True)
     for title, group in (("added (only in the new build)", comparison.only_new),
                          ("removed (only in the old build)", comparison.only_old)):
@@ -124,9 +125,9 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
             for usage in listed:
                 r = usage.resources
                 step = next_step(r, usage.occupancy_next)
-                console.print(f"  {table_name(usage.name, names)} [{usage.target}]: {r.vgprs} VGPRs, "
-                              f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
-                              + (f"; {step}" if step else ""), markup=False, soft_wrap=True)
+                console.print(visible(f"  {table_name(usage.name, names)} [{usage.target}]: {r.vgprs} VGPRs, "
+                                      f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane "
+                                      f"scratch" + (f"; {step}" if step else "")), markup=False, soft_wrap=True)
             if more:
                 console.print(f"  ... and {more} more (--limit 0 shows all)", markup=False)
     console.print(comparison.sentence(), markup=False, soft_wrap=True)
@@ -153,8 +154,8 @@ def print_totals(t: Totals, console, names: str = "short") -> None:
         figure = FIGURES[ranked.metric]
         for direction, diffs in (("worse", ranked.regressions), ("better", ranked.improvements)):
             if diffs:
-                listed = ", ".join(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> {figure(d.new)}"
-                                   for d in diffs[:TOP_SHOWN])
+                listed = ", ".join(visible(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> "
+                                           f"{figure(d.new)}") for d in diffs[:TOP_SHOWN])
                 more = f" (+{len(diffs) - TOP_SHOWN} more in --format markdown/json)" if len(diffs) > TOP_SHOWN else ""
                 # Wrapped at the console's width (a list of names, not a row to grep).
                 console.print(f"  largest {METRIC_LABELS[ranked.metric]} {direction}: {listed}{more}",

@@ -26,6 +26,7 @@ from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT
                                          DecompressionBudget, PendingImages, ScanOptions,
                                          ScanResult, expand, scan_buffer, scan_path)
 from spillway.paths import document_chunks, dumps as json_dumps
+from spillway.untrusted import json_log_safe
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
 from spillway.report.pool import start_pool
@@ -324,7 +325,8 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
                 _LineResources(*_resource_values(kernel, where[2], model)))[1:-1])
         extend((_LINE_SEPARATOR, head, named, resources, tail))
     parts[0] = _LINE_INDENT        # the first line has no separator before it
-    return b"".join(parts)
+    # Names and paths come from the binary: the lines are safe in a log, the same once parsed.
+    return json_log_safe(b"".join(parts))
 
 
 def _with_isa(lines: bytes, isa: list[dict]) -> bytes:
@@ -341,8 +343,8 @@ def _encode_lines(values: list[tuple]) -> bytes:
     try:
         lines = [_LINE_INDENT + _encode_line(_RecordLine(*row[:len(FIELDS)])) for row in values]
         if values and len(values[0]) > len(FIELDS):
-            return _with_isa(b",\n".join(lines), [row[-1] for row in values])
-        return b",\n".join(lines)
+            return json_log_safe(_with_isa(b",\n".join(lines), [row[-1] for row in values]))
+        return json_log_safe(b",\n".join(lines))
     except UnicodeEncodeError:
         # A path that is not UTF-8 (surrogate escapes): paths.dumps writes them as \udcXX.
         return b",\n".join([_LINE_INDENT + json_dumps(dict(zip(ROW_FIELDS, row))) for row in values])
