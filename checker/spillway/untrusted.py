@@ -110,6 +110,17 @@ def markdown_code(text: str, limit: int = MARKDOWN_NAME_LIMIT) -> str:
 
 
 _WORD = re.compile(r"[A-Za-z0-9_.:+-]+")
+# Running text Markdown reads nothing in: letters, digits, spaces and this punctuation.
+_INERT = re.compile(r"[^\W_]+|[ ,.;:()+/=%?'-]+")
+
+
+def markdown_text(text: str) -> str:
+    """Running text of spillway's own words that may hold something from a
+    binary (a figure line naming a target): as it is when Markdown reads
+    nothing in it (``_INERT`` characters only), else as ``markdown_code``."""
+    stripped = text.strip()
+    inert = stripped == text and not text.startswith(("-", "+")) and _INERT.sub("", text) == ""
+    return text if inert else markdown_code(text)
 
 
 def markdown_word(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
@@ -127,6 +128,8 @@ def _sarif(comparison, args) -> bytes:
     located: dict[tuple[str, str], sarif.Location] = {}
     baselines = []
     for path in args.against + args.new:
+        if not os.path.isfile(path):        # a folder of binaries, standard input: no baseline
+            continue
         with open(path, "rb") as handle:
             if not re.match(rb'\s*\{\s*"schema"\s*:\s*"spillway\.baseline/', handle.read(256)):
                 continue

@@ -15,7 +15,7 @@ from spillway.gate.wording import (actual_text, allowed_text, cells, code_text, 
                                    spilled_text)
 from spillway.report.markdown import md_code
 from spillway.resources.names import table_name
-from spillway.untrusted import visible
+from spillway.untrusted import markdown_text, visible
 
 
 def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
@@ -42,7 +42,7 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
             out.append("")
             for kernel, name in kernels:
                 figures = code[kernel].text(prefix="")
-                out.append(f"- {md_code(table_name(name, names))} ({md_code(kernel[0])}): {figures}")
+                out.append(f"- {md_code(table_name(name, names))} ({md_code(kernel[0])}): {markdown_text(figures)}")
             out.append("")
     if accept_all:
         # One line (visible), in a fence longer than any run of backticks in it: nothing in it closes the block.
