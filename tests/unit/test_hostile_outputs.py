@@ -73,9 +73,9 @@ class _Stream(io.TextIOBase):
     """Standard output or error of a run: both into one list, in the order written
     (as one pipe would hold them); no file descriptor (documents come as pieces)."""
 
-    def __init__(self, events: list, stream: str):
+    def __init__(self, events: list, stream: str, terminal: bool = False):
         super().__init__()
-        self.events, self.stream = events, stream
+        self.events, self.stream, self.terminal = events, stream, terminal
         self.buffer = _Binary(events, stream)
 
     @property
@@ -87,7 +87,7 @@ class _Stream(io.TextIOBase):
         return len(text)
 
     def isatty(self) -> bool:
-        return False
+        return self.terminal
 
 
 @dataclass
@@ -102,11 +102,14 @@ class Run:
         return self.both.decode("utf-8", "surrogateescape")
 
 
-def run(monkeypatch, root: Path, *argv: str, github: bool = False) -> Run:
+def run(monkeypatch, root: Path, *argv: str, github: bool = False, terminal: bool = False) -> Run:
     events: list[tuple[str, bytes]] = []
     monkeypatch.chdir(root)
-    monkeypatch.setattr("sys.stdout", _Stream(events, "out"))
-    monkeypatch.setattr("sys.stderr", _Stream(events, "err"))
+    monkeypatch.setattr("sys.stdout", _Stream(events, "out", terminal))
+    monkeypatch.setattr("sys.stderr", _Stream(events, "err", terminal))
+    if terminal:
+        monkeypatch.setenv("TERM", "xterm-256color")
+        monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     if github:
@@ -315,6 +318,23 @@ def test_compare_with_the_code(inputs, monkeypatch):
     assert_safe(result, 0, markdown=result.out)
 
 
+# -- a terminal ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["report", "check", "compare"])
+def test_on_a_terminal_only_colours_reach_it(inputs, baseline, monkeypatch, command):
+    """Standard output a terminal: rich colours it (SGR sequences, and check draws its table), and
+    nothing else of a control sequence gets through."""
+    extra = {"report": ("--all", "--limit", "0"), "check": ("--baseline", "base.json", "--limit", "0"),
+             "compare": ("--against", *inputs.old, "--all", "--limit", "0")}[command]
+    result = run(monkeypatch, inputs.root, command, *inputs.new, *extra, terminal=True)
+    text = result.text
+    assert result.status == (1 if command == "check" else 0), text[-2000:]
+    assert "\x1b[" in text and terminal_findings(text) and terminal_findings(text, styles=True) == []
+    assert runner_findings(text, OWN) == []
+    if command == "check":
+        assert "over baseline" in text.splitlines()[0]          # the table's title: drawn on a terminal only
+
+
 # -- the limits: a 4 MiB name, a name that is not UTF-8 ----------------------------------------------
 
 def test_a_4_mib_name_stays_within_githubs_limits(inputs, monkeypatch):
@@ -341,3 +361,49 @@ def test_a_kernel_name_that_is_not_utf8_is_shown_replaced(inputs, monkeypatch):
     assert_safe(result, 0)
     (kernel,) = json_loads(result.out)["kernels"]
     assert kernel["name"] == hostile.NOT_UTF8_NAME.decode("utf-8", "replace")
+
+
+# -- the matrix's renderings (its cells are built from this repository's sources; a cell's
+# failures are a check document's, so they carry the names of whatever the cell built) -----------
+
+def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
+    from types import SimpleNamespace
+
+    from spillway.cli.matrix import _github_run, _imports
+    from spillway.matrix import check_render
+    from spillway.matrix.cells import Cell
+    from spillway.matrix.gating import CellCheck
+    from spillway.report.table import console as make_console
+
+    cell = Cell(name="clang-22", source="debian", compiler="clang", clang="22", cxx="clang++-22", packages=["clang-22"],
+                targets=["gfx1100"], baseline="checks/baselines/clang-22.json")
+    failures = [{"target": hostile.HOSTILE_TARGET.split("--", 1)[1] if i == 0 else "gfx1100", "key": name,
+                 "name": name, "metric": "scratch", "allowed": 16, "actual": 64, "new_kernel": False,
+                 "dynamic_stack": False} for i, name in enumerate(hostile.NAMES.values())]
+    checks = [CellCheck(cell, "fail", "FAIL: 26 kernels over their baseline", failures,
+                        flags_warning=f"code-generation flags differ: added {hostile.COMMAND_LINES['new']}")]
+
+    _imports()        # (what a matrix command binds first)
+
+    def render():
+        check_render.print_checks(make_console(), checks)
+        _github_run(checks, None, SimpleNamespace(output=None, differing=False))
+
+    events: list[tuple[str, bytes]] = []
+    summary = inputs.root / "matrix-summary.md"
+    summary.write_bytes(b"")
+    monkeypatch.setattr("sys.stdout", _Stream(events, "out"))
+    monkeypatch.setattr("sys.stderr", _Stream(events, "err"))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    untrusted.install()
+    try:
+        render()
+    finally:
+        untrusted.uninstall()
+        monkeypatch.undo()
+    text = b"".join(data for _, data in events).decode()
+    own = ("::error file=checks/baselines/clang-22.json,title=spillway matrix",)
+    assert runner_findings(text, own) == [] and terminal_findings(text) == []
+    assert len(annotations(text)) == 10
+    assert markdown_findings(summary.read_text()) == []
