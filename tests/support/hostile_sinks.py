@@ -163,6 +163,13 @@ class RunnerLog:
 
 # spillway's own: a bracket of 32 hexadecimal digits, annotations that start a line.
 _TOKEN = re.compile(r"[0-9a-f]{32}")
+_BRACKET_LINE = re.compile(r"^::(stop-commands::)?[0-9a-f]{32}(::)?\n", re.M)
+
+
+def without_brackets(text: str) -> str:
+    """``text`` without spillway's stop-commands lines (``::stop-commands::TOKEN``,
+    ``::TOKEN::``): what a run under GitHub Actions prints besides them."""
+    return _BRACKET_LINE.sub("", text)
 
 
 def runner_findings(text: str, own_annotation_prefixes: tuple[str, ...] = ()) -> list[str]:
