@@ -72,10 +72,11 @@ def _main(argv: list[str] | None) -> int:
         _error(str(exc))
         return exc.exit_status
     _standard_streams()
-    # Standard output and error hold whatever reaches them to the rules of a log line
-    # (spillway.untrusted: names come from the binaries read), bracketed under GitHub Actions.
-    untrusted.install()
     args = parser.parse_args(argv)
+    # From here standard output and error hold whatever reaches them to the rules of a log line
+    # (spillway.untrusted: names come from the binaries read), bracketed under GitHub Actions
+    # (--help, --version and usage errors, printed above, say nothing of a binary).
+    untrusted.install()
     try:
         status = args.run(args)
         sys.stdout.flush()
