@@ -269,6 +269,13 @@ def test_check_fails_in_every_format(inputs, baseline, monkeypatch, fmt, github)
             exact = all(ch in "\t\n\r" or ord(ch) >= 0x20 for ch in name)
             assert (name if exact else name.translate({c: untrusted.visible(chr(c)) for c in range(0x20)
                                                        if chr(c) not in "\t\n\r"})) in xml_names
+    elif fmt == "table":
+        # rich shows markup and emoji codes as they are written: nothing of a name is re-read
+        full = run(monkeypatch, inputs.root, "check", *inputs.new, "--baseline", "base.json", "--names", "full",
+                   "--limit", "0", github=github)
+        assert_safe(full, 1)
+        for label in ("markup", "emoji_code"):
+            assert f"over baseline: {hostile.NAMES[label]} [gfx1100]" in full.text
     elif fmt == "github":
         notes = annotations(result.text)
         assert len(notes) == 10 and all(n.properties["title"].startswith("spillway check: ") for n in notes)
