@@ -27,6 +27,7 @@ from typing import Iterable, Iterator
 import orjson
 
 from spillway.errors import InputError, UsageError
+from spillway.untrusted import json_log_safe
 
 STDIN = "-"
 _STDIN_FILE = None   # the unnamed copy of standard input, once read
@@ -77,9 +78,11 @@ def refuse_special(mode: int, name: str) -> None:
 
 def dumps(document, option: int = 0) -> bytes:
     """orjson.dumps, except that strings holding undecodable path bytes
-    (U+DC80-U+DCFF) are written as ``\\udcXX`` escapes instead of failing."""
+    (U+DC80-U+DCFF) are written as ``\\udcXX`` escapes instead of failing,
+    and that the text is safe in a log (untrusted.json_log_safe: no ``##[``,
+    no raw C1 or bidirectional control; the same document once parsed)."""
     try:
-        return orjson.dumps(document, option=option)
+        return json_log_safe(orjson.dumps(document, option=option))
     except TypeError as exc:
         if "surrogates" not in str(exc):
             raise
@@ -89,7 +92,7 @@ def dumps(document, option: int = 0) -> bytes:
     text += "\n" if option & orjson.OPT_APPEND_NEWLINE else ""
     # Lone surrogates only occur inside JSON strings; backslashreplace writes
     # each as the JSON escape \udcXX.
-    return text.encode("utf-8", "backslashreplace")
+    return json_log_safe(text.encode("utf-8", "backslashreplace"))
 
 
 def document_chunks(head: dict, lists: dict[str, Iterable], per_chunk: int = 2048) -> Iterator[bytes]:

@@ -44,6 +44,8 @@ def tables(text: str) -> list[Table]:
         words = line.split()
         if line.startswith("|") or "kernel" not in words or "target" not in words:
             continue
+        if ":" in line or words.index("kernel") > words.index("target"):
+            continue            # a sentence naming a kernel and a target ("no longer built: target ..."), no header
         kernel_at = re.search(r"(^|\s)kernel(\s|$)", line)
         target_at = re.search(r"(^|\s)target(\s|$)", line)
         assert kernel_at and target_at

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 
+from spillway.untrusted import visible
 from spillway.errors import UsageError
 from spillway.constants import DEFAULT_GATE_NAMES, metrics_help
 from spillway.cli.common import add_read_options, progress_shown, read_options
@@ -161,36 +162,37 @@ def run_write(args) -> int:
     for change in result.refused:
         metric = METRICS.get(change.metric)
         what = "floor" if metric and metric.floor else "allowance"
-        print(f"spillway: kept {change.metric} {what} of {change.name} [{change.target}] at {change.old} "
-              f"(now {change.new}); accept with: {_accept(args, change.key)}", file=out)
+        print(visible(f"spillway: kept {change.metric} {what} of {change.name} [{change.target}] at {change.old} "
+                      f"(now {change.new}); accept with: {_accept(args, change.key)}"), file=out)
     for change in result.raised[:SHOWN]:
-        print(f"spillway: loosened {change.metric} of {change.name} [{change.target}]: {change.old} -> "
-              f"{change.new}", file=out)
+        print(visible(f"spillway: loosened {change.metric} of {change.name} [{change.target}]: {change.old} -> "
+                      f"{change.new}"), file=out)
     if len(result.raised) > SHOWN:
         print(f"spillway: ... {len(result.raised) - SHOWN} more loosened", file=out)
     for target, _key, name in result.removed[:SHOWN]:
-        print(f"spillway: removed {name} [{target}] (no longer built; --allow-removed)", file=out)
+        print(visible(f"spillway: removed {name} [{target}] (no longer built; --allow-removed)"), file=out)
     if len(result.removed) > SHOWN:
         print(f"spillway: ... {len(result.removed) - SHOWN} more removed", file=out)
     for target in result.removed_targets:
-        print(f"spillway: removed target {target} (no longer built; --allow-removed-target)", file=out)
+        print(visible(f"spillway: removed target {target} (no longer built; --allow-removed-target)"), file=out)
     for target, count in result.kept_targets:
         written = f"; the baseline was written from {count} kernels on it" if count else ""
-        print(f"spillway: kept target {target}: no kernel is built for it{written}; accept its removal with: "
-              f"{_accept_removed(args, [], [target])}", file=out)
+        print(visible(f"spillway: kept target {target}: no kernel is built for it{written}; accept its removal with: "
+                      f"{_accept_removed(args, [], [target])}"), file=out)
     for target, key, name in result.kept_removed[:SHOWN]:
-        print(f"spillway: kept {name} [{target}]: no longer built; accept its removal with: "
-              f"{_accept_removed(args, [key], [])}", file=out)
+        print(visible(f"spillway: kept {name} [{target}]: no longer built; accept its removal with: "
+                      f"{_accept_removed(args, [key], [])}"), file=out)
     if len(result.kept_removed) > SHOWN:
-        print(f"spillway: ... {len(result.kept_removed) - SHOWN} more kept; accept them all with: "
-              f"{_accept_removed(args, list(dict.fromkeys(k for _, k, _ in result.kept_removed)), [])}", file=out)
+        print(visible(f"spillway: ... {len(result.kept_removed) - SHOWN} more kept; accept them all with: "
+                      f"{_accept_removed(args, list(dict.fromkeys(k for _, k, _ in result.kept_removed)), [])}"),
+              file=out)
 
-    print(update_summary(result, args.output))
+    print(visible(update_summary(result, args.output)))
     return 1 if result.kept else 0
 
 
 def _accept_removed(args, keys: list[str], targets: list[str]) -> str:
-    """This command again, with --allow-removed for ``keys`` and --allow-removed-target for ``targets``."""
+    """This command again, with --allow-removed-key for ``keys`` and --allow-removed-target for ``targets``."""
     from spillway.gate.commands import accept_removed_command, quote_every_path
 
     return accept_removed_command(args.paths, args.output, keys, targets,

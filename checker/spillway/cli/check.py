@@ -17,6 +17,7 @@ from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_t
                                  markdown_marker, text_marker, write)
 from spillway.constants import metrics_help
 from spillway.errors import UsageError
+from spillway.untrusted import visible
 
 if TYPE_CHECKING:  # the gate imports pydantic: only when a check runs
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -190,7 +191,7 @@ def run(args) -> int:
         print_result(result, args, remedy)
     if flags_differ is not None:
         # One line on stderr, after the verdict: the documents on stdout and in files stay what they were.
-        print(f"spillway: {'error' if args.strict_flags else 'warning'}: {flags_differ.sentence()}"
+        print(f"spillway: {'error' if args.strict_flags else 'warning'}: {visible(flags_differ.sentence())}"
               + (" [--strict-flags]" if args.strict_flags else ""), file=sys.stderr)
     return 0 if result.passed and not (args.strict_flags and flags_differ is not None) else 1
 
@@ -235,15 +236,13 @@ def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
 
 
 def _github(result: CheckResult, args, remedy: Remedy) -> None:
-    from spillway.gate.github import annotation_lines, append_step_summary, check_annotations
+    from spillway.gate.github import append_step_summary, check_annotations, print_annotations
 
     summary = _markdown(result, args, remedy)
     append_step_summary(summary)
     if args.output not in (None, "-"):
         write(args.output, markdown_marker("check") + summary)
-    for line in annotation_lines(check_annotations(result, args.baseline, remedy.accept, args.names,
-                                                   remedy.removals())):
-        print(line, flush=True)
+    print_annotations(check_annotations(result, args.baseline, remedy.accept, args.names, remedy.removals()))
     print_result(result, args, remedy)
 
 

@@ -5,7 +5,7 @@ with its offset), decoded from its machine code."""
 from __future__ import annotations
 
 from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
-from spillway.cli.output import Outputs, add_output_options, chosen_format, text_marker, write
+from spillway.cli.output import Outputs, add_output_options, chosen_format, text_marker, write, write_text
 from spillway.cli.report import split_filter
 from spillway.errors import InputError, UsageError
 from spillway.resources.names import name_matches
@@ -88,6 +88,5 @@ def run(args) -> int:
     if fmt == "json":
         write(args.output, dump_json(code_document(viewed)))
         return 0
-    text = code_text(viewed)
-    write(args.output, (text_marker("code") if args.output not in (None, "-") else "") + text)
+    write_text(args.output, code_text(viewed), text_marker("code"))
     return 0

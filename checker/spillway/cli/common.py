@@ -113,17 +113,23 @@ def read_options(args) -> ReadOptions:
 
 # (rich is imported where a console is made: a JSON report needs none, and importing
 # rich.console is 0.05 s of each run's start)
-def stderr_console() -> Console:
+def progress_console() -> Console:
+    """A progress bar's console on a terminal's standard error: its cursor
+    controls are spillway's own, written beneath the stream that holds text to
+    a log line's rules (spillway.untrusted); what it shows is spillway's own text."""
     from rich.console import Console
-    return Console(stderr=True)
+
+    from spillway.untrusted import unguarded
+    return Console(file=unguarded(sys.stderr), emoji=False, highlight=False)
 
 
 def stdout_console() -> Console:
-    """Rich output on a terminal; piped, plain lines that never wrap or colour."""
+    """Rich output on a terminal; piped, plain lines that never wrap or colour.
+    Text is never read as emoji codes (``:warning:`` in a kernel name stays text)."""
     from rich.console import Console
     if sys.stdout.isatty():
-        return Console(soft_wrap=False)
-    return Console(width=200, color_system=None, soft_wrap=True)
+        return Console(soft_wrap=False, emoji=False, highlight=False)
+    return Console(width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
 
 
 @contextlib.contextmanager
@@ -141,7 +147,7 @@ def reading_progress(paths: list[str]):
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
     with Progress(TextColumn("reading code objects"), BarColumn(), DownloadColumn(),
-                  TimeRemainingColumn(), console=stderr_console(), transient=True) as progress:
+                  TimeRemainingColumn(), console=progress_console(), transient=True) as progress:
         task = progress.add_task("read", total=None)
 
         def advance(done: int, total_bytes: int) -> None:

@@ -97,7 +97,7 @@ def run(args) -> int:
 
 
 def _github(comparison, args) -> None:
-    from spillway.gate.github import annotation_lines, append_step_summary, compare_annotations
+    from spillway.gate.github import append_step_summary, compare_annotations, print_annotations
     from spillway.gate.markdown import compare_markdown
 
     level = "error" if args.fail_on_worse else "warning"
@@ -109,8 +109,7 @@ def _github(comparison, args) -> None:
 
     # Annotations name the first NEW path that is a file name (standard input is none).
     file = next((p for p in args.new if p != STDIN), "")
-    for line in annotation_lines(compare_annotations(comparison, file, args.against, args.names, level)):
-        print(line, flush=True)
+    print_annotations(compare_annotations(comparison, file, args.against, args.names, level))
     _print_table(comparison, args)
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
+from spillway.untrusted import markdown_code, visible
 from spillway.cli.common import dump_json, stdout_console
 from spillway.cli.output import (Outputs, add_output_options, add_table_options, chosen_format, markdown_marker,
                                  text_marker, write)
@@ -181,8 +182,9 @@ def _view_model(args) -> str:
 # -- shared pieces ---------------------------------------------------------------------
 
 def _err() -> Console:
-    return Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=200,
-                                                                    color_system=None, soft_wrap=True)
+    if sys.stderr.isatty():
+        return Console(stderr=True, emoji=False, highlight=False)
+    return Console(stderr=True, width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
 
 
 def _load(args) -> tuple[mx.Matrix, Path]:
@@ -200,6 +202,9 @@ class Progress:
         self.total = len(matrix.engine.sources) + 1
         self.console = _err()
         self.live = self.console.is_terminal
+        if self.live:       # bars: cursor controls of spillway's own, beneath the guarded stream
+            from spillway.cli.common import progress_console
+            self.console = progress_console()
         self.tasks: dict[str, Any] = {}              # rich TaskIDs
         self.bar: Any = None
         if self.live:
@@ -555,12 +560,12 @@ def run_run(args) -> int:
 def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
     """One annotation per failing kernel and metric (at most ten), and the
     job summary: each cell's verdict, then the side-by-side table."""
-    from spillway.gate.github import Annotation, annotation_lines, append_step_summary
+    from spillway.gate.github import Annotation, append_step_summary, print_annotations
 
     notes = []
     lines = ["**spillway matrix run**", ""]
     for c in checks:
-        lines.append(f"- `{c.cell.name}`: {c.verdict.upper()} {c.reason}")
+        lines.append(f"- {markdown_code(c.cell.name)}: {c.verdict.upper()} {visible(c.reason)}")
         if c.verdict == "error":
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", c.reason))
         for f in c.failures:
@@ -578,8 +583,7 @@ def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
     append_step_summary("\n".join(lines))
     if args.output not in (None, "-") and summary is not None and summary.cells:
         write(args.output, markdown_marker("matrix summary") + mx.summary_markdown(summary, args.differing))
-    for line in annotation_lines(notes):
-        print(line, flush=True)
+    print_annotations(notes)
 
 
 def _sarif_run(checks: list[mx.CellCheck], matrix: mx.Matrix) -> bytes:

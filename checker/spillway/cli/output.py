@@ -25,7 +25,7 @@ import re
 import sys
 from typing import Callable, Iterable
 
-from spillway import atomic
+from spillway import atomic, untrusted
 from spillway.errors import UsageError
 
 ALL_FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "html")
@@ -185,6 +185,7 @@ def write_to(path: str | None, produce: Callable[[int], None], chunks: Callable[
         except (OSError, ValueError, AttributeError):
             write(path, chunks())     # type: ignore[arg-type]  # pieces, as write takes them
             return
+        untrusted.close_brackets()    # a document is never inside a stop-commands bracket
         sys.stdout.flush()
         produce(fd)
         return
@@ -197,12 +198,13 @@ def write_to(path: str | None, produce: Callable[[int], None], chunks: Callable[
 def write(path: str | None, data: str | bytes | Iterable[bytes]) -> None:
     """Write to a claimed file atomically, or to stdout for None or '-'.
     Text is UTF-8, a path's undecodable bytes (U+DC80-U+DCFF, surrogateescape)
-    shown as ``\\udcXX`` as on the terminal: documents that must keep them
-    exact (JSON, SARIF) write them as JSON escapes themselves (paths.dumps)."""
+    shown as ``\\xNN`` as on the terminal (untrusted.utf8_shown): documents that must
+    keep them exact (JSON, SARIF) write them as JSON escapes themselves (paths.dumps)."""
     if isinstance(data, str):
-        data = data.encode("utf-8", "backslashreplace")
+        data = untrusted.utf8_shown(data)
     chunks = (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data   # or pieces of it
     if path is None or path == "-":
+        untrusted.close_brackets()    # a document is never inside a stop-commands bracket
         for chunk in chunks:
             sys.stdout.buffer.write(chunk)
         sys.stdout.flush()
@@ -211,6 +213,18 @@ def write(path: str | None, data: str | bytes | Iterable[bytes]) -> None:
         atomic.write_chunks(path, chunks)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def write_text(path: str | None, text: str, marker: str = "") -> None:
+    """Text for people (``spillway code``'s listing): to a claimed file
+    (after ``marker``), or through standard output's text stream, which holds
+    it to the rules of a log line and brackets it under GitHub Actions
+    (spillway.untrusted)."""
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write(path, (marker + text).encode())
 
 
 # -- old-style `--json FILE` --------------------------------------------------------------

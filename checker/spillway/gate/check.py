@@ -56,7 +56,8 @@ class Finding:
         """The one wording of a finding with its kernel, for check, the matrix and SARIF:
         ``topk<32> [gfx1100]: scratch 272 B/lane, allowed at most 0 B/lane``."""
         from spillway.resources.names import table_name
-        return f"{table_name(self.name, names)} [{self.target}]: {self.message()}"
+        from spillway.untrusted import visible     # (name and target come from the binary)
+        return f"{visible(table_name(self.name, names))} [{visible(self.target)}]: {self.message()}"
 
     def message(self) -> str:
         """``scratch 272 B/lane, allowed at most 0 B/lane (kernel not in the baseline)``"""

@@ -22,19 +22,22 @@ _NAMED_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t
 
 
 def shell_word(text: str, quote: Quote = shlex.quote) -> str:
-    """``quote(text)``, unless the word holds a single quote or a character
+    """``quote(text)``, unless the word holds a single quote, ``##[`` or a character
     that is not printable (C0 and C1 controls, newline, DEL, bidi and other
     formatting characters, undecodable bytes U+DC80-U+DCFF): then
     ``$'...'`` with each of them as a visible escape -- ``\\n``, ``\\'``,
     ``\\\\``, and ``\\xHH`` for the UTF-8 bytes of the others (the raw byte
     for an undecodable one), so the shell passes back the exact bytes
     whatever its locale, and nothing reaches the terminal raw."""
-    if text.isprintable() and "'" not in text:
+    if text.isprintable() and "'" not in text and "##[" not in text:
         return quote(text)
     out = []
     for character in text:
         code = ord(character)
-        if character in _NAMED_ESCAPES:
+        if character == "#":
+            # (a GitHub runner acts on ##[ anywhere in a log line: spillway.untrusted)
+            out.append("\\x23")
+        elif character in _NAMED_ESCAPES:
             out.append(_NAMED_ESCAPES[character])
         elif 0xDC80 <= code <= 0xDCFF:                     # surrogateescape: the byte itself
             out.append(f"\\x{code - 0xDC00:02x}")

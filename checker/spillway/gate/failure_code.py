@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spillway.untrusted import visible
 from spillway.isa.evidence import COMPLETE, KernelCode
 
 
@@ -39,7 +40,8 @@ class FailureCode:
                 f"{self.agpr_copies} AGPR copies")
         if self.calls:
             text += f", {self.calls} call{'s' if self.calls != 1 else ''} (callees not counted)"
-        text += ", complete" if self.status == COMPLETE else f", decoding stopped: {self.status}"
+        # (a status names the target, which comes from the binary: one visible line)
+        text += ", complete" if self.status == COMPLETE else f", decoding stopped: {visible(self.status)}"
         if self.instances > 1:
             text += f" (worst of {self.instances} instances)"
         return text

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional
 
+from spillway import untrusted
 from spillway.resources.names import table_name
 
 if TYPE_CHECKING:
@@ -23,12 +24,11 @@ if TYPE_CHECKING:
 MAX_ANNOTATIONS = 10
 
 
-def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _property(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+# GitHub stores at most 1 MiB of step summary per step (the runner refuses a larger file:
+# "$GITHUB_STEP_SUMMARY upload aborted, supports content up to a size of 1024k"); what spillway
+# appends stays under it with room for what the step's other commands append.
+STEP_SUMMARY_LIMIT = 1 << 20
+STEP_SUMMARY_ROOM = 16 << 10
 
 
 @dataclass(frozen=True)
@@ -39,11 +39,20 @@ class Annotation:
     level: str = "error"
 
     def line(self) -> str:
-        props = []
-        if self.file:
-            props.append(f"file={_property(self.file)}")
-        props.append(f"title={_property(self.title)}")
-        return f"::{self.level} {','.join(props)}::{_data(self.message)}"
+        """The workflow command (spillway.untrusted: the runner's escapes over
+        text held to a log line's rules, cut to GitHub's limits)."""
+        return untrusted.annotation(self.level, self.message, file=self.file, title=self.title)
+
+
+def print_annotations(annotations: Iterable[Annotation], limit: int = MAX_ANNOTATIONS) -> None:
+    """The annotations on standard output, each as spillway's own workflow
+    command (untrusted.command: outside any stop-commands bracket), then the
+    line counting those left out."""
+    for line in annotation_lines(annotations, limit):
+        if line.startswith("::"):
+            untrusted.command(line)
+        else:
+            print(line, flush=True)
 
 
 def annotation_lines(annotations: Iterable[Annotation], limit: int = MAX_ANNOTATIONS) -> list[str]:
@@ -56,15 +65,58 @@ def annotation_lines(annotations: Iterable[Annotation], limit: int = MAX_ANNOTAT
     return lines
 
 
+def capped_summary(markdown: str, room: int) -> str:
+    """``markdown`` in at most ``room`` bytes of UTF-8: whole lines, the code
+    fences and ``<details>`` left open closed again, and a line counting the
+    lines left out."""
+    data = markdown.encode("utf-8", "surrogateescape")
+    if len(data) <= room:
+        return markdown
+    lines = markdown.split("\n")
+    kept: list[str] = []
+    used = 1024                       # the closing lines and the count
+    fence = ""                        # the open code fence
+    folded = 0                        # <details> open
+    for line in lines:
+        size = len(line.encode("utf-8", "surrogateescape")) + 1
+        if used + size > room:
+            break
+        kept.append(line)
+        used += size
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence) and set(stripped) == {"`"}:
+                fence = ""
+        elif stripped.startswith("```"):
+            fence = stripped[:len(stripped) - len(stripped.lstrip("`"))]
+        elif stripped.startswith("<details>"):
+            folded += 1
+        elif stripped == "</details>":
+            folded -= 1
+    left = len(lines) - len(kept)
+    tail = ([fence] if fence else []) + [""] + ["</details>", ""] * max(0, folded)
+    tail.append(f"... and {left} more line{'s' if left != 1 else ''} not shown (GitHub keeps at most 1 MiB "
+                f"of job summary per step; `--format json` lists every kernel).")
+    return "\n".join(kept + tail) + "\n"
+
+
 def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """Append to $GITHUB_STEP_SUMMARY; the path written, or None when unset."""
+    """Append to $GITHUB_STEP_SUMMARY, within what GitHub keeps of it
+    (capped_summary: the file stays under STEP_SUMMARY_LIMIT with
+    STEP_SUMMARY_ROOM to spare); the path written, or None when unset."""
     environ = os.environ if environ is None else environ
     path = environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return None
     try:
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:   # (paths not UTF-8)
-            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+        held = os.path.getsize(path) if os.path.isfile(path) else 0
+    except OSError:
+        held = 0
+    markdown = markdown if markdown.endswith("\n") else markdown + "\n"
+    markdown = capped_summary(markdown, max(0, STEP_SUMMARY_LIMIT - STEP_SUMMARY_ROOM - held))
+    try:
+        with open(path, "ab") as handle:
+            handle.write(untrusted.utf8_shown(markdown))        # (paths not UTF-8: \\xNN)
     except OSError as exc:
         from spillway.errors import UsageError
         raise UsageError(f"cannot append to GITHUB_STEP_SUMMARY {path}: {exc.strerror}") from None

@@ -22,6 +22,7 @@ from spillway import atomic
 from spillway.errors import UsageError
 from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.metrics import METRICS
+from spillway.untrusted import visible
 
 MARKER = b"<!-- spillway junit: written by spillway; safe to overwrite with spillway -->\n"
 _HEAD = b'<?xml version="1.0" encoding="utf-8"?>\n' + MARKER
@@ -33,24 +34,23 @@ _CASES_PER_PIECE = 4096
 
 # What XML 1.0 cannot carry: control characters but tab, newline and carriage
 # return; lone surrogates (a file name that is not UTF-8); U+FFFE and U+FFFF.
+# Shown as visible escapes (``\\x1b``, ``\\xff`` for a byte that was not UTF-8):
+# such a name cannot be exact in XML, it can be seen.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _clean(text: str) -> str:
-    """``text`` without what XML 1.0 cannot carry (one regular expression: with a
-    character-by-character pass, check --format junit on librocsparse1 6.4.3
-    took 16.2 s, not 9.6).  Nothing XML cannot carry is printable: most text
-    is, and is passed as it is without the expression's scan.  A path's
-    undecodable bytes are shown as ``\\udcXX`` (_shown)."""
-    return text if text.isprintable() else _NOT_XML.sub(_shown, text)
+# What XML carries but a log must not see raw (spillway.untrusted): DEL, C1 controls,
+# bidirectional controls, line and paragraph separators: written as character references,
+# exact once parsed; and the legacy workflow command "##[": its first "#" as &#35;.
+_REFERENCED = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_LEGACY = re.compile("#(?=#\\[)")
 
 
 def _shown(match: re.Match) -> str:
-    """An undecodable byte of a path (U+DC80-U+DCFF) as the text ``\\udcXX``, as
-    spillway's other text outputs show it (dropped, the path named another
-    file); the rest of what XML cannot carry is left out."""
-    code = ord(match.group())
-    return f"\\u{code:04x}" if 0xDC80 <= code <= 0xDCFF else ""
+    char = match.group()
+    return visible(char) if char < "\ufffe" else f"\\u{ord(char):04x}"
+
+
+def _reference(match: re.Match) -> str:
+    return f"&#x{ord(match.group()):x};"
 
 
 # Escapes, applied in order (``&`` first), with str.replace: a kernel name has
@@ -59,19 +59,36 @@ def _shown(match: re.Match) -> str:
 # references, which a parser keeps (it would turn them into spaces).
 _TEXT_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
 _ATTRIBUTE_ESCAPES = (*_TEXT_ESCAPES, ('"', "&quot;"), ("\r", "&#13;"), ("\n", "&#10;"), ("\t", "&#09;"))
+# Text from a binary inside character data: one line (its line breaks as references).
+_DATA_ESCAPES = (*_TEXT_ESCAPES, ("\r", "&#13;"), ("\n", "&#10;"))
 
 
 def _escaped(text: str, escapes: tuple[tuple[str, str], ...]) -> str:
-    text = _clean(text)
+    """``text`` with what XML 1.0 cannot carry shown as escapes (one regular
+    expression: with a character-by-character pass, check --format junit on
+    librocsparse1 6.4.3 took 16.2 s, not 9.6; nothing XML cannot carry is
+    printable, so most text skips it), ``escapes`` applied, and what a log must
+    not see raw as references."""
+    printable = text.isprintable()
+    text = text if printable else _NOT_XML.sub(_shown, text)
     for special, reference in escapes:
         if special in text:
             text = text.replace(special, reference)
+    if not printable:
+        text = _REFERENCED.sub(_reference, text)
+    if "##[" in text:
+        text = _LEGACY.sub("&#35;", text)
     return text
 
 
 def _text(text: str) -> str:
     """Character data, escaped."""
     return _escaped(text, _TEXT_ESCAPES)
+
+
+def _data(text: str) -> str:
+    """Character data from a binary (a name, a target): escaped, on one line."""
+    return _escaped(text, _DATA_ESCAPES)
 
 
 def _attribute(text: str) -> str:
@@ -171,21 +188,22 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
             message = finding.message()
             if accept is not None:
                 message += f"; accept with: {accept(finding)}"
-            text = (f"kernel: {finding.name}\nkey: {finding.key}\ntarget: {finding.target}\n"
-                    f"{METRICS[finding.metric].description}\n{message}\n")
+            text = (f"kernel: {_data(finding.name)}\nkey: {_data(finding.key)}\ntarget: {_data(finding.target)}\n"
+                    f"{_text(METRICS[finding.metric].description)}\n{_data(message)}\n")
             yield _case(classname, name, _tag("failure", {"type": finding.metric, "message": message}, ">")
-                        + _text(text) + "</failure>")
+                        + text + "</failure>")
         for target in result.removed_targets:
             message = target.line() + (f"; accept with: {removals.target(target)}" if removals else "")
             yield _case(quoted[f"{suite}.{target.target}"], f'{quoted[target.target][:-1]} [built]"',
                         _tag("failure", {"type": "removed-target", "message": message}, ">")
-                        + _text(f"target: {target.target}\n{message}\n") + "</failure>")
+                        + f"target: {_data(target.target)}\n{_data(message)}\n" + "</failure>")
         for target_id, key, name in result.vanished:
             message = "in the baseline, no longer built" + (f"; accept with: {removals.kernel(key)}" if removals
                                                             else "")
             yield _case(quoted[f"{suite}.{target_id}"], f'{quoted[name][:-1]} [built]"',
                         _tag("failure", {"type": "removed", "message": message}, ">")
-                        + _text(f"kernel: {name}\nkey: {key}\ntarget: {target_id}\n{message}\n") + "</failure>")
+                        + f"kernel: {_data(name)}\nkey: {_data(key)}\ntarget: {_data(target_id)}\n{_data(message)}\n"
+                        + "</failure>")
 
     properties = {"baseline": result.baseline_path, "gate": ",".join(result.gate),
                   "occupancy_model": result.occupancy_model}

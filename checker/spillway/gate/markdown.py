@@ -3,6 +3,7 @@ and of a comparison."""
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Optional
 
 from spillway.gate.check import CheckResult, RemovalCommands
@@ -14,6 +15,7 @@ from spillway.gate.wording import (actual_text, allowed_text, cells, code_text, 
                                    spilled_text)
 from spillway.report.markdown import md_code
 from spillway.resources.names import table_name
+from spillway.untrusted import markdown_text, visible
 
 
 def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
@@ -41,20 +43,15 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
             out.append("")
             for kernel, name in kernels:
                 figures = code[kernel].text(prefix="")
-                out.append(f"- {md_code(table_name(name, names))} ({md_code(kernel[0])}): {figures}")
+                out.append(f"- {md_code(table_name(name, names))} ({md_code(kernel[0])}): {markdown_text(figures)}")
             out.append("")
     if accept_all:
-        out.append("Intended? Accept with:")
-        out.append("")
-        out.append("```sh")
-        out.append(accept_all)
-        out.append("```")
-        out.append("")
+        out += ["Intended? Accept with:", "", *_fenced(accept_all), ""]
     if result.removed_targets or result.vanished:
         out.append("No longer built (a failure until its removal is accepted):")
         out.append("")
         for target in result.removed_targets:
-            out.append(f"- {md_code(target.target)}: {target.line().split(': ', 1)[1]}")
+            out.append(f"- {md_code(target.target)}: {markdown_text(target.line().split(': ', 1)[1])}")
         shown_gone = result.vanished[:limit or None]
         for target_id, _key, name in shown_gone:
             out.append(f"- {md_code(table_name(name, names))} ({md_code(target_id)}): in the baseline, not in the "
@@ -64,12 +61,20 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
         out.append("")
         if removals:
             command, more = removals.every(result)
-            out += ["Removed on purpose? Accept the removal with:", "", "```sh", command, "```", ""]
+            out += ["Removed on purpose? Accept the removal with:", "", *_fenced(command), ""]
             if more:
-                out += [f"(and --allow-removed for {more} more kernels: see --format json)", ""]
+                out += [f"(and --allow-removed-key for {more} more kernels: see --format json)", ""]
     for fewer in result.fewer_kernels:
-        out += [f"Note: {fewer.line()}", ""]
+        out += [f"Note: {markdown_text(fewer.line())}", ""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _fenced(command: str) -> list[str]:
+    """A shell command as a fenced block: one line (visible), in a fence longer than any run of
+    backticks in it, so nothing in it closes the block."""
+    command = visible(command)
+    fence = "`" * max([3] + [len(run) + 1 for run in re.findall("`+", command)])
+    return [f"{fence}sh", command, fence]
 
 
 # A pull-request comment holds at most 65,536 characters (GitHub); the text

@@ -31,6 +31,7 @@ from spillway.gate.check import CheckResult, Finding, RemovalCommands, RemovedTa
 from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
 from spillway.gate.metrics import METRICS
 from spillway.resources.names import table_name
+from spillway.untrusted import visible      # message texts are for people: a name as one line
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -227,7 +228,7 @@ def _compare_message(diff: KernelDiff, criterion: str) -> str:
         change = f"spilled registers {old.spills} -> {new.spills}"
     else:
         change = f"occupancy {old.occupancy} -> {new.occupancy} waves/SIMD"
-    return f"{table_name(diff.name)} [{diff.target}]: {change}"
+    return f"{visible(table_name(diff.name))} [{visible(diff.target)}]: {change}"
 
 
 def compare_run(comparison: Comparison, where: Callable[[str, str], Location], category: str) -> dict:
@@ -250,7 +251,8 @@ def compare_run(comparison: Comparison, where: Callable[[str, str], Location], c
         if uses_scratch(kernel.resources):
             results.append({
                 "ruleId": "added-with-scratch", "ruleIndex": index["added-with-scratch"], "level": "warning",
-                "message": {"text": f"{table_name(kernel.name)} [{kernel.target}]: only in the new build, "
+                "message": {"text": f"{visible(table_name(kernel.name))} [{visible(kernel.target)}]: only in the "
+                                    f"new build, "
                                     f"scratch {kernel.resources.scratch} B/lane"
                                     + (" + dynamic stack" if kernel.resources.dynamic_stack else "")
                                     + f", {kernel.resources.spills} spilled registers"},

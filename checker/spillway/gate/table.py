@@ -11,6 +11,7 @@ from spillway.gate.failure_code import FailureCode
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, total_lines
 from spillway.gate.wording import actual_text, allowed_text, cells, code_text, diff_next_step, next_step
 from spillway.resources.names import table_name
+from spillway.untrusted import visible
 
 CODE = "code"
 # The header of compare's next-step column (the CLI lists the steps itself when it did not fit).
@@ -64,23 +65,23 @@ def print_check(result: CheckResult, console, *, limit: int, names: str, accept:
         console.print(grid(console, columns, rows, names=names, title="over baseline"))
         for kernel, name in dict.fromkeys(((f.target, f.key), f.name) for f in failures):
             if code and kernel in code:
-                console.print(f"{table_name(name, names)} [{kernel[0]}]: {code[kernel].text()}",
+                console.print(visible(f"{table_name(name, names)} [{kernel[0]}]: {code[kernel].text()}"),
                               markup=False, soft_wrap=True)
     else:
         for f in failures:
             found = code.get((f.target, f.key)) if code else None
-            console.print(f"over baseline: {f.line(names)}; " + (f"{found.text()}; " if found else "")
-                          + f"accept with: {accept(f)}", markup=False, soft_wrap=True)
+            console.print(visible(f"over baseline: {f.line(names)}; " + (f"{found.text()}; " if found else "")
+                                  + f"accept with: {accept(f)}"), markup=False, soft_wrap=True)
     if hidden:
         console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
     if result.failures:
         command, more = accept_all(result)
-        console.print(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
-                      + (f" (and --allow for {more} more kernels: see --format json)" if more else ""),
+        console.print(visible(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
+                              + (f" (and --allow for {more} more kernels: see --format json)" if more else "")),
                       markup=False, soft_wrap=True)
     print_removed(result, console, limit=limit, names=names, removals=removals)
     for note in result.fewer_kernels:
-        console.print(f"note: {note.line()}", markup=False, soft_wrap=True)
+        console.print(visible(f"note: {note.line()}"), markup=False, soft_wrap=True)
     console.print(result.summary(), markup=False, soft_wrap=True)
 
 
@@ -94,18 +95,19 @@ def print_removed(result: CheckResult, console, *, limit: int, names: str,
     piped = not console.is_terminal
     for target in result.removed_targets:
         command = f"; accept with: {removals.target(target)}" if removals and piped else ""
-        console.print(f"{indent}no longer built: {target.line()}{command}", markup=False, soft_wrap=True)
+        console.print(visible(f"{indent}no longer built: {target.line()}{command}"), markup=False, soft_wrap=True)
     gone, hidden = limited(result.vanished, limit)
     for target_id, key, name in gone:
         command = f"; accept with: {removals.kernel(key)}" if removals and piped else ""
-        console.print(f"{indent}no longer built: {table_name(name, names)} [{target_id}]: in the baseline, not "
-                      f"in the build{command}", markup=False, soft_wrap=True)
+        console.print(visible(f"{indent}no longer built: {table_name(name, names)} [{target_id}]: in the baseline, not "
+                              f"in the build{command}"), markup=False, soft_wrap=True)
     if hidden:
         console.print(f"{indent}... and {hidden} more no longer built (--limit 0 shows all)", markup=False)
     if removals and (result.vanished or any(t.in_baseline for t in result.removed_targets)):
         command, more = removals.every(result)
-        console.print(f"{indent}Removed on purpose? Accept the removal with: {command}"
-                      + (f" (and --allow-removed for {more} more kernels: see --format json)" if more else ""),
+        console.print(visible(f"{indent}Removed on purpose? Accept the removal with: {command}"
+                              + (f" (and --allow-removed-key for {more} more kernels: see --format json)"
+                                 if more else "")),
                       markup=False, soft_wrap=True)
 
 
@@ -193,9 +195,9 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
         for usage in group[:show]:
             r = usage.resources
             step = next_step(r, usage.occupancy_next)
-            console.print(f"  {table_name(usage.name, names)} [{usage.target}]: {r.vgprs} VGPRs, "
-                          f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
-                          + (f"; {step}" if step else ""), markup=False, soft_wrap=True)
+            console.print(visible(f"  {table_name(usage.name, names)} [{usage.target}]: {r.vgprs} VGPRs, "
+                                  f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
+                                  + (f"; {step}" if step else "")), markup=False, soft_wrap=True)
         if show < len(group):
             console.print(f"  ... and {len(group) - show} more (--limit 0 shows all)", markup=False)
     console.print(comparison.sentence(), markup=False, soft_wrap=True)
@@ -211,10 +213,10 @@ def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[st
         for diff in rows:
             step = diff_next_step(diff)
             if step and diff.old.occupancy != diff.new.occupancy:
-                lines.append(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}")
+                lines.append(visible(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}"))
     if comparison.code and CODE in grid.layout.dropped:
         for diff in rows:
-            lines.append(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}")
+            lines.append(visible(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}"))
     return lines
 
 
@@ -239,8 +241,8 @@ def print_totals(t: Totals, console, names: str = "short") -> None:
         figure = FIGURES[ranked.metric]
         for direction, diffs in (("worse", ranked.regressions), ("better", ranked.improvements)):
             if diffs:
-                listed = ", ".join(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> {figure(d.new)}"
-                                   for d in diffs[:TOP_SHOWN])
+                listed = ", ".join(visible(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> "
+                                           f"{figure(d.new)}") for d in diffs[:TOP_SHOWN])
                 more = f" (+{len(diffs) - TOP_SHOWN} more in --format markdown/json)" if len(diffs) > TOP_SHOWN else ""
                 # Wrapped at the console's width (a list of names, not a row to grep).
                 console.print(f"  largest {METRIC_LABELS[ranked.metric]} {direction}: {listed}{more}",

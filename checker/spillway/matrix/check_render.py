@@ -12,6 +12,7 @@ from typing import Optional
 from spillway.gate.check import CheckResult, Finding, RemovalCommands, RemovedTarget
 from spillway.gate.commands import accept_command as _command, accept_removed_command
 from spillway.matrix.gating import CellCheck
+from spillway.untrusted import visible
 
 # Failures listed per failing cell; the rest are counted (all of them are in the cell's check.json).
 FAILURES_SHOWN = 20
@@ -90,7 +91,7 @@ def print_details(console, checks: list[CellCheck]) -> None:
     for c in checks:
         if c.failures or c.removed or c.removed_targets or (
                 c.flags_warning and not c.reason.endswith("[--strict-flags]")):
-            console.print(escape(f"{c.cell.name}:"), highlight=False)
+            console.print(escape(visible(f"{c.cell.name}:")), highlight=False)
             _details(console, c)
 
 
@@ -99,14 +100,14 @@ def _verdict(console, c: CellCheck, width: int) -> None:
 
     name = c.cell.name.ljust(width)
     if c.verdict == "pass":
-        console.print(escape(f"PASS     {name}  {c.reason}"), highlight=False)
+        console.print(escape(visible(f"PASS     {name}  {c.reason}")), highlight=False)
     elif c.verdict == "fail":
-        console.print(escape(f"FAIL     {name}  {c.reason}"), highlight=False, style="red")
+        console.print(escape(visible(f"FAIL     {name}  {c.reason}")), highlight=False, style="red")
     elif c.verdict == "error":
-        console.print(escape(f"ERROR    {name}  {c.reason}"), highlight=False, style="red")
+        console.print(escape(visible(f"ERROR    {name}  {c.reason}")), highlight=False, style="red")
     elif c.verdict == "skipped":
         note = " (required here: the run does not pass)" if c.required else ""
-        console.print(escape(f"SKIPPED  {name}  skipped: {c.reason}{note}"), highlight=False, style="yellow")
+        console.print(escape(visible(f"SKIPPED  {name}  skipped: {c.reason}{note}")), highlight=False, style="yellow")
 
 
 def _details(console, c: CellCheck) -> None:
@@ -114,13 +115,13 @@ def _details(console, c: CellCheck) -> None:
 
     if c.verdict == "fail":
         for f in c.failures[:FAILURES_SHOWN]:
-            console.print(escape(f"           over baseline: {failure_text(f)}"), highlight=False)
+            console.print(escape(visible(f"           over baseline: {failure_text(f)}")), highlight=False)
         if len(c.failures) > FAILURES_SHOWN:
             console.print(f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})",
                           highlight=False)
         keys = list(dict.fromkeys(f["key"] for f in c.failures))
         if keys:
-            console.print(escape(f"           intended? accept with: {accept_command(c, keys)}"),
+            console.print(escape(visible(f"           intended? accept with: {accept_command(c, keys)}")),
                           highlight=False, soft_wrap=True)
         if c.removed or c.removed_targets:
             from spillway.gate.table import print_removed
@@ -128,7 +129,7 @@ def _details(console, c: CellCheck) -> None:
             print_removed(removal_result(c), console, limit=FAILURES_SHOWN, names="short",
                           removals=removal_commands(c), indent="           ")
     if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
-        console.print(escape(f"           warning: {c.flags_warning} (--strict-flags fails on it)"),
+        console.print(escape(visible(f"           warning: {c.flags_warning} (--strict-flags fails on it)")),
                       highlight=False, style="yellow", soft_wrap=True)
 
 

@@ -21,10 +21,12 @@ def figures(r, markdown: bool = False) -> str:
 def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
     from spillway.resources.names import table_name   # the name every table shows
     from spillway.report.markdown import md_code
+    from spillway.untrusted import markdown_word
     cells = summary.cells
     out = ["**spillway matrix**: per kernel, in each cell: VGPRs / spilled registers / scratch bytes per lane / "
            f"waves per SIMD (occupancy model {md_code(summary.occupancy_model)}; bold: spills or scratch).", ""]
-    groups = ", ".join(f"{md_code(c.name)}: {' '.join(summary.targets[c.name])}" for c in cells)
+    groups = ", ".join(f"{md_code(c.name)}: {' '.join(markdown_word(t) for t in summary.targets[c.name])}"
+                       for c in cells)
     out.append(f"Targets built: {groups}. Rows `gfx11` hold each cell's gfx11 target.")
     out.append("")
     out.append("| kernel | target | " + " | ".join(md_code(c.name) for c in cells) + " |")
@@ -35,7 +37,7 @@ def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
             continue
         shown += 1
         values = " | ".join(figures(summary.value(c.name, row), True) for c in cells)
-        out.append(f"| {md_code(table_name(row[2]))} | {row[0]} | {values} |")
+        out.append(f"| {md_code(table_name(row[2]))} | {markdown_word(row[0])} | {values} |")
     out.append("")
     out.append(f"{shown} of {len(summary.rows)} kernel rows"
                + (" (only rows where the cells differ)" if differing_only else "") + ".")

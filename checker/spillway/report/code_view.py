@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from spillway import __version__
+from spillway.untrusted import visible
 from spillway.isa.listing import KernelListing
 from spillway.report.code_evidence import isa_object
 
@@ -51,8 +52,9 @@ def _plural(count: int, word: str) -> str:
 def kernel_text(viewed: ViewedKernel) -> list[str]:
     record, listing, code = viewed.record, viewed.listing, viewed.listing.code
     bundle = "" if record.get("bundle_index") is None else f", bundle {record['bundle_index']}"
-    lines = [f"kernel {record['name']}", f"  target {record['target']}, {record['file']}{bundle}",
-             f"  symbol {record['symbol'].removesuffix('.kd')}",
+    # Names, target and file come from the binary: each shown as one log line (spillway.untrusted).
+    lines = [f"kernel {visible(record['name'])}", f"  target {visible(record['target'])}, "
+             f"{visible(record['file'])}{bundle}", f"  symbol {visible(record['symbol'].removesuffix('.kd'))}",
              f"  code: {_plural(code.instructions, 'instruction')}, {code.code_bytes} bytes, "
              f"sha256 {code.code_sha256}, {code.status}"]
     accesses = code.scratch_loads + code.scratch_stores

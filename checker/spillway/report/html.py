@@ -19,6 +19,7 @@ from typing import Iterable, Optional
 
 import orjson
 
+from spillway.untrusted import visible
 from spillway import __version__
 from spillway.paths import dumps as json_dumps
 from spillway.resources.occupancy import DEFAULT_MODEL, curves, next_step_text
@@ -57,7 +58,8 @@ def read_page_data(html: str) -> dict:
 
 
 def _text(value: str) -> str:
-    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text in the page's head: one visible line (spillway.untrusted), HTML-escaped."""
+    return visible(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def page(kind: str, title: str, data: dict) -> bytes:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from spillway.untrusted import markdown_code
+
 
 def md_code(text: str) -> str:
-    """A code span that survives a GitHub table: pipes escaped, backticks fenced."""
-    text = text.replace("|", "\\|")
-    if "`" not in text:
-        return f"`{text}`"
-    fence = "``" if "``" not in text else "```"
-    return f"{fence} {text} {fence}"
+    """A code span that survives a GitHub table, whatever ``text`` holds
+    (spillway.untrusted.markdown_code: one line, pipes escaped, a fence no
+    backtick run in it closes, cut at MARKDOWN_NAME_LIMIT characters)."""
+    return markdown_code(text)

@@ -26,6 +26,7 @@ from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT
                                          DEFAULT_MAX_KERNELS, DecompressionBudget, PendingImages, ScanOptions,
                                          ScanResult, expand, scan_buffer, scan_path, too_many_kernels)
 from spillway.paths import document_chunks, dumps as json_dumps
+from spillway.untrusted import json_log_safe
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
 from spillway.report.pool import start_pool
@@ -307,9 +308,12 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
     """_encode_lines of the code object's rows, from cached segments.
     ``names``: the task's encoded names segments by kernel name; ``isa``:
     each kernel's isa object (--isa), written last in its record."""
+    # Each segment is made safe in a log once, when it is encoded (untrusted.json_log_safe: names, paths
+    # and targets come from the binary); a segment ends between members, never inside a string, so
+    # the joined lines are safe too, without a scan of every line.
     try:
-        head = _encode_line(_LineHead(*where))[:-1]          # (without its closing brace)
-        tail = b"," + _encode_line(_LineTail(image_offset, archive))[1:]
+        head = json_log_safe(_encode_line(_LineHead(*where))[:-1])          # (without its closing brace)
+        tail = json_log_safe(b"," + _encode_line(_LineTail(image_offset, archive))[1:])
     except UnicodeEncodeError:         # a path that is not UTF-8: the slow way, as _encode_lines does it
         rows = [_values(k, k.name, where, image_offset, archive, model) for k in kernels]
         return _encode_lines(rows if isa is None else [(*row, found) for row, found in zip(rows, isa)])
@@ -323,10 +327,10 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
         resources = segments.get(kernel[2:])
         if named is None:
             name = kernel.name
-            named = names[name] = b"," + _encode_line(_LineNames(*_name_values(name)))[1:-1]
+            named = names[name] = json_log_safe(b"," + _encode_line(_LineNames(*_name_values(name)))[1:-1])
         if resources is None:
-            resources = _RESOURCE_SEGMENTS.add(segments, kernel[2:], b"," + _encode_line(
-                _LineResources(*_resource_values(kernel, where[2], model)))[1:-1])
+            resources = _RESOURCE_SEGMENTS.add(segments, kernel[2:], json_log_safe(b"," + _encode_line(
+                _LineResources(*_resource_values(kernel, where[2], model)))[1:-1]))
         extend((_LINE_SEPARATOR, head, named, resources, tail))
     parts[0] = _LINE_INDENT        # the first line has no separator before it
     return b"".join(parts)
@@ -336,7 +340,7 @@ def _with_isa(lines: bytes, isa: list[dict]) -> bytes:
     """Records (one per line, joined by ``,\\n``) with an ``isa`` member added
     last to each, in order."""
     records = lines.split(_LINE_SEPARATOR)
-    return _LINE_SEPARATOR.join([record[:-1] + b',"isa":' + _encode_line(found) + b"}"
+    return _LINE_SEPARATOR.join([record[:-1] + b',"isa":' + json_log_safe(_encode_line(found)) + b"}"
                                  for record, found in zip(records, isa, strict=True)])
 
 
@@ -346,8 +350,8 @@ def _encode_lines(values: list[tuple]) -> bytes:
     try:
         lines = [_LINE_INDENT + _encode_line(_RecordLine(*row[:len(FIELDS)])) for row in values]
         if values and len(values[0]) > len(FIELDS):
-            return _with_isa(b",\n".join(lines), [row[-1] for row in values])
-        return b",\n".join(lines)
+            return _with_isa(json_log_safe(b",\n".join(lines)), [row[-1] for row in values])
+        return json_log_safe(b",\n".join(lines))
     except UnicodeEncodeError:
         # A path that is not UTF-8 (surrogate escapes): paths.dumps writes them as \udcXX.
         return b",\n".join([_LINE_INDENT + json_dumps(dict(zip(ROW_FIELDS, row))) for row in values])

@@ -146,6 +146,26 @@ class KernelName:
         return table_name(self.full)
 
 
+def _visible_row(row: Sequence) -> list:
+    """A row's cells as one line of a terminal each (spillway.untrusted.visible:
+    names, targets and files come from the binaries), before the table is fitted."""
+    from spillway.untrusted import visible
+
+    out: list = []
+    for cell in row:
+        if type(cell) is str:
+            out.append(visible(cell))
+        elif isinstance(cell, (int, float)) or cell is None:
+            out.append(cell)
+        elif isinstance(cell, KernelName):
+            out.append(KernelName(visible(cell.full)))
+        elif isinstance(cell, tuple):
+            out.append((visible(cell[0]), cell[1]))
+        else:
+            out.append(visible(str(cell)))
+    return out
+
+
 def _plain(cell) -> str:
     return cell[0] if isinstance(cell, tuple) else str(cell)
 
@@ -298,7 +318,7 @@ def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names
     tty = is_tty(console_)
     separator = 2 if tty else 1
     width = console_.width
-    columns, rows, widths, headers, layout = fit(width, separator, list(columns), [list(r) for r in rows],
+    columns, rows, widths, headers, layout = fit(width, separator, list(columns), [_visible_row(r) for r in rows],
                                                  header_lines)
     room = max(NAME_MIN, width - sum(widths) - separator * (len(columns) - 1))
     for index, column in enumerate(columns):
@@ -337,11 +357,15 @@ def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names
 
 
 def tsv_cell(value) -> str:
+    """A TSV cell: text as one line (spillway.untrusted.visible: a tab, a line
+    break or a control character from a binary is shown as an escape)."""
+    from spillway.untrusted import visible
+
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value).replace("\t", " ").replace("\r", " ").replace("\n", " ")
+    return visible(str(value))
 
 
 def tsv(header: Sequence[str], rows: Iterable[Sequence]) -> str:

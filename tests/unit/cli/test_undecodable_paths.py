@@ -2,7 +2,7 @@
 folder may hold ``bad\\xffname.o``.  Every command in every format reads such
 inputs and writes such outputs without an internal error: JSON and SARIF keep
 the bytes exactly (``\\udcXX`` escapes, ``os.fsencode(json.loads(...))``
-gives them back), every other output shows them as ``\\udcXX``, and is UTF-8.
+gives them back), every other output shows them as ``\\xNN``, and is UTF-8.
 
 Input: a committed fixture (tests/data/command_line/plain.o: two kernels that
 use scratch) under a folder and a file name that are not UTF-8; one process
@@ -17,6 +17,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from spillway.untrusted import utf8_shown
 
 from spillway.paths import loads as json_loads
 from spillway.report.html import DATA_ELEMENT
@@ -47,8 +49,8 @@ def _no_internal_error(run) -> None:
 
 
 def _shown(path: str) -> bytes:
-    """What text outputs show for a path: UTF-8, undecodable bytes as \\udcXX."""
-    return path.encode("utf-8", "backslashreplace")
+    """What text outputs show for a path: UTF-8, undecodable bytes as \\xNN (spillway.untrusted)."""
+    return utf8_shown(path)
 
 
 @pytest.fixture
@@ -100,7 +102,7 @@ def test_check(paths, capsys, fmt):
     elif fmt == "junit":
         import xml.etree.ElementTree as ET
         values = {p.get("name"): p.get("value") for p in ET.fromstring(data).iter("property")}
-        assert values["baseline"] == paths["baseline"].encode("utf-8", "backslashreplace").decode()
+        assert values["baseline"] == utf8_shown(paths["baseline"]).decode()
     elif fmt in ("markdown", "github", "table"):
         # the accept command names both paths; a shell reads the undecodable bytes back from $'...\xff...'
         assert b"$'" in data and b"bad\\xffname.o" in data
@@ -147,4 +149,4 @@ def test_github_step_summary(paths, capsys, monkeypatch):
     _no_internal_error(run_cli(capsys, "check", paths["folder"], "--baseline", paths["baseline"]))
     _no_internal_error(run_cli(capsys, "compare", paths["folder"], "--against", paths["other"]))
     text = _read(summary).decode("utf-8")
-    assert "\\udcfc" in text
+    assert "\\xfc" in text

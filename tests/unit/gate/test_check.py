@@ -155,7 +155,8 @@ def test_junit_one_case_per_kernel_and_metric(builds, baselines, capsys, tmp_pat
     gone = next(c for c in cases if c.get("name") == f"{demangle(EXTRA_CLEAN)} [built]").find("failure")
     assert gone.get("type") == "removed"
     assert gone.get("message") == (f"in the baseline, no longer built; accept with: spillway baseline write "
-                                   f"{builds.old} -o {baselines['new']} --allow-removed-key {EXTRA_CLEAN} --reason TEXT")
+                                   f"{builds.old} -o {baselines['new']} --allow-removed-key {EXTRA_CLEAN} "
+                                   f"--reason TEXT")
     topk = next(c for c in cases if c.get("name") == f"{demangle(TOPK)} [scratch]")
     assert suite.get("name") == "new"                         # the baseline's name (a cell's, in the matrix)
     assert topk.get("classname") == f"new.{TARGET}"
