@@ -133,32 +133,40 @@ def _code_objects(paths: Iterable[str], options: ReadOptions, side: str
     """Each code object of the selected targets, in the order the reader
     reads them, with its kernels as (metadata, symbol, occurrence): the
     occurrence counts the earlier code objects of the same target that hold
-    the same symbol."""
-    budget = options.budget()
+    the same symbol.  ``side``: what errors name before the file ("debug
+    twin")."""
     seen: dict[tuple[str, str], int] = {}
+    try:
+        for image in _images(paths, options):
+            try:
+                code = codeobject.parse(image.payload)
+            except InputError as exc:
+                raise _within(exc, image) from None
+            if not target_selected(code.target_id, options.targets):
+                continue
+            occurrences = []
+            for kernel in code.kernels:
+                symbol = kernel.symbol[:-3] if kernel.symbol.endswith(".kd") else kernel.symbol
+                occurrence = seen.get((code.target_id, symbol), 0)
+                seen[(code.target_id, symbol)] = occurrence + 1
+                occurrences.append((kernel, symbol, occurrence))
+            yield image, code, occurrences
+    except InputError as exc:
+        if side:
+            exc.file = f"{side} {exc.file}" if exc.file else side
+        raise
+
+
+def _images(paths: Iterable[str], options: ReadOptions) -> Iterator[DeviceImage]:
+    budget = options.budget()
     for path in paths:
-        scan = scan_path(path, options.scan_options(budget))
-        for unit in scan.images:
-            images = expand(unit, ScanResult()) if isinstance(unit, PendingImages) else (unit,)
-            for image in images:
-                try:
-                    code = codeobject.parse(image.payload)
-                except InputError as exc:
-                    raise _within(exc, image, side) from None
-                if not target_selected(code.target_id, options.targets):
-                    continue
-                occurrences = []
-                for kernel in code.kernels:
-                    symbol = kernel.symbol[:-3] if kernel.symbol.endswith(".kd") else kernel.symbol
-                    occurrence = seen.get((code.target_id, symbol), 0)
-                    seen[(code.target_id, symbol)] = occurrence + 1
-                    occurrences.append((kernel, symbol, occurrence))
-                yield image, code, occurrences
+        for unit in scan_path(path, options.scan_options(budget)).images:
+            yield from (expand(unit, ScanResult()) if isinstance(unit, PendingImages) else (unit,))
 
 
-def _within(exc: InputError, image: DeviceImage, side: str = "") -> InputError:
+def _within(exc: InputError, image: DeviceImage) -> InputError:
     exc.within(image.container, image.offset or 0, rebase=image.offset is not None)
-    exc.file = f"{side} {image.file}" if side else image.file
+    exc.file = image.file
     return exc
 
 
