@@ -92,6 +92,7 @@ def register(subparsers) -> None:
 
     build = commands.add_parser("build", help="build cells into BUILD/<cell>/ (parallel, incremental)")
     common(build)
+    _lines_option(build)
     build.set_defaults(run=_heavy(run_build))
 
     check = commands.add_parser("check", help="build if needed, then gate each cell against its baseline")
@@ -154,12 +155,20 @@ def register(subparsers) -> None:
                      help="Markdown, GitHub: only rows where cells differ (the table shows only them unless --all)")
     collect.add_argument("--all", action="store_true", help="the table: every kernel and figure, not only where the "
                                                           "cells differ")
-    collect.set_defaults(run=_heavy(run_run), no_build=False)
+    collect.set_defaults(run=_heavy(run_run), no_build=False, lines=False)
+
+
+def _lines_option(sub) -> None:
+    sub.add_argument("--lines", action="store_true",
+                     help="also build each cell's debug twin (its kernels again with -gline-tables-only, into "
+                          "BUILD/<cell>/lines/), where source lines come from; cells whose own flags give line "
+                          "tables have none (cells.toml lines = \"twin\" asks for it on every build)")
 
 
 def _check_options(sub, no_build: bool = True) -> None:
     if no_build:
         sub.add_argument("--no-build", action="store_true", help="check what is built; do not build first")
+        _lines_option(sub)
     sub.add_argument("--gate", metavar="METRICS", help="override the baselines' gated metrics")
     _occupancy_option(sub, "occupancy model to gate with, and of the side-by-side view (default: each "
                            "baseline's own, llvm22 for a version-1 baseline; the view: llvm23)")
@@ -198,14 +207,17 @@ def _load(args) -> tuple[mx.Matrix, Path]:
 class Progress:
     """Build progress on stderr: bars on a terminal, one line per step otherwise."""
 
-    def __init__(self, matrix: mx.Matrix):
+    def __init__(self, matrix: mx.Matrix, wants_twin=lambda cell: False):
         self.total = len(matrix.engine.sources) + 1
+        self.twin_steps = sum(source.endswith(".hip") for source in matrix.engine.sources) + 1
+        self.wants_twin = wants_twin
         self.console = _err()
         self.live = self.console.is_terminal
         if self.live:       # bars: cursor controls of spillway's own, beneath the guarded stream
             from spillway.cli.common import progress_console
             self.console = progress_console()
         self.tasks: dict[str, Any] = {}              # rich TaskIDs
+        self.totals: dict[str, int] = {}             # steps per cell
         self.bar: Any = None
         if self.live:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bars, TextColumn, TimeElapsedColumn
@@ -234,7 +246,8 @@ class Progress:
     def _bars(self, cell, event, step) -> None:
         assert self.bar is not None
         if event == "planned":
-            self.tasks[cell.name] = self.bar.add_task(cell.name, total=self.total, status="")
+            self.totals[cell.name] = self.total + (self.twin_steps if self.wants_twin(cell) else 0)
+            self.tasks[cell.name] = self.bar.add_task(cell.name, total=self.totals[cell.name], status="")
             return
         task = self.tasks.get(cell.name)
         if task is None:
@@ -246,12 +259,15 @@ class Progress:
             if event == "failed":
                 self.bar.update(task, status=f"[red]failed: {escape(step.label)}[/]")
         elif event == "finished":
-            self.bar.update(task, completed=self.total)
+            self.bar.update(task, completed=self.totals[cell.name])
 
 
-def _build(matrix: mx.Matrix, build_dir: Path, cells: list[mx.Cell], jobs: int) -> list[mx.CellBuild]:
-    with Progress(matrix) as progress:
-        return mx.Builder(matrix, build_dir, jobs, progress).build(cells)
+def _build(matrix: mx.Matrix, build_dir: Path, cells: list[mx.Cell], jobs: int, lines: bool = False
+           ) -> list[mx.CellBuild]:
+    builder = mx.Builder(matrix, build_dir, jobs, lines=lines)
+    with Progress(matrix, builder.wants_twin) as progress:
+        builder.progress = progress
+        return builder.build(cells)
 
 
 def _selected(args, matrix: mx.Matrix) -> tuple[list[mx.Cell], set[str]]:
@@ -269,8 +285,9 @@ def _print_builds(console: Console, builds: list[mx.CellBuild], matrix: mx.Matri
             console.print(escape(f"FAILED   {name}: {b.reason}{log}"), highlight=False)
         else:
             what = f"{b.compiled} of {b.objects} objects compiled" if b.status == "built" else "up to date"
+            twin = f"; debug twin {_rel(b.twin, matrix)}" if b.twin else ""
             console.print(escape(f"{b.status.upper():<8} {name}: {_rel(b.library, matrix)} ({what}, "
-                                 f"{b.seconds:.1f} s)"), highlight=False)
+                                 f"{b.seconds:.1f} s{twin})"), highlight=False)
 
 
 def _rel(path: Path | None, matrix: mx.Matrix) -> str:
@@ -343,7 +360,7 @@ def run_build(args) -> int:
     matrix, build_dir = _load(args)
     cells, required = _selected(args, matrix)
     start = time.monotonic()
-    builds = _build(matrix, build_dir, cells, args.jobs)
+    builds = _build(matrix, build_dir, cells, args.jobs, args.lines)
     console = stdout_console()
     _print_builds(console, builds, matrix)
     counts = {s: sum(1 for b in builds if b.status == s) for s in ("built", "up to date", "failed", "skipped")}
@@ -373,7 +390,7 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
                 builds.append(mx.CellBuild(cell, "failed", f"not built (no {_rel(library, matrix)}; "
                                                             f"run spillway matrix build {cell.name})"))
     else:
-        builds = _build(matrix, build_dir, cells, args.jobs)
+        builds = _build(matrix, build_dir, cells, args.jobs, args.lines)
     checks = []
     junit_dir = Path(args.junit_dir) if args.junit_dir else None
     if junit_dir:

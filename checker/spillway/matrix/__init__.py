@@ -6,7 +6,8 @@ each build against its own baseline, and comparing cells.
 Modules: ``cells`` (the cells file), ``toolchains`` (is a toolchain here;
 system roots), ``build`` (incremental, parallel builds), ``gating`` (gate
 and baseline, through spillway.gate directly), ``summary`` (cells side by
-side) and ``summary_render`` (its table, Markdown and JSON), ``documents``
+side) and ``summary_render`` (its table, Markdown and JSON), ``lines`` (source
+lines of a cell's kernels: its own line tables or its debug twin's), ``documents``
 (published JSON schemas), ``exits`` (exit statuses).
 This package re-exports what ``spillway matrix`` uses.
 """

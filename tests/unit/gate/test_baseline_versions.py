@@ -208,7 +208,7 @@ def test_older_versions_update_to_version_3(tmp_path, capsys, epoch, builds, sch
 def test_committed_version_1_baselines_read_and_rewrite_alike():
     """checks/baselines/ are version 1 (the matrix reads them as they are):
     read, rendered as version 3, read again, they mean the same.  A cell's
-    baseline written since (clang-22-offload-lto) is version 3, and renders
+    baseline written since (clang-22-offload-lto, clang-22-lines) is version 3, and renders
     to its own bytes."""
     paths = sorted((REPO / "checks" / "baselines").glob("*.json"))
     version_1 = []

@@ -472,11 +472,11 @@ def test_the_repository_matrix_passes_its_committed_baselines(one_machine_run):
     root_cells = [c.name for c in matrix.cells.values() if c.in_root]
     why = one_machine_run.root_unavailable
     result = one_machine_run.run
-    for cell in ("clang-15", "clang-16", "clang-19", "clang-22", "clang-22-offload-lto"):
+    for cell in ("clang-15", "clang-16", "clang-19", "clang-22", "clang-22-offload-lto", "clang-22-lines"):
         assert re.search(rf"^PASS +{cell} +OK: \d+ kernels within baseline", result.stdout, re.M)
-    # The flag variant's baseline holds its flags, and the build's are the same.
-    assert json.loads((REPO / "checks/baselines/clang-22-offload-lto.json").read_text())["provenance"]["flags"] == \
-        ["-foffload-lto"]
+    # The flag variants' baselines hold their flags, and the builds' are the same.
+    for cell, flags in (("clang-22-offload-lto", ["-foffload-lto"]), ("clang-22-lines", ["-gline-tables-only"])):
+        assert json.loads((REPO / f"checks/baselines/{cell}.json").read_text())["provenance"]["flags"] == flags
     assert "flags differ" not in result.stdout
     for cell in root_cells:
         if why:
