@@ -3,12 +3,10 @@ occupancy, names and scratch causes."""
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import gc
 import itertools
 import mmap
-import multiprocessing as mp
 import operator
 import os
 from dataclasses import dataclass, field
@@ -28,7 +26,7 @@ from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT
 from spillway.paths import document_chunks, dumps as json_dumps
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
-from spillway.report.pool import start_pool
+from spillway.report.pool import ordered_results, start_pool
 from spillway.resources.names import demangle, stable_key
 from spillway.resources.targets import target_selected
 from spillway.constants import REPORT_SCHEMA as SCHEMA
@@ -441,7 +439,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
         _tune_allocator()
     workers = _worker_count()
     parallel = (workers > 1 and len(tasks) >= _PARALLEL_MIN_TASKS and total >= _PARALLEL_MIN_BYTES
-                and "fork" in mp.get_all_start_methods())
+                and hasattr(os, "fork"))
     if _SINK is not None:
         _SINK.start()
     try:
@@ -460,12 +458,13 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 if gc.isenabled():
                     gc.disable()
                     stack.callback(gc.enable)
-                pool = start_pool(stack, workers)       # workers that leave Ctrl-C to the parent
+                arguments = list(enumerate(tasks))
+                pool = start_pool(stack, workers, _parse_units, arguments)  # workers that leave Ctrl-C to us
                 # Tasks handed out ahead of the one being written: each result is small when the
                 # workers write the records themselves (the tasks ahead are put aside on disk).
                 # (well within the sink's slots for tasks put aside: a slot is reused 64 tasks on)
                 window = min(workers * _SINK_WINDOW, _Sink._SLOTS // 2) if _SINK is not None else workers + 1
-                results = _bounded_imap(pool, _parse_units, list(enumerate(tasks)), window)
+                results = ordered_results(pool, window)
             else:
                 results = itertools.starmap(_parse_units, enumerate(tasks))
             for task, (result, error) in zip(tasks, results):
@@ -486,21 +485,6 @@ def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
     if len(fields) < 2:
         raise ValueError("a projection keeps two fields or more")
     return operator.itemgetter(*(ROW_FIELDS.index(f) for f in fields))  # type: ignore[return-value]
-
-
-def _bounded_imap(pool, function, tasks: list, window: int):
-    """``pool.starmap``'s answers one by one (``tasks``: argument tuples), with at most ``window`` tasks handed out
-    and not yet taken: imap queues every finished result in the parent, which
-    grows with the input when the parent is the slower side (writing JSON)."""
-    queued: collections.deque = collections.deque()
-    remaining = iter(tasks)
-    for task in itertools.islice(remaining, window):
-        queued.append(pool.apply_async(function, task))
-    while queued:
-        result = queued.popleft().get()
-        for task in itertools.islice(remaining, 1):
-            queued.append(pool.apply_async(function, task))
-        yield result
 
 
 def _parse_images(images: list, targets: list[str], progress,
