@@ -147,14 +147,12 @@ def _report_part(records: Iterable[dict], targets: list[str], model: str) -> Inp
 def _whole_json(path: str, file: str):
     """A baseline named among a build's paths (compare), read whole (baselines
     are small by default; gate.baseline checks them)."""
-    import orjson
-
-    from spillway.paths import loads as json_loads
+    from spillway import json_codec
 
     try:
         with open(path, "rb") as handle:
-            return json_loads(handle.read())
+            return json_codec.loads(handle.read())
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=file) from None
-    except orjson.JSONDecodeError as exc:
+    except json_codec.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc}", file=file) from None

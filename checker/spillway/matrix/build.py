@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal, Optional
 
-import orjson
-
-from spillway import atomic
+from spillway import atomic, json_codec
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
 from spillway.matrix.cells import Cell, Matrix
@@ -290,7 +288,7 @@ class Builder:
             "sources": self.matrix.engine.sources, "library": self.matrix.engine.library,
             "stamp": link.stamp,
         }
-        atomic.write_bytes(str(folder / "build.json"), orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic.write_bytes(str(folder / "build.json"), json_codec.dumps(document, indent=True) + b"\n")
 
 
 def _first_error(output: str) -> str:

@@ -17,9 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Iterable, Optional
 
-import orjson
-
-from spillway import __version__
+from spillway import __version__, json_codec
 from spillway.resources.occupancy import DEFAULT_MODEL, curves, next_step_text
 from spillway.resources.targets import MODEL_NAMES
 
@@ -44,14 +42,14 @@ def encoded_data(data) -> bytes:
     the same model gives the same file), in base64 (nothing in it can end the
     script element).  librocsparse's report page: 10.5 MB as JSON text, well
     under 1 MB so."""
-    return base64.b64encode(gzip.compress(orjson.dumps(data), compresslevel=6, mtime=0))
+    return base64.b64encode(gzip.compress(json_codec.dumps(data), compresslevel=6, mtime=0))
 
 
 def read_page_data(html: str) -> dict:
     """The model a page written by ``page`` holds (for tests and tools)."""
     start = html.index(DATA_ELEMENT) + len(DATA_ELEMENT)
     end = html.index("</script>", start)
-    return orjson.loads(gzip.decompress(base64.b64decode(html[start:end])))
+    return json_codec.loads(gzip.decompress(base64.b64decode(html[start:end])))
 
 
 def _text(value: str) -> str:
