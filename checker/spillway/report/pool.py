@@ -70,6 +70,17 @@ def _interrupts_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+class _Inbox:
+    """An answer read in pieces: its length's bytes, then its pickle."""
+
+    __slots__ = ("head", "body", "filled")
+
+    def __init__(self):
+        self.head = b""
+        self.body: bytearray | None = None
+        self.filled = 0
+
+
 class WorkerPool:
     """``workers`` forked processes that call ``function(*arguments[i])`` for
     the task numbers ``i`` the parent hands out.  Use ``start_pool``."""
@@ -78,7 +89,7 @@ class WorkerPool:
         self.function, self.arguments = function, arguments
         self.pids: list[int] = []
         self.selector = selectors.DefaultSelector()
-        self.inboxes: dict[int, bytearray] = {}       # a worker's answer pipe -> bytes read, not yet whole
+        self.inboxes: dict[int, _Inbox] = {}       # a worker's answer pipe -> its answer being read
         self.answers: dict[int, tuple[bool, object]] = {}   # task number -> (returned, value or exception)
         self.handed_out = 0
         tasks_out, self.tasks = os.pipe()
@@ -116,7 +127,7 @@ class WorkerPool:
                 os._exit(status)                # never back into the parent's code (nor its atexit hooks)
         os.close(answers_out)
         self.pids.append(pid)
-        self.inboxes[answers_in] = bytearray()
+        self.inboxes[answers_in] = _Inbox()
         self.selector.register(answers_in, selectors.EVENT_READ)
 
     def hand_out(self, count: int) -> None:
@@ -141,21 +152,27 @@ class WorkerPool:
         return value
 
     def _read(self, fd: int) -> None:
-        chunk = os.read(fd, _PIPE_BYTES)
-        if not chunk:
+        """What the worker's pipe holds of its next answer: its length, or
+        some of its pickle, read into a buffer of that length (no copies)."""
+        inbox = self.inboxes[fd]
+        if inbox.body is None:
+            chunk = os.read(fd, _LENGTH.size - len(inbox.head))
+            if chunk:
+                inbox.head += chunk
+                if len(inbox.head) == _LENGTH.size:
+                    inbox.body = bytearray(_LENGTH.unpack(inbox.head)[0])
+            count = len(chunk)
+        else:
+            with memoryview(inbox.body) as view:
+                count = os.readv(fd, [view[inbox.filled:]])
+            inbox.filled += count
+            if inbox.filled == len(inbox.body):
+                number, returned, value = pickle.loads(inbox.body)
+                self.answers[number] = (returned, value)
+                self.inboxes[fd] = _Inbox()
+        if count == 0:
             raise WorkerLost(f"a worker process ended before it answered ({self._how_ended()}); "
                              f"out of memory?")
-        inbox = self.inboxes[fd]
-        inbox += chunk
-        while len(inbox) >= _LENGTH.size:
-            (size,) = _LENGTH.unpack_from(inbox)
-            end = _LENGTH.size + size
-            if len(inbox) < end:
-                return
-            with memoryview(inbox)[_LENGTH.size:end] as payload:
-                number, returned, value = pickle.loads(payload)
-            del inbox[:end]
-            self.answers[number] = (returned, value)
 
     def _how_ended(self) -> str:
         for pid in self.pids:
