@@ -87,7 +87,7 @@ class WorkerPool:
 
     def __init__(self, workers: int, function: Callable, arguments: Sequence[tuple]):
         self.function, self.arguments = function, arguments
-        self.pids: list[int] = []
+        self.pids: dict[int, int] = {}      # a worker's answer pipe -> its process
         self.selector = selectors.DefaultSelector()
         self.inboxes: dict[int, _Inbox] = {}       # a worker's answer pipe -> its answer being read
         self.answers: dict[int, tuple[bool, object]] = {}   # task number -> (returned, value or exception)
@@ -117,7 +117,7 @@ class WorkerPool:
         if pid == 0:
             status = 1
             try:
-                os.close(self.tasks)            # the parent's alone: its end is the workers' end of tasks
+                os.close(self.tasks)            # (the write end: the parent's alone, so its close ends the tasks)
                 os.close(answers_in)
                 for inherited in self.inboxes:  # the earlier workers' answer pipes
                     os.close(inherited)
@@ -126,7 +126,7 @@ class WorkerPool:
             finally:
                 os._exit(status)                # never back into the parent's code (nor its atexit hooks)
         os.close(answers_out)
-        self.pids.append(pid)
+        self.pids[answers_in] = pid
         self.inboxes[answers_in] = _Inbox()
         self.selector.register(answers_in, selectors.EVENT_READ)
 
@@ -171,37 +171,35 @@ class WorkerPool:
                 self.answers[number] = (returned, value)
                 self.inboxes[fd] = _Inbox()
         if count == 0:
-            raise WorkerLost(f"a worker process ended before it answered ({self._how_ended()}); "
+            raise WorkerLost(f"a worker process ended before it answered ({self._how_ended(fd)}); "
                              f"out of memory?")
 
-    def _how_ended(self) -> str:
-        for pid in self.pids:
-            try:
-                done, status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                continue
-            if done:
-                self.pids.remove(pid)
-                if os.WIFSIGNALED(status):
-                    return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
-                return f"exit status {os.WEXITSTATUS(status)}"
-        return "its answers ended"
+    def _how_ended(self, fd: int) -> str:
+        """How the worker answering on ``fd`` ended (the end of its pipe: it is
+        exiting, so it is reaped at once)."""
+        try:
+            _, status = os.waitpid(self.pids.pop(fd), 0)
+        except ChildProcessError:
+            return "reaped already"
+        if os.WIFSIGNALED(status):
+            return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+        return f"exit status {os.WEXITSTATUS(status)}"
 
     def close(self) -> None:
         """Kill and reap the workers (idle, after the last answer; mid-task
         when the caller stopped early, failed or was interrupted)."""
         with _interrupts_held():         # a second Ctrl-C must not leave them unreaped
-            for pid in self.pids:
+            for pid in self.pids.values():
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            for pid in self.pids:
+            for pid in self.pids.values():
                 try:
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
-            self.pids = []
+            self.pids = {}
             for fd in self.inboxes:
                 os.close(fd)
             self.inboxes = {}

@@ -63,7 +63,7 @@ def _own_pid(_: int) -> int:
 def test_workers_ignore_sigint_and_are_reaped_on_leaving():
     with contextlib.ExitStack() as stack:
         pool = start_pool(stack, 2, _own_pid, [(i,) for i in range(60)])
-        workers = list(pool.pids)
+        workers = list(pool.pids.values())
         answers = ordered_results(pool, 4)
         seen = {next(answers) for _ in range(10)}
         for pid in workers:
@@ -76,7 +76,7 @@ def test_workers_ignore_sigint_and_are_reaped_on_leaving():
 def test_leaving_in_the_middle_kills_and_reaps_the_workers():
     with contextlib.ExitStack() as stack:
         pool = start_pool(stack, 2, time.sleep, [(30,)] * 4)
-        workers = list(pool.pids)
+        workers = list(pool.pids.values())
         pool.hand_out(4)
     assert not any(_exists(pid) for pid in workers)
 
@@ -87,7 +87,7 @@ def test_a_killed_worker_ends_the_run_with_one_error():
         with contextlib.ExitStack() as stack:
             pool = start_pool(stack, 2, time.sleep, [(30,)] * 4)
             answers = ordered_results(pool, 4)
-            os.kill(pool.pids[0], signal.SIGKILL)
+            os.kill(next(iter(pool.pids.values())), signal.SIGKILL)
             next(answers)
     assert time.monotonic() - started < 20
 
