@@ -30,7 +30,7 @@ import pytest
 
 from spillway import untrusted
 from spillway.cli import main as spillway_main
-from spillway.paths import loads as json_loads
+from spillway.json_codec import loads as json_loads
 from support.hostile_sinks import annotations, markdown_findings, runner_findings, terminal_findings
 
 from conftest import DATA

@@ -6,8 +6,8 @@ report, gate, matrix, cli; a module may import its own stage and earlier ones.
 
 - helpers (before every stage): ``spillway/__init__`` (the version),
   ``errors``, ``constants``, ``atomic`` (atomic writes), ``paths`` (opening
-  inputs, JSON), ``untrusted`` (text from binaries made safe per sink): they
-  name no stage's concepts and import none;
+  inputs), ``json_codec`` (JSON in and out), ``untrusted`` (text from binaries
+  made safe per sink): they name no stage's concepts and import none;
 - ``schemas`` (the published JSON schemas of the documents of report, gate and
   matrix, by module name) sits with the matrix, the last stage it names;
 - ``launch`` and ``__main__`` (the console script's entry) are the command line.
@@ -28,6 +28,7 @@ STAGES = ("helpers", "resources", "formats", "isa", "report", "gate", "matrix", 
 TOP_LEVEL = {
     "spillway": "helpers", "spillway.errors": "helpers", "spillway.constants": "helpers",
     "spillway.atomic": "helpers", "spillway.paths": "helpers", "spillway.untrusted": "helpers",
+    "spillway.json_codec": "helpers",
     "spillway.schemas": "matrix",
     "spillway.launch": "cli", "spillway.__main__": "cli",
 }

@@ -10,9 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Callable
 
-import orjson
-
-from spillway.paths import dumps as json_dumps
+from spillway import json_codec
 
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
 from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, DEFAULT_MAX_KERNELS,
@@ -204,6 +202,6 @@ def dump_json(document) -> bytes:
     if isinstance(document, dict) and isinstance(document.get("kernels"), KernelTable):
         # A report of a ROCm library: written in pieces, one kernel per line.
         return json_chunks(document)  # type: ignore[return-value]
-    return json_dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    return json_codec.dumps(document, indent=True) + b"\n"
 
 

@@ -199,7 +199,7 @@ def write(path: str | None, data: str | bytes | Iterable[bytes]) -> None:
     """Write to a claimed file atomically, or to stdout for None or '-'.
     Text is UTF-8, a path's undecodable bytes (U+DC80-U+DCFF, surrogateescape)
     shown as ``\\xNN`` as on the terminal (untrusted.utf8_shown): documents that must
-    keep them exact (JSON, SARIF) write them as JSON escapes themselves (paths.dumps)."""
+    keep them exact (JSON, SARIF) write them as JSON escapes themselves (json_codec.dumps)."""
     if isinstance(data, str):
         data = untrusted.utf8_shown(data)
     chunks = (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data   # or pieces of it

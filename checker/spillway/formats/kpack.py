@@ -31,7 +31,8 @@ written from those facts, not from its code.
   next to the manifest.
 
 The parsers are pure functions over memoryviews; ``find_archives`` is the one
-place that looks at the file system.  msgpack is decoded with size limits.
+place that looks at the file system.  msgpack is decoded by msgspec, which
+checks every length against the bytes left before it builds anything.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import os
 import struct
 from dataclasses import dataclass, field
 
-import msgpack
+import msgspec
 
 from spillway.errors import InputError
 from spillway.formats.walk import advance
@@ -117,15 +118,22 @@ class Manifest:
     files: list[ManifestFile] = field(default_factory=list)
 
 
+_DECODER = msgspec.msgpack.Decoder()
+
+
 def _unpack(data: memoryview | bytes, what: str, container: str, offset: int):
     try:
-        return msgpack.unpackb(bytes(data), raw=False, strict_map_key=False)
-    except msgpack.ExtraData:
-        raise InputError(f"{what}: bytes after the msgpack document", container=container,
+        return _DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        reason = str(exc).replace("MessagePack data is malformed: ", "")
+        if reason.startswith("trailing characters"):
+            raise InputError(f"{what}: bytes after the msgpack document", container=container,
+                             offset=offset) from None
+        raise InputError(f"{what} is not valid msgpack ({reason[:1].lower() + reason[1:]})", container=container,
                          offset=offset) from None
-    except (ValueError, TypeError, OverflowError, msgpack.UnpackException, RecursionError) as exc:
-        raise InputError(f"{what} is not valid msgpack ({type(exc).__name__})", container=container,
-                         offset=offset) from None
+    except RecursionError:
+        raise InputError(f"{what} is not valid msgpack (nested deeper than the decoder reads)",
+                         container=container, offset=offset) from None
 
 
 def _int(value, what: str, container: str, offset: int) -> int:

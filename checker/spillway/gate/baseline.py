@@ -67,11 +67,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Final, Iterator, Literal, Mapping, Optional, Sequence, get_type_hints
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from spillway import __version__, atomic
-from spillway.paths import dumps as json_dumps, loads as json_loads, readable
+from spillway import json_codec
+from spillway.paths import readable
 from spillway.report.record import PATH_ENCODING
 from spillway.errors import InputError, UsageError
 from spillway.gate.kernels import Inputs, Kernel, KernelUsage, Resources
@@ -412,8 +412,8 @@ def load_baseline(path: str) -> Baseline:
         except InputError:
             pass   # explained below, from the parsed document
     try:
-        document = json_loads(data)
-    except orjson.JSONDecodeError as exc:
+        document = json_codec.loads(data)
+    except json_codec.JSONDecodeError as exc:
         raise InputError(f"not a spillway baseline: not valid JSON ({exc})", file=path) from None
     return parse_baseline(document, path)
 
@@ -452,7 +452,7 @@ def render(baseline: Baseline) -> bytes:
         for entry in baseline.kernels:
             written_from[entry.target] = written_from.get(entry.target, 0) + 1
         head["kernels_written_from"] = dict(sorted(written_from.items()))
-    text = json_dumps(head, option=orjson.OPT_INDENT_2)
+    text = json_codec.dumps(head, indent=True)
     assert text.endswith(b"\n}")
     gate = list(baseline.gate)
     lines: list[bytes] = []
@@ -464,7 +464,7 @@ def render(baseline: Baseline) -> bytes:
         while at < len(entries) and entries[at].key == key:
             targets.append(_target_dict(entries[at], gate))
             at += 1
-        lines.append(json_dumps({"key": key, "targets": targets}))
+        lines.append(json_codec.dumps({"key": key, "targets": targets}))
     body = b'  "kernels": [\n' + b",\n".join(b"    " + line for line in lines) + b"\n  ]" if lines \
         else b'  "kernels": []'
     return text[:-2] + b",\n" + body + b"\n}\n"

@@ -29,7 +29,7 @@ from typing import Final, Literal, Optional, Sequence
 from spillway import __version__
 from spillway.gate.kernels import CodeFigures, Kernel, KernelUsage, Resources
 from spillway.gate.totals import Totals, totals
-from spillway.paths import document_chunks
+from spillway.json_codec import document_chunks
 from spillway.resources.occupancy import DEFAULT_MODEL
 
 COMPARE_SCHEMA: Final = "spillway.compare/3"

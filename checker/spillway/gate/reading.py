@@ -158,11 +158,9 @@ def _whole_file(path: str, file: str) -> bytes:
 
 
 def _parsed_json(data: bytes, file: str):
-    import orjson
-
-    from spillway.paths import loads as json_loads
+    from spillway import json_codec
 
     try:
-        return json_loads(data)
-    except orjson.JSONDecodeError as exc:
+        return json_codec.loads(data)
+    except json_codec.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc}", file=file) from None

@@ -22,11 +22,8 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-import orjson
-
-from spillway import __version__
+from spillway import __version__, json_codec
 from spillway.errors import UsageError
-from spillway.paths import dumps as json_dumps
 from spillway.gate.check import CheckResult, Finding, RemovalCommands, RemovedTarget
 from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
 from spillway.gate.metrics import METRICS
@@ -76,8 +73,8 @@ def kernel_lines(baseline: bytes) -> dict[tuple[str, str], int]:
         if not (text.startswith(b"{") and text.endswith(b"}") and b'"key"' in text):
             continue
         try:
-            line = orjson.loads(text)
-        except orjson.JSONDecodeError:
+            line = json_codec.loads(text)
+        except json_codec.JSONDecodeError:
             continue
         key = line.get("key") if isinstance(line, dict) else None
         if not isinstance(key, str):
@@ -273,9 +270,9 @@ def document(runs: Sequence[dict]) -> bytes:
     duplicated = sorted({c for c in categories if categories.count(c) > 1})
     if duplicated:
         raise UsageError(f"--format sarif: two runs share the category {duplicated[0]!r} (GitHub refuses the upload)")
-    # (paths.dumps: a path that is not UTF-8 stays exact, as \udcXX escapes)
-    data = json_dumps({"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": list(runs)},
-                      option=orjson.OPT_INDENT_2) + b"\n"
+    # (json_codec: a path that is not UTF-8 stays exact, as \udcXX escapes)
+    data = json_codec.dumps({"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": list(runs)},
+                            indent=True) + b"\n"
     size = len(gzip.compress(data, compresslevel=6, mtime=0))
     if size > MAX_GZIPPED_BYTES:
         raise UsageError(f"--format sarif: {size} bytes gzipped, over GitHub's {MAX_GZIPPED_BYTES} bytes; "

@@ -9,7 +9,6 @@ that add dwords: a source of 0xFF (32-bit literal) or, on gfx1250, 0xFE
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -17,6 +16,7 @@ from typing import Iterator
 
 import spillway.isa.encodings as encodings
 from spillway.isa.encodings import Encoding
+from spillway import json_codec
 from spillway.resources.targets import processor_of
 
 _VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
@@ -66,8 +66,8 @@ def family_of(target: str) -> str | None:
 def load_family(name: str) -> Family:
     layout_name, _cpu, _major = encodings.FAMILIES[name]
     layout = encodings.LAYOUTS[layout_name]
-    text = resources.files("spillway.isa").joinpath("tables").joinpath(f"{name}.json").read_text()
-    data = json.loads(text)
+    text = resources.files("spillway.isa").joinpath("tables").joinpath(f"{name}.json").read_bytes()
+    data = json_codec.loads(text)
     tables: list[tuple[Encoding, dict[int, Opcode]]] = []
     for encoding in layout:
         rows = data["encodings"].get(encoding.name, {})

@@ -37,7 +37,6 @@ output counting mnemonics by the rules below gets the same figures.
 from __future__ import annotations
 
 import hashlib
-import json
 from bisect import bisect_left, bisect_right
 import re
 import struct
@@ -46,6 +45,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
+from spillway import json_codec
 from spillway.errors import InputError
 from spillway.formats.codeobject import CONTAINER, ElfImage, is_amdgpu_elf
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
@@ -131,8 +131,8 @@ def accumulator_widths(family: str) -> dict[str, int]:
     for the families with AGPRs (tables/accumulators.json, written by
     scripts/generate-isa-accumulators.py from llvm-mc's output); empty for
     the others (WMMA/SWMMAC accumulate in VGPRs)."""
-    text = resources.files("spillway.isa").joinpath("tables").joinpath("accumulators.json").read_text()
-    return dict(json.loads(text)["families"].get(family, {}))
+    text = resources.files("spillway.isa").joinpath("tables").joinpath("accumulators.json").read_bytes()
+    return dict(json_codec.loads(text)["families"].get(family, {}))
 
 
 def accumulator_agprs(family: str, mnemonic: str, bits: int) -> list[range]:

@@ -27,9 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal, Optional
 
-import orjson
-
-from spillway import atomic
+from spillway import atomic, json_codec
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
 from spillway.matrix.cells import Cell, Matrix
@@ -355,7 +353,7 @@ class Builder:
         if len(links) > 1:    # a debug twin: only then, so a build without one writes what it always wrote
             document["lines"] = {"library": f"{TWIN_DIR}/{self.matrix.engine.library}",
                                  "flags": cell.twin_flags(), "stamp": links[1].stamp}
-        atomic.write_bytes(str(folder / "build.json"), orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic.write_bytes(str(folder / "build.json"), json_codec.dumps(document, indent=True) + b"\n")
 
 
 def _links(link: Step, compiled: Step) -> bool:

@@ -11,9 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Optional
 
-import orjson
-
-from spillway import atomic
+from spillway import atomic, json_codec
 from spillway.errors import SpillwayError
 from spillway.matrix.build import CellBuild, cell_dir, library_path
 from spillway.matrix.cells import Cell, Matrix
@@ -84,7 +82,7 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
         if junit:
             junit_xml.write(str(junit), result, cell.name)
         document = result.to_json()
-        atomic.write_bytes(str(result_path), orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic.write_bytes(str(result_path), json_codec.dumps(document, indent=True) + b"\n")
     except SpillwayError as exc:
         return CellCheck(cell, "error", str(exc))
     # The cell's flags are what its build used (a collected build made with others is refused before).

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
+from spillway import json_codec
 
 from spillway.matrix.build import TWIN_DIR, cell_dir, library_path
 from spillway.matrix.cells import Cell, Matrix
@@ -28,8 +28,8 @@ def built_twin(matrix: Matrix, build_dir: Path, cell: Cell) -> Path | None:
     """The debug twin of the cell's last build, when it made one."""
     folder = cell_dir(build_dir, cell)
     try:
-        recorded = orjson.loads((folder / "build.json").read_bytes()).get("lines")
-    except (OSError, orjson.JSONDecodeError, AttributeError):
+        recorded = json_codec.loads((folder / "build.json").read_bytes()).get("lines")
+    except (OSError, json_codec.JSONDecodeError, AttributeError):
         return None
     if not isinstance(recorded, dict) or recorded.get("flags") != cell.twin_flags():
         return None

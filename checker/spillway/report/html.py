@@ -17,11 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Iterable, Optional
 
-import orjson
-
+from spillway import __version__, json_codec
 from spillway.untrusted import visible
-from spillway import __version__
-from spillway.paths import dumps as json_dumps
 from spillway.resources.occupancy import DEFAULT_MODEL, curves, next_step_text
 from spillway.resources.targets import MODEL_NAMES
 
@@ -46,15 +43,15 @@ def encoded_data(data) -> bytes:
     the same model gives the same file), in base64 (nothing in it can end the
     script element).  librocsparse's report page: 10.5 MB as JSON text, well
     under 1 MB so.  A path that is not UTF-8 is kept as \\udcXX escapes
-    (paths.dumps; the page shows U+FFFD for the byte)."""
-    return base64.b64encode(gzip.compress(json_dumps(data), compresslevel=6, mtime=0))
+    (json_codec; the page shows U+FFFD for the byte)."""
+    return base64.b64encode(gzip.compress(json_codec.dumps(data), compresslevel=6, mtime=0))
 
 
 def read_page_data(html: str) -> dict:
     """The model a page written by ``page`` holds (for tests and tools)."""
     start = html.index(DATA_ELEMENT) + len(DATA_ELEMENT)
     end = html.index("</script>", start)
-    return orjson.loads(gzip.decompress(base64.b64decode(html[start:end])))
+    return json_codec.loads(gzip.decompress(base64.b64decode(html[start:end])))
 
 
 def _text(value: str) -> str:

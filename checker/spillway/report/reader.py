@@ -3,12 +3,10 @@ occupancy, names and scratch causes."""
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import gc
 import itertools
 import mmap
-import multiprocessing as mp
 import operator
 import os
 from dataclasses import dataclass, field
@@ -16,20 +14,16 @@ from functools import lru_cache
 from collections.abc import Sequence
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-import msgspec
-import orjson
-
 from spillway import __version__
+from spillway.json_codec import document_chunks, dumps as json_dumps, encode_record, record_layout
 from spillway.formats import codeobject, embedded
 from spillway.resources import occupancy
 from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION,
                                          DEFAULT_MAX_KERNELS, DecompressionBudget, PendingImages, ScanOptions,
                                          ScanResult, expand, scan_buffer, scan_path, too_many_kernels)
-from spillway.paths import document_chunks, dumps as json_dumps
-from spillway.untrusted import json_log_safe
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
-from spillway.report.pool import start_pool
+from spillway.report.pool import ordered_results, start_pool
 from spillway.resources.names import demangle, stable_key
 from spillway.resources.targets import target_selected
 from spillway.constants import REPORT_SCHEMA as SCHEMA
@@ -240,11 +234,10 @@ def _code_evidence(payload, code: codeobject.CodeObject) -> list[dict]:
     return code_objects_evidence(payload, code.kernels, code.target_id)
 
 
-# A record line's layout: FIELDS as a struct msgspec encodes in C, without
-# the dict per kernel orjson needs (half the encoding time).  The bytes are
-# orjson's for the same record (compact, UTF-8, the same escapes).
-_RecordLine = msgspec.defstruct("RecordLine", list(FIELDS), gc=False)
-_encode_line = msgspec.json.Encoder().encode
+# A record line's layout: FIELDS as a record json_codec encodes in C, without
+# a dict per kernel (half the encoding time); the same bytes as json_dumps's.
+_RecordLine = record_layout("RecordLine", FIELDS)
+_encode_line = encode_record
 
 
 # A record line in four segments, each encoded once for what it depends on:
@@ -253,15 +246,15 @@ _encode_line = msgspec.json.Encoder().encode
 # bundle), what the resources give (once per target, model and resources:
 # 73,826 distinct of librocsparse1 7.2.4's 249,970 kernels) and where the
 # image sits.  Joined, they are the bytes _encode_lines writes for the row
-# (msgspec writes a struct's fields in order, separated by commas, with no
-# spaces), at a fraction of the cost: building and encoding a row per kernel
+# (a record is written with its members in order, separated by commas, with
+# no spaces), at a fraction of the cost: building and encoding a row per kernel
 # was 2.8 of the 7.2 CPU-seconds of that report.
 _NAMES_AT, _RESOURCES_AT, _TAIL_AT = FIELDS.index("symbol"), FIELDS.index("vgpr_count"), \
     FIELDS.index("image_offset")
-_LineHead = msgspec.defstruct("LineHead", list(FIELDS[:_NAMES_AT]), gc=False)
-_LineNames = msgspec.defstruct("LineNames", list(FIELDS[_NAMES_AT:_RESOURCES_AT]), gc=False)
-_LineResources = msgspec.defstruct("LineResources", list(FIELDS[_RESOURCES_AT:_TAIL_AT]), gc=False)
-_LineTail = msgspec.defstruct("LineTail", list(FIELDS[_TAIL_AT:]), gc=False)
+_LineHead = record_layout("LineHead", FIELDS[:_NAMES_AT])
+_LineNames = record_layout("LineNames", FIELDS[_NAMES_AT:_RESOURCES_AT])
+_LineResources = record_layout("LineResources", FIELDS[_RESOURCES_AT:_TAIL_AT])
+_LineTail = record_layout("LineTail", FIELDS[_TAIL_AT:])
 # The names segment is _name_values(name), keyed on the name; the resources
 # segment is keyed on a kernel's fields after its name and symbol: every input
 # of that part of the row besides target and model.
@@ -308,15 +301,11 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
     """_encode_lines of the code object's rows, from cached segments.
     ``names``: the task's encoded names segments by kernel name; ``isa``:
     each kernel's isa object (--isa), written last in its record."""
-    # Each segment is made safe in a log once, when it is encoded (untrusted.json_log_safe: names, paths
-    # and targets come from the binary); a segment ends between members, never inside a string, so
-    # the joined lines are safe too, without a scan of every line.
-    try:
-        head = json_log_safe(_encode_line(_LineHead(*where))[:-1])          # (without its closing brace)
-        tail = json_log_safe(b"," + _encode_line(_LineTail(image_offset, archive))[1:])
-    except UnicodeEncodeError:         # a path that is not UTF-8: the slow way, as _encode_lines does it
-        rows = [_values(k, k.name, where, image_offset, archive, model) for k in kernels]
-        return _encode_lines(rows if isa is None else [(*row, found) for row, found in zip(rows, isa)])
+    # Each segment is made safe in a log once, when it is encoded (json_codec.encode_record applies
+    # untrusted.json_log_safe: names, paths and targets come from the binary); a segment ends between
+    # members, never inside a string, so the joined lines are safe too, without a scan of every line.
+    head = _encode_line(_LineHead(*where))[:-1]          # (without its closing brace)
+    tail = b"," + _encode_line(_LineTail(image_offset, archive))[1:]
     if isa is not None:
         return _with_isa(_encode_code_object(kernels, where, image_offset, archive, model, names), isa)
     segments = _RESOURCE_SEGMENTS.table(where[2], model)
@@ -327,9 +316,9 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
         resources = segments.get(kernel[2:])
         if named is None:
             name = kernel.name
-            named = names[name] = json_log_safe(b"," + _encode_line(_LineNames(*_name_values(name)))[1:-1])
+            named = names[name] = b"," + _encode_line(_LineNames(*_name_values(name)))[1:-1]
         if resources is None:
-            resources = _RESOURCE_SEGMENTS.add(segments, kernel[2:], json_log_safe(b"," + _encode_line(
+            resources = _RESOURCE_SEGMENTS.add(segments, kernel[2:], (b"," + _encode_line(
                 _LineResources(*_resource_values(kernel, where[2], model)))[1:-1]))
         extend((_LINE_SEPARATOR, head, named, resources, tail))
     parts[0] = _LINE_INDENT        # the first line has no separator before it
@@ -340,21 +329,17 @@ def _with_isa(lines: bytes, isa: list[dict]) -> bytes:
     """Records (one per line, joined by ``,\\n``) with an ``isa`` member added
     last to each, in order."""
     records = lines.split(_LINE_SEPARATOR)
-    return _LINE_SEPARATOR.join([record[:-1] + b',"isa":' + json_log_safe(_encode_line(found)) + b"}"
+    return _LINE_SEPARATOR.join([record[:-1] + b',"isa":' + _encode_line(found) + b"}"
                                  for record, found in zip(records, isa, strict=True)])
 
 
 def _encode_lines(values: list[tuple]) -> bytes:
     """Kernel rows as JSON records, one per line (indented), joined by ``,\\n``;
     rows with an isa object (ROW_FIELDS) have it last."""
-    try:
-        lines = [_LINE_INDENT + _encode_line(_RecordLine(*row[:len(FIELDS)])) for row in values]
-        if values and len(values[0]) > len(FIELDS):
-            return _with_isa(json_log_safe(b",\n".join(lines)), [row[-1] for row in values])
-        return json_log_safe(b",\n".join(lines))
-    except UnicodeEncodeError:
-        # A path that is not UTF-8 (surrogate escapes): paths.dumps writes them as \udcXX.
-        return b",\n".join([_LINE_INDENT + json_dumps(dict(zip(ROW_FIELDS, row))) for row in values])
+    lines = [_LINE_INDENT + _encode_line(_RecordLine(*row[:len(FIELDS)])) for row in values]
+    if values and len(values[0]) > len(FIELDS):
+        return _with_isa(b",\n".join(lines), [row[-1] for row in values])
+    return b",\n".join(lines)
 
 
 class EncodedKernels(NamedTuple):
@@ -454,7 +439,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
         _tune_allocator()
     workers = _worker_count()
     parallel = (workers > 1 and len(tasks) >= _PARALLEL_MIN_TASKS and total >= _PARALLEL_MIN_BYTES
-                and "fork" in mp.get_all_start_methods())
+                and hasattr(os, "fork"))
     if _SINK is not None:
         _SINK.start()
     try:
@@ -473,12 +458,13 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 if gc.isenabled():
                     gc.disable()
                     stack.callback(gc.enable)
-                pool = start_pool(stack, workers)       # workers that leave Ctrl-C to the parent
+                arguments = list(enumerate(tasks))
+                pool = start_pool(stack, workers, _parse_units, arguments)  # workers that leave Ctrl-C to us
                 # Tasks handed out ahead of the one being written: each result is small when the
                 # workers write the records themselves (the tasks ahead are put aside on disk).
                 # (well within the sink's slots for tasks put aside: a slot is reused 64 tasks on)
                 window = min(workers * _SINK_WINDOW, _Sink._SLOTS // 2) if _SINK is not None else workers + 1
-                results = _bounded_imap(pool, _parse_units, list(enumerate(tasks)), window)
+                results = ordered_results(pool, window)
             else:
                 results = itertools.starmap(_parse_units, enumerate(tasks))
             for task, (result, error) in zip(tasks, results):
@@ -500,21 +486,6 @@ def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
     if len(fields) < 2:
         raise ValueError("a projection keeps two fields or more")
     return operator.itemgetter(*(ROW_FIELDS.index(f) for f in fields))  # type: ignore[return-value]
-
-
-def _bounded_imap(pool, function, tasks: list, window: int):
-    """``pool.starmap``'s answers one by one (``tasks``: argument tuples), with at most ``window`` tasks handed out
-    and not yet taken: imap queues every finished result in the parent, which
-    grows with the input when the parent is the slower side (writing JSON)."""
-    queued: collections.deque = collections.deque()
-    remaining = iter(tasks)
-    for task in itertools.islice(remaining, window):
-        queued.append(pool.apply_async(function, task))
-    while queued:
-        result = queued.popleft().get()
-        for task in itertools.islice(remaining, 1):
-            queued.append(pool.apply_async(function, task))
-        yield result
 
 
 def _parse_images(images: list, targets: list[str], progress,
@@ -566,11 +537,11 @@ class KernelTable(Sequence):
 
 def json_chunks(document: dict):
     """A report document as JSON bytes, in chunks: the header pretty-printed
-    like ``orjson`` OPT_INDENT_2, then one kernel per line, so a 250,000-kernel
+    as ``json_dumps(indent=True)`` writes it, then one kernel per line, so a 250,000-kernel
     report is never one string in memory."""
     kernels = document["kernels"]
     if not isinstance(kernels, KernelTable):
-        yield json_dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+        yield json_dumps(document, indent=True) + b"\n"
         return
     yield from document_chunks({k: v for k, v in document.items() if k != "kernels"}, {"kernels": iter(kernels)})
 
@@ -739,7 +710,7 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
     paths = list(paths)
     budget = options.budget()
     head = json_dumps({"schema": SCHEMA, "spillway_version": __version__,
-                       "occupancy_model": options.occupancy_model}, option=orjson.OPT_INDENT_2)
+                       "occupancy_model": options.occupancy_model}, indent=True)
     opening = head[:-2] + b',\n  "kernels": [\n'
     sink = _Sink(fd, opening, _worker_count() + 1) if fd is not None else None
     opened = False
@@ -768,7 +739,7 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
         on_empty()
     if not opened and options.require_kernels:
         raise no_kernels_found(paths, options.targets)
-    tail = json_dumps({"files": files}, option=orjson.OPT_INDENT_2)[1:]     # '\n  "files": ...}'
+    tail = json_dumps({"files": files}, indent=True)[1:]     # '\n  "files": ...}'
     last = (b"\n  ]," if opened else head[:-2] + b',\n  "kernels": [],') + tail + b"\n"
     if sink is not None:
         sink.write(last)

@@ -20,7 +20,7 @@ import pytest
 
 from spillway.untrusted import utf8_shown
 
-from spillway.paths import loads as json_loads
+from spillway.json_codec import loads as json_loads
 from spillway.report.html import DATA_ELEMENT
 from support.gate_fixtures import run_cli
 

@@ -21,7 +21,7 @@ from spillway.errors import InputError
 from spillway.report import report_input
 from spillway.gate.reading import read_sources
 from spillway.report.report_input import RECORD_TYPES, open_report
-from spillway.paths import dumps
+from spillway.json_codec import dumps
 from spillway.report.reader import FIELDS, KernelTable, ReadOptions, json_chunks, read_path
 from support.gate_fixtures import assert_one_line_error, record, run_cli
 
@@ -54,9 +54,9 @@ def own(kernels: list[dict], document: dict | None = None) -> bytes:
 def own_files_after(kernels: list[dict]) -> bytes:
     """What report.reader.report_json writes (`spillway report --json` reading as it
     writes): files after the kernels, as they are known only at the end."""
-    top = dumps({k: v for k, v in head(kernels).items() if k != "files"}, orjson.OPT_INDENT_2)
+    top = dumps({k: v for k, v in head(kernels).items() if k != "files"}, indent=True)
     lines = b",\n".join(b"    " + dumps(k) for k in kernels)
-    tail = dumps({"files": head(kernels)["files"]}, orjson.OPT_INDENT_2)[1:]
+    tail = dumps({"files": head(kernels)["files"]}, indent=True)[1:]
     if not kernels:
         return top[:-2] + b',\n  "kernels": [],' + tail + b"\n"
     return top[:-2] + b',\n  "kernels": [\n' + lines + b"\n  ]," + tail + b"\n"
