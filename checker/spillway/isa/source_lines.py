@@ -294,6 +294,11 @@ def _without(status: str, code_sha256: str, described: str) -> KernelLines:
     return KernelLines(status, "", code_sha256, described, "", (), (), (), ())
 
 
+def without_lines(code_sha256: str, status: str = NO_LINE_TABLE) -> KernelLines:
+    """The model of a kernel with no lines (its code object has no line table)."""
+    return _without(status, code_sha256, code_sha256)
+
+
 def by_line(scratch: Sequence[PlacedInstruction], copies: Sequence[PlacedInstruction],
             loop_spans: Sequence[tuple[int, int]]) -> tuple[LineTraffic, ...]:
     """The per-line summary of placed scratch accesses and AGPR copies;
@@ -330,6 +335,19 @@ def traffic_rows(totals: dict[tuple[str, int], list[int]]) -> tuple[LineTraffic,
                              -(r.loop_load_bytes + r.loop_store_bytes), -(r.load_bytes + r.store_bytes),
                              -r.accesses, -r.agpr_copies, r.file, r.line))
     return tuple(rows)
+
+
+def loop_lines(rows: Sequence[LineTraffic], limit: int) -> tuple[tuple[LineTraffic, ...], int]:
+    """The rows of by_line() with scratch bytes in loops, at most ``limit``
+    of them (by_line's order: innermost-loop bytes, then loop bytes first),
+    and how many more there are."""
+    looping = [row for row in rows if row.loop_load_bytes + row.loop_store_bytes]
+    return tuple(looping[:limit]), max(len(looping) - limit, 0)
+
+
+def line_object(row: LineTraffic) -> dict:
+    """A LineTraffic as JSON (its fields, in order)."""
+    return {name: getattr(row, name) for name in LineTraffic.__dataclass_fields__}
 
 
 # --- debug twins ------------------------------------------------------------------------------
