@@ -102,7 +102,6 @@ def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[Ke
     if not has_line_table(payload):
         return [None] * len(ranges)
     busy = [n for n, f in enumerate(figures) if f.scratch_loads + f.scratch_stores + f.agpr_writes + f.agpr_reads]
-    out: list[dict | None] = [{"status": NO_ROWS, "comp_dir": "", "top": [], "more": 0} for _ in ranges]
     try:
         lines = object_lines(payload, [(ranges[n].section, ranges[n].start, ranges[n].start + ranges[n].size)
                                        for n in busy])
@@ -112,10 +111,18 @@ def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[Ke
                 for _ in ranges]
     if lines is None:
         return [None] * len(ranges)
-    for n, found in enumerate(ranges):
+    # A kernel with nothing to place is not read (its sequences skimmed): placed, with no line to list, under
+    # the one compilation directory of the code object's units when they share one.
+    directories = {table.comp_dir for table in lines.tables}
+    shared = directories.pop() if len(directories) == 1 else ""
+    out: list[dict] = [{"status": PLACED, "comp_dir": shared, "top": [], "more": 0} for _ in ranges]
+    for n in busy:
+        found = ranges[n]
         if lines.covers(found.section, found.start, found.size):
-            out[n] = {"status": PLACED, "comp_dir": lines.comp_dir(found.section, found.start), "top": [], "more": 0}
-    chosen = [n for n in busy if out[n]["status"] == PLACED]         # type: ignore[index]
+            out[n]["comp_dir"] = lines.comp_dir(found.section, found.start)
+        else:
+            out[n] = {"status": NO_ROWS, "comp_dir": "", "top": [], "more": 0}
+    chosen = [n for n in busy if out[n]["status"] == PLACED]
     batch = [(ranges[n].start, ranges[n].size, bool(ranges[n].private_segment_buffer)) for n in chosen]
     if decoded is not None and _vector is not None:
         traffic = _vector.line_traffic_many(code, batch, target, [figures[n] for n in chosen], decoded, lines,
@@ -128,9 +135,9 @@ def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[Ke
             traffic.append(kernel_lines(listing, branches, lines, ranges[n].section, start).by_line)
     for n, rows in zip(chosen, traffic):
         top, more = loop_lines(rows, TOP_LINES)
-        out[n]["top"] = [line_object(row) for row in top]          # type: ignore[index]
-        out[n]["more"] = more                                      # type: ignore[index]
-    return out
+        out[n]["top"] = [line_object(row) for row in top]
+        out[n]["more"] = more
+    return list(out)
 
 
 def kernel_evidence(section: memoryview, start: int, size: int, target: str, psb: bool) -> KernelCode:

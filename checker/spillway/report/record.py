@@ -95,9 +95,13 @@ class SourceLines(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: str = Field(description="placed; 'no line-table row covers the kernel'; or 'line table not read: "
-                                    "...' (a malformed table: the rest of the record stands)")
-    comp_dir: str = Field(description="DW_AT_comp_dir of the compile unit holding the kernel's rows")
+    status: str = Field(description="placed (a kernel without scratch accesses or AGPR copies has nothing to "
+                                    "place: top is empty); 'no line-table row covers the kernel' (one with "
+                                    "some); or 'line table not read: ...' (a malformed table: the rest of the "
+                                    "record stands)")
+    comp_dir: str = Field(description="DW_AT_comp_dir of the compile unit holding the kernel's rows (a kernel "
+                                      "with nothing to place: the code object's units' one directory, \"\" when "
+                                      "they name several)")
     top: list[LineTrafficRecord] = Field(description="Source lines with scratch bytes in loops, most innermost-"
                                                      "loop bytes first, then loop bytes (at most 8)")
     more: int = Field(description="Further lines with scratch bytes in loops, not listed")
