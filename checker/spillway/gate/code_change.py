@@ -6,7 +6,11 @@ Mix: the *arithmetic* classes (valu, salu, vmem, smem, lds, matrix), the
 *spill traffic* (scratch, agpr_copy) and the *control* (branch, waitcnt,
 other: waits and nops follow the memory traffic).  "arithmetic identical,
 only spill traffic changed" is the answer a kernel author wants after a
-compiler update that made a kernel spill: the same work, more scratch.
+compiler update that made a kernel spill: the same work, more scratch.  As
+spill code has ALU instructions of its own, a change of spill traffic with
+VALU/SALU changes but the same matrix ops and memory/LDS accesses is
+"matrix and memory work identical, spill traffic and ALU changed"; any other
+change of an arithmetic class is "arithmetic changed".
 
 Lines: each side's ``source_lines.top`` (report --isa: the lines with the
 most scratch bytes per lane in loops, files relative to their compile unit's
@@ -29,8 +33,13 @@ CONTROL: Final = ("branch", "waitcnt", "other")
 IDENTICAL_MIX: Final = "identical mix"
 ONLY_SPILL_TRAFFIC: Final = "arithmetic identical, only spill traffic changed"
 ONLY_CONTROL: Final = "arithmetic and spill traffic identical, only waits, branches and other changed"
+# Spill code brings ALU instructions of its own (scratch offsets in VGPRs, M0 and SGPR setup, readlane and
+# writelane of SGPR spills): with no matrix op, memory or LDS access changed, that is still the compiler's
+# spilling, not the kernel's work.
+ONLY_SPILL_AND_ALU: Final = "matrix and memory work identical, spill traffic and ALU changed"
 ARITHMETIC_CHANGED: Final = "arithmetic changed"
-MIX_VERDICTS: Final = (IDENTICAL_MIX, ONLY_SPILL_TRAFFIC, ONLY_CONTROL, ARITHMETIC_CHANGED)
+MIX_VERDICTS: Final = (IDENTICAL_MIX, ONLY_SPILL_TRAFFIC, ONLY_CONTROL, ONLY_SPILL_AND_ALU, ARITHMETIC_CHANGED)
+WORK: Final = ("vmem", "smem", "lds", "matrix")
 # Lines listed per direction (gained, lost) in a kernel's comparison.
 SHOWN_LINES: Final = 5
 
@@ -62,7 +71,7 @@ def mix_change(old: tuple[int, ...] | dict[str, int], new: tuple[int, ...] | dic
     if not names:
         verdict = IDENTICAL_MIX
     elif names & set(ARITHMETIC):
-        verdict = ARITHMETIC_CHANGED
+        verdict = ONLY_SPILL_AND_ALU if names & set(SPILL_TRAFFIC) and not names & set(WORK) else ARITHMETIC_CHANGED
     elif names & set(SPILL_TRAFFIC):
         verdict = ONLY_SPILL_TRAFFIC
     else:

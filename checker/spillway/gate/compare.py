@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, Optional, Sequence
 
 from spillway import __version__
-from spillway.gate.code_change import ONLY_SPILL_TRAFFIC, LinesChange, MixChange, lines_change, mix_change
+from spillway.gate.code_change import ONLY_SPILL_AND_ALU, ONLY_SPILL_TRAFFIC, LinesChange, MixChange, lines_change, mix_change
 from spillway.gate.kernels import CodeFigures, Kernel, KernelUsage, Resources
 from spillway.gate.totals import Totals, totals
 from spillway.json_codec import document_chunks
@@ -204,11 +204,14 @@ class Comparison:
             moved = sum(1 for k in self.kernels if "spills moved into a loop" in k.code_notes())
             if moved:
                 said.append(f"{kernels(moved)} with spills moved into a loop")
-            spill_only = sum(1 for k in self.kernels if k.old_code is not None and k.new_code is not None
-                             and k.old_code.code_sha256 != k.new_code.code_sha256
-                             and (found := k.mix_change()) is not None and found.verdict == ONLY_SPILL_TRAFFIC)
-            if spill_only:
-                said.append(f"{kernels(spill_only)} with the same arithmetic and only spill traffic changed")
+            verdicts = [found.verdict for k in self.kernels if k.old_code is not None and k.new_code is not None
+                        and k.old_code.code_sha256 != k.new_code.code_sha256 and (found := k.mix_change()) is not None]
+            if verdicts.count(ONLY_SPILL_TRAFFIC):
+                said.append(f"{kernels(verdicts.count(ONLY_SPILL_TRAFFIC))} with the same arithmetic and only "
+                            f"spill traffic changed")
+            if verdicts.count(ONLY_SPILL_AND_ALU):
+                said.append(f"{kernels(verdicts.count(ONLY_SPILL_AND_ALU))} with the same matrix and memory work "
+                            f"and only spill traffic and ALU changed")
             sentence += " Code: " + ", ".join(said) + "."
         return sentence
 

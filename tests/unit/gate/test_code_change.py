@@ -5,8 +5,8 @@ gained or lost scratch bytes in loops."""
 from __future__ import annotations
 
 from spillway.constants import MIX_CLASSES
-from spillway.gate.code_change import (ARITHMETIC_CHANGED, IDENTICAL_MIX, ONLY_CONTROL, ONLY_SPILL_TRAFFIC,
-                                       LineChange, lines_change, mix_change)
+from spillway.gate.code_change import (ARITHMETIC_CHANGED, IDENTICAL_MIX, ONLY_CONTROL, ONLY_SPILL_AND_ALU,
+                                       ONLY_SPILL_TRAFFIC, LineChange, lines_change, mix_change)
 
 
 def test_mix_change_verdicts():
@@ -20,7 +20,9 @@ def test_mix_change_verdicts():
                                "waitcnt 10 -> 14)")
     assert mix_change(base, dict(base, agpr_copy=4)).verdict == ONLY_SPILL_TRAFFIC
     assert mix_change(base, dict(base, other=11)).verdict == ONLY_CONTROL
-    assert mix_change(base, dict(base, scratch=0, valu=11)).verdict == ARITHMETIC_CHANGED
+    assert mix_change(base, dict(base, scratch=0, valu=11)).verdict == ONLY_SPILL_AND_ALU
+    assert mix_change(base, dict(base, scratch=0, valu=11, matrix=9)).verdict == ARITHMETIC_CHANGED
+    assert mix_change(base, dict(base, valu=11)).verdict == ARITHMETIC_CHANGED      # no spill traffic changed
     assert mix_change(base, dict(base, smem=9)).verdict == ARITHMETIC_CHANGED
 
 
