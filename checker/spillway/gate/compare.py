@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, Optional, Sequence
 
 from spillway import __version__
-from spillway.gate.code_change import ONLY_SPILL_AND_ALU, ONLY_SPILL_TRAFFIC, LinesChange, MixChange, lines_change, mix_change
+from spillway.gate.code_change import (ONLY_SPILL_AND_ALU, ONLY_SPILL_TRAFFIC, LinesChange, MixChange, lines_change,
+                                       mix_change)
 from spillway.gate.kernels import CodeFigures, Kernel, KernelUsage, Resources
 from spillway.gate.totals import Totals, totals
 from spillway.json_codec import document_chunks
