@@ -97,6 +97,7 @@ class KernelLines:
     agpr_copies: tuple[PlacedInstruction, ...]
     loops: tuple[PlacedLoop, ...]
     by_line: tuple[LineTraffic, ...]   # by innermost-loop bytes, loop bytes, bytes, accesses (most first)
+    entry: SourceLine | None = None    # the line of the kernel's first instruction
 
 
 class ObjectLines:
@@ -283,11 +284,11 @@ def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], li
               for i, source in zip(chosen, lines.place_many(section, start, [i.offset for i in chosen], blocks))]
     scratch = [p for p in placed if p.instruction.kind in (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND)]
     copies = [p for p in placed if p.instruction.kind in (AGPR_WRITE_KIND, AGPR_READ_KIND)]
-    ends = lines.place_many(section, start, [offset for loop in listing.loops for offset in (loop.start, loop.end)],
-                            blocks)
+    ends = lines.place_many(section, start, [offset for loop in listing.loops for offset in (loop.start, loop.end)]
+                            + [0], blocks)
     loops = tuple(PlacedLoop(loop, ends[2 * n], ends[2 * n + 1]) for n, loop in enumerate(listing.loops))
     return KernelLines(PLACED, lines_from, code.code_sha256, described, lines.comp_dir(section, start),
-                       tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans))
+                       tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans), ends[-1])
 
 
 def _without(status: str, code_sha256: str, described: str) -> KernelLines:
