@@ -47,9 +47,8 @@ def _objdump(path: Path) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def oracle(path: Path) -> dict:
-    """Per kernel: {address: (file, line, column, inferred) or None} of every
-    instruction, the function's start, and its per-line traffic by the
-    oracle's rules."""
+    """Per kernel: its start, {address: (file, line, column, inferred) or
+    None} of every instruction, and its per-line traffic (lines_oracle)."""
     shown = lines_oracle.objdump_lines(_objdump(path), path)
     by_address = {found.insn.address: found for found in shown}
     sequences = lines_oracle.sequences(lines_oracle.dwarfdump_rows(path)[0])
@@ -61,48 +60,12 @@ def oracle(path: Path) -> dict:
         if function.kind != "kernel":
             continue
         expected = lines_oracle.expected_lines(sequences, insns, function.start, function.start + function.size)
-        places = {}
-        for address, found in expected.items():
-            if found is None:
-                places[address] = None
-                continue
-            origin = by_address[found.source]       # objdump's file at the instruction that gave the line
-            assert origin.line == found.line, (name, hex(address))
-            places[address] = (origin.path, found.line, found.column, found.inferred)
+        places = lines_oracle.places(expected, by_address)
         evidence = isa_oracle.evidence(function, insns, starts)
+        psb = {int(q[2:q.index(":")]) for q in evidence.private_segment_buffer}
         out[name] = {"start": function.start, "places": places,
-                     "traffic": _traffic(function, insns, evidence, places)}
+                     "traffic": lines_oracle.line_traffic(function, insns, places, psb)}
     return out
-
-
-def _traffic(function, insns, evidence, places) -> dict:
-    """(file, line) -> the ten LineTraffic figures, from objdump's instructions."""
-    start, end = function.start, function.start + function.size
-    mine = [i for i in insns if start <= i.address < end]
-    spans = [(isa_oracle.branch_target(i), i.address) for i in mine if isa_oracle.is_loop_candidate(i.mnemonic)
-             and start <= isa_oracle.branch_target(i) <= i.address]
-    innermost = [a for a in spans if not any(b != a and a[0] <= b[0] and b[1] <= a[1] for b in spans)]
-    psb = {int(q[2:q.index(":")]) for q in evidence.private_segment_buffer}
-    totals: dict = {}
-    for insn in mine:
-        where = places.get(insn.address)
-        key = (where[0], where[1]) if where else ("", 0)
-        access = isa_oracle.scratch_kind(insn, psb)
-        if access:
-            kind, width = access
-            figures = totals.setdefault(key, [0] * 10)
-            store = kind == "store"
-            figures[store] += width or 0
-            if any(lo <= insn.address <= hi for lo, hi in spans):
-                figures[2 + store] += width or 0
-            if any(lo <= insn.address <= hi for lo, hi in innermost):
-                figures[4 + store] += width or 0
-            figures[6] += 1
-            figures[7] += bool(where and where[3])
-        elif insn.mnemonic.startswith(("v_accvgpr_write", "v_accvgpr_read")):
-            figures = totals.setdefault(key, [0] * 10)
-            figures[8] += 1
-    return totals
 
 
 def _ours(capsys, *argv) -> tuple[int, str]:
@@ -112,8 +75,7 @@ def _ours(capsys, *argv) -> tuple[int, str]:
     return status, out
 
 
-FIGURES = ("load_bytes", "store_bytes", "loop_load_bytes", "loop_store_bytes", "innermost_load_bytes",
-           "innermost_store_bytes", "accesses", "inferred", "agpr_copies")
+FIGURES = lines_oracle.TRAFFIC_FIELDS
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
@@ -143,7 +105,7 @@ def test_code_json_places_every_access_copy_and_loop_as_llvm(capsys, path):
                     theirs["places"][start + offset], (name, member, hex(offset))
         # by_line: every line's figures are the oracle's sums
         rows = {(row["file"], row["line"]): [row[f] for f in FIGURES] for row in kernel["source_lines"]["by_line"]}
-        assert rows == {key: figures[:9] for key, figures in theirs["traffic"].items()}, name
+        assert rows == theirs["traffic"], name
     assert placed or path.name.startswith("headers."), path.name
 
 
@@ -184,9 +146,7 @@ def test_report_isa_top_lines_are_the_oracles(capsys, path):
         theirs = want[record["symbol"].removesuffix(".kd")]["traffic"]
         lines = record["isa"]["source_lines"]
         assert lines["status"] == "placed"
-        looping = sorted(((key, figures) for key, figures in theirs.items() if figures[2] + figures[3]),
-                         key=lambda item: (-(item[1][4] + item[1][5]), -(item[1][2] + item[1][3]),
-                                           -(item[1][0] + item[1][1]), -item[1][6], -item[1][8], item[0]))
+        top, more = lines_oracle.top_loop_lines(theirs, 8)
         assert [(row["file"], row["line"], [row[f] for f in FIGURES]) for row in lines["top"]] == \
-            [(key[0], key[1], figures[:9]) for key, figures in looping[:8]], record["name"]
-        assert lines["more"] == max(len(looping) - 8, 0)
+            [(key[0], key[1], figures) for key, figures in top], record["name"]
+        assert lines["more"] == more
