@@ -143,3 +143,37 @@ def test_the_header_fixture_names_a_file_under_an_include_directory():
     assert [table.file_path(i) for i in range(len(table.files))] == [
         "/spillway/tests/data/isa/lines/headers/headers.cpp", "/spillway/tests/data/isa/lines/headers/./include/ops.h"]
     assert {table.rows.file[i] for i in range(len(table.rows))} == {0, 1}
+
+
+COMPRESSED = ["gfx90a.clang22.dwarf5.co", "gfx1100.clang22.dwarf4.co", "gfx942.clang22.dwarf5.o",
+              "gfx90a.clang22.dwarf4.o"]
+
+
+@pytest.mark.parametrize("kind", ["zlib", "zstd"])
+@pytest.mark.parametrize("name", COMPRESSED)
+def test_compressed_debug_sections_read_as_llvm_reads_them(tmp_path, name, kind):
+    """SHF_COMPRESSED debug sections, as llvm-objcopy --compress-debug-sections writes them (and as
+    Debian's ROCm 6.4 libraries ship them, zlib): the rows llvm-dwarfdump prints from the compressed
+    file, and the same as from the plain one (relocatable objects: relocations applied after
+    inflating)."""
+    objcopy = isa_oracle.llvm_tool("llvm-objcopy", 22)
+    if objcopy is None:
+        if os.environ.get("CI"):
+            pytest.fail("llvm-objcopy-22 is not installed")
+        pytest.skip("llvm-objcopy-22 is not installed")
+    import subprocess
+
+    plain = DATA / "lines" / "co" / name
+    packed = tmp_path / name
+    subprocess.run([*objcopy, f"--compress-debug-sections={kind}", str(plain), str(packed)], check=True)
+    assert packed.read_bytes() != plain.read_bytes()
+    theirs, versions = lines_oracle.dwarfdump_rows(packed)
+    tables = read_lines(packed.read_bytes())
+    ours = [lines_oracle.Row(*row) for table in tables
+            for row in zip(table.rows.address, table.rows.line, table.rows.column, table.rows.file, table.rows.flags)]
+    assert theirs and ours == theirs
+    assert [table.version for table in tables] == versions
+    assert [table.comp_dir for table in tables] == lines_oracle.comp_dirs(packed)
+    plain_tables = read_lines(plain.read_bytes())
+    assert [t.file_path(i) for t in tables for i in range(len(t.files))] == \
+        [t.file_path(i) for t in plain_tables for i in range(len(t.files))]

@@ -29,6 +29,7 @@ the array passes nothing to win.
 from __future__ import annotations
 
 import struct
+import zlib
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -72,6 +73,12 @@ _STRX = {_FORM_STRX: 0, _FORM_STRX1: 1, _FORM_STRX2: 2, _FORM_STRX3: 3, _FORM_ST
 
 # ELF: section types, relocation types (LLVM's ELFRelocs/AMDGPU.def).
 _SHT_RELA, _SHF_ALLOC, _SHF_EXECINSTR, _ET_REL = 4, 0x2, 0x4, 1
+# SHF_COMPRESSED: the section starts with an Elf64_Chdr (ch_type, ch_reserved, ch_size, ch_addralign);
+# Debian's ROCm 6.4 libraries compress their debug sections this way (zlib).
+_SHF_COMPRESSED, _ELFCOMPRESS_ZLIB, _ELFCOMPRESS_ZSTD = 0x800, 1, 2
+# A compressed debug section may declare at most this many bytes, and at most this many times its
+# compressed size (a zip-bomb guard; real sections inflate 3-10 times).
+_INFLATED_MAX, _INFLATED_RATIO_MAX = 1 << 30, 1024
 _R_AMDGPU_NONE, _R_AMDGPU_ABS64, _R_AMDGPU_ABS32 = 0, 3, 6
 _DEBUG_SECTIONS = (".debug_line", ".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
                    ".debug_str_offsets")
@@ -253,7 +260,8 @@ def _debug_sections(image: ElfImage, index: dict[str, int]) -> dict[str, bytes]:
         if name in index:
             found = image.section_bytes(name)
             if found is not None:
-                out[name] = found
+                flags, offset = image.sections[index[name]][2], image.sections[index[name]][4]
+                out[name] = _inflated(name, found, offset) if flags & _SHF_COMPRESSED else found
     if image.e_type != _ET_REL:
         return out
     symbols = _symbols(image)
@@ -278,6 +286,54 @@ def _debug_sections(image: ElfImage, index: dict[str, int]) -> dict[str, bytes]:
                                  container=CONTAINER, offset=offset)
             patched[r_offset:r_offset + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
         out[target] = bytes(patched)
+    return out
+
+
+def _inflated(name: str, data: bytes, offset: int) -> bytes:
+    """A SHF_COMPRESSED section's contents (ELF gABI: an Elf64_Chdr, then a
+    zlib or zstd stream of ch_size bytes)."""
+    if len(data) < 24:
+        raise InputError(f"{name}: compressed section of {len(data)} bytes has no compression header",
+                         container=CONTAINER, offset=offset)
+    kind, _reserved, size, _align = struct.unpack_from("<IIQQ", data, 0)
+    if size > _INFLATED_MAX or size > _INFLATED_RATIO_MAX * len(data):
+        raise InputError(f"{name}: compressed section declares {size} bytes from {len(data)} (the limit is "
+                         f"{_INFLATED_MAX} bytes, {_INFLATED_RATIO_MAX} times the compressed size)",
+                         container=CONTAINER, offset=offset)
+    stream = bytes(data[24:])
+    try:
+        if kind == _ELFCOMPRESS_ZLIB:
+            inflater = zlib.decompressobj()
+            out = inflater.decompress(stream, size + 1)       # one byte more than declared shows a lie
+        elif kind == _ELFCOMPRESS_ZSTD:
+            import io
+
+            import zstandard
+
+            reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(stream))
+            pieces, have = [], 0
+            while have <= size:
+                piece = reader.read(size + 1 - have)
+                if not piece:
+                    break
+                pieces.append(piece)
+                have += len(piece)
+            out = b"".join(pieces)
+        else:
+            raise InputError(f"{name}: compression type {kind} not supported (zlib and zstd are)",
+                             container=CONTAINER, offset=offset)
+    except (zlib.error, ValueError) as exc:
+        raise InputError(f"{name}: compressed data does not inflate ({exc})", container=CONTAINER,
+                         offset=offset) from None
+    except Exception as exc:      # zstandard.ZstdError (zstandard imported only for such sections)
+        if type(exc).__name__ != "ZstdError":
+            raise
+        raise InputError(f"{name}: compressed data does not inflate ({exc})", container=CONTAINER,
+                         offset=offset) from None
+    if len(out) != size:
+        raise InputError(f"{name}: compressed section inflates to {'more than ' if len(out) > size else ''}"
+                         f"{min(len(out), size)} bytes, its header says {size}",
+                         container=CONTAINER, offset=offset)
     return out
 
 

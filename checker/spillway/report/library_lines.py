@@ -31,7 +31,7 @@ from spillway.formats.containers import DeviceImage, PendingImages, ScanResult, 
 from spillway.isa.evidence import KernelRange, kernel_ranges
 from spillway.isa.listing import KernelListing, kernel_listing
 from spillway.isa.source_lines import (KernelLines, branches_of, decoded_kernel, kernel_lines, object_lines,
-                                       read_twin, twin_lines)
+                                       read_twin, twin_lines, without_lines)
 from spillway.report.reader import ReadOptions
 from spillway.resources.names import stable_key
 from spillway.resources.targets import target_selected
@@ -41,6 +41,7 @@ try:       # numpy: a dependency; without it the reference decoder gives the sam
 except ImportError:        # pragma: no cover - exercised by tests that hide numpy
     _vector = None  # type: ignore[assignment]
 
+LINE_TABLE_NOT_READ = "line table not read"   # KernelLines.status, then ": " and why
 CODE_NOT_READ = "code not read"     # KernelLines.status: the kernel's code was not found in its code object
 TWIN = "debug twin"                 # how errors in the twin's files are named
 
@@ -62,7 +63,9 @@ def library_lines(paths: Iterable[str], options: ReadOptions | None = None,
     order they are read), or of the (target, key) pairs ``wanted``, from
     their own line tables or, given ``twin`` (the paths of a debug twin of
     the same binaries), from the twin's, kernel by kernel where the code is
-    the same.  Raises InputError on a malformed input or line table."""
+    the same.  Raises InputError on a malformed input or debug twin's line
+    table; a kernel whose own line table does not read gets the status
+    'line table not read: ...' (its code read as always)."""
     options = options or ReadOptions()
     out: list[KernelSourceLines] = []
     pending: dict[tuple[str, str, int], list[tuple[int, KernelListing, list[tuple[int, int]]]]] = {}
@@ -80,11 +83,14 @@ def library_lines(paths: Iterable[str], options: ReadOptions | None = None,
         found = [by_name.get(symbol) or by_name.get(kernel.name) for kernel, symbol, _ in mine]
         listings = iter(_listings(section, [r for r in found if r is not None], code.target_id))
         lines = None
+        lines_unread = ""
         if twin is None:
             try:
                 lines = object_lines(image.payload, [(r.section, r.start, r.start + r.size) for r in found if r])
             except InputError as exc:
-                raise _within(exc, image) from None
+                # The kernels' code stands; a table that does not read is said in their status (as
+                # spillway code says it), and a check's results keep their baseline lines.
+                lines_unread = f"{LINE_TABLE_NOT_READ}: {exc.message}"
         for (kernel, symbol, occurrence), place in zip(mine, found):
             where = (image.file, image.bundle_index, code.target_id, symbol, stable_key(kernel.name))
             if place is None:
@@ -92,7 +98,9 @@ def library_lines(paths: Iterable[str], options: ReadOptions | None = None,
                 out.append(KernelSourceLines(*where, _unread(why)))
                 continue
             listing, branches = next(listings)
-            if twin is None:
+            if twin is None and lines_unread:
+                out.append(KernelSourceLines(*where, without_lines(listing.code.code_sha256, lines_unread)))
+            elif twin is None:
                 out.append(KernelSourceLines(*where, kernel_lines(listing, branches, lines, place.section,
                                                                   place.start)))
             else:

@@ -157,7 +157,7 @@ def compile_unit(version: int, comp_dir: str, name: str, stmt_list: int = 0) -> 
 # --- a synthetic ELF --------------------------------------------------------------------------
 
 def elf(debug: dict[str, bytes], *, e_type: int = 3, relocations: list[tuple[int, int, int, int]] = (),
-        symbols: list[tuple[str, int, int, int]] = ()) -> bytes:
+        symbols: list[tuple[str, int, int, int]] = (), compressed: frozenset[str] = frozenset()) -> bytes:
     """An AMDGPU ELF with .text and the given debug sections; ET_REL
     (e_type 1) ones get .symtab (a section symbol for .text first, then
     ``symbols`` (name, value, section index, type)) and .rela.debug_line
@@ -167,7 +167,7 @@ def elf(debug: dict[str, bytes], *, e_type: int = 3, relocations: list[tuple[int
     contents: list[tuple[str, int, int, int, bytes, int, int, int]] = []
     contents.append((".text", 1, 0x6, TEXT_ADDRESS if e_type == 3 else 0, bytes(TEXT_SIZE), 0, 0, 0))
     for name, data in debug.items():
-        contents.append((name, 1, 0, 0, data, 0, 0, 0))
+        contents.append((name, 1, SHF_COMPRESSED if name in compressed else 0, 0, data, 0, 0, 0))
     if e_type == 1:
         strtab = b"\0"
         entries = [bytes(24), struct.pack("<IBBHQQ", 0, 3, 0, 1, 0, 0)]      # null, STT_SECTION .text
@@ -207,6 +207,21 @@ def elf(debug: dict[str, bytes], *, e_type: int = 3, relocations: list[tuple[int
     header += struct.pack("<HHIQQQIHHHHHH", e_type, 224, 1, 0, 0, shoff, 0x4e, 64, 56, 0, 64, count, count - 1)
     body[:64] = header
     return bytes(body)
+
+
+SHF_COMPRESSED = 0x800
+
+
+def compress(data: bytes, kind: str, declared: int | None = None, ch_type: int | None = None) -> bytes:
+    """A SHF_COMPRESSED section's bytes, as llvm-objcopy --compress-debug-sections writes them: an
+    Elf64_Chdr (type, reserved, size, alignment), then the stream."""
+    import zlib
+
+    import zstandard
+
+    stream = zlib.compress(data) if kind == "zlib" else zstandard.ZstdCompressor().compress(data)
+    code = ch_type if ch_type is not None else {"zlib": 1, "zstd": 2}[kind]
+    return struct.pack("<IIQQ", code, 0, len(data) if declared is None else declared, 1) + stream
 
 
 def rows_of(data: bytes, **options) -> list[tuple[int, int, int, int, int]]:
@@ -333,6 +348,37 @@ def test_several_units_and_default_is_stmt_false():
     assert [t.offset for t in tables] == [0, len(first)]
     assert [t.file_path(0) for t in tables] == ["/a/a.cpp", "/b/b.cpp"]
     assert tables[1].rows.flags[0] == 0
+
+
+@pytest.mark.parametrize("kind", ["zlib", "zstd"])
+def test_compressed_sections_read_as_the_plain_ones(kind):
+    """SHF_COMPRESSED debug sections (Debian's ROCm 6.4 libraries: zlib) inflate to the same tables."""
+    program = set_address(TEXT_ADDRESS) + special(0, 1) + advance_pc(4) + b"\x00\x01\x01"
+    header = header_v5(["/build"], [("k.cpp", 0)])
+    line = unit(5, header, program)
+    info, abbrev = compile_unit(5, "/build", "k.cpp")
+    plain = elf({".debug_line": line, ".debug_info": info, ".debug_abbrev": abbrev})
+    packed = elf({".debug_line": compress(line, kind), ".debug_info": compress(info, kind),
+                  ".debug_abbrev": abbrev}, compressed=frozenset({".debug_line", ".debug_info"}))
+    assert rows_of(packed) == rows_of(plain) and rows_of(plain)
+    assert [t.comp_dir for t in read_lines(packed)] == [t.comp_dir for t in read_lines(plain)] == ["/build"]
+
+
+@pytest.mark.parametrize("section, message", [
+    (compress(b"x" * 100, "zlib", declared=99), "inflates to more than 99 bytes, its header says 99"),
+    (compress(b"x" * 100, "zstd", declared=101), "inflates to 100 bytes, its header says 101"),
+    (compress(b"x" * 100, "zlib", ch_type=3), "compression type 3 not supported"),
+    (compress(b"x" * 100, "zlib")[:24] + b"not zlib", "does not inflate"),
+    (compress(b"x" * 100, "zstd")[:24] + b"not zstd", "does not inflate"),
+    (compress(b"x" * 100, "zlib", declared=1 << 40), "declares 1099511627776 bytes"),
+    (compress(b"x" * 100, "zlib", declared=2_000_000), "1024 times the compressed size"),
+    (b"\x01\0\0\0", "has no compression header"),
+], ids=["size-lie-more", "size-lie-less", "unknown-type", "not-zlib", "not-zstd", "huge", "ratio", "short"])
+def test_a_bad_compressed_section_is_a_one_line_error(section, message):
+    data = elf({".debug_line": section}, compressed=frozenset({".debug_line"}))
+    with pytest.raises(InputError) as caught:
+        read_lines(data)
+    assert message in caught.value.message and "\n" not in caught.value.message
 
 
 def test_no_debug_line_no_tables():

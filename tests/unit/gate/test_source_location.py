@@ -84,6 +84,28 @@ def test_without_a_line_table_the_baseline_line_as_before(capsys, baseline, monk
         assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("base.json")
 
 
+def test_a_line_table_that_does_not_read_keeps_the_gate_and_the_baseline_line(capsys, baseline, monkeypatch,
+                                                                               tmp_path):
+    """The gate's verdict does not hang on debug information: a malformed .debug_line (Debian's
+    librocsparse1 6.4.3 once read as one: its sections are zlib-compressed) leaves check at exit 1
+    with its failures at the baseline's lines, not exit 2."""
+    from elftools.elf.elffile import ELFFile
+
+    data = bytearray(WITH_LINES.read_bytes())
+    with open(WITH_LINES, "rb") as handle:
+        at = ELFFile(handle).get_section_by_name(".debug_line")["sh_offset"]
+    data[at:at + 4] = (0xFFFFFFF5).to_bytes(4, "little")         # a reserved unit length
+    broken = tmp_path / "broken.co"
+    broken.write_bytes(bytes(data))
+    monkeypatch.chdir(REPO)
+    for fmt in ("json", "sarif"):
+        run = check(capsys, broken, "--baseline", baseline, "--format", fmt)
+        assert run.status == 1, run.err
+    run = check(capsys, broken, "--baseline", baseline, "--format", "json")
+    failures = json.loads(run.out)["failures"]
+    assert len(failures) == 5 and all("source" not in f for f in failures)
+
+
 def test_a_debug_twin_gives_the_lines(capsys, baseline, monkeypatch):
     monkeypatch.chdir(REPO)
     run = check(capsys, PLAIN, "--baseline", baseline, "--format", "json", "--lines-from", WITH_LINES)
