@@ -377,10 +377,10 @@ def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
     from types import SimpleNamespace
 
     from spillway.cli.matrix import _github_run, _imports
-    from spillway.matrix import check_render
+    from spillway.render import table as check_render
     from spillway.matrix.cells import Cell
     from spillway.matrix.gating import CellCheck
-    from spillway.report.table import console as make_console
+    from spillway.render.table import console as make_console
 
     cell = Cell(name="clang-22", source="debian", compiler="clang", clang="22", cxx="clang++-22", packages=["clang-22"],
                 targets=["gfx1100"], baseline="checks/baselines/clang-22.json")

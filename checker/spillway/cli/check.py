@@ -118,7 +118,7 @@ class Remedy:
 
 
 def run(args) -> int:
-    from spillway.gate import junit
+    from spillway.render import junit
     from spillway.gate.baseline import load_baseline, recorded_model  # pydantic: imported only when used
     from spillway.gate.check import check
     from spillway.gate.flags import build_flags, compare as compare_flags, declared_flags
@@ -169,8 +169,8 @@ def run(args) -> int:
     elif fmt == "markdown":
         write(args.output, markdown_marker("check") + _markdown(result, args, remedy))
     elif fmt == "tsv":
-        from spillway.gate.tsv import check_tsv_rows
-        from spillway.report.table import tsv
+        from spillway.render.tsv import check_tsv_rows
+        from spillway.render.table import tsv
 
         write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)))   # (removals: metric "built")
     elif fmt == "github":
@@ -178,7 +178,7 @@ def run(args) -> int:
     elif fmt == "sarif":
         write(args.output, _sarif(result, args, remedy))
     elif fmt == "html":
-        from spillway.gate.html import check_page
+        from spillway.render.html import check_page
 
         write(args.output, check_page(result, args.paths, remedy.accept_all(result)[0] if result.failures else "",
                                       removals.every(result)[0] if result.vanished or result.removed_targets else ""))
@@ -205,7 +205,7 @@ def failing_code(result: CheckResult, args, options):
     from spillway.gate.failure_code import failures_code
     from spillway.gate.reading import sniff_json
     from spillway.report.kernel_code import evidence_of_kernels
-    from spillway.report.table import limited
+    from spillway.render.table import limited
 
     binaries = [p for p in args.paths if not sniff_json(p)]
     if not binaries:
@@ -217,7 +217,7 @@ def failing_code(result: CheckResult, args, options):
 def _sarif(result: CheckResult, args, remedy: Remedy) -> bytes:
     from pathlib import Path
 
-    from spillway.gate import sarif
+    from spillway.render import sarif
 
     with open(args.baseline, "rb") as handle:   # read again for its lines: load_baseline read it whole too
         lines = handle.read()
@@ -226,7 +226,7 @@ def _sarif(result: CheckResult, args, remedy: Remedy) -> bytes:
 
 
 def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
-    from spillway.gate.markdown import check_markdown
+    from spillway.render.markdown import check_markdown
 
     accept_all = None
     if result.failures:
@@ -236,7 +236,7 @@ def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
 
 
 def _github(result: CheckResult, args, remedy: Remedy) -> None:
-    from spillway.gate.github import append_step_summary, check_annotations, print_annotations
+    from spillway.render.github import append_step_summary, check_annotations, print_annotations
 
     summary = _markdown(result, args, remedy)
     append_step_summary(summary)
@@ -247,8 +247,8 @@ def _github(result: CheckResult, args, remedy: Remedy) -> None:
 
 
 def print_result(result: CheckResult, args, remedy: Remedy, file=None) -> None:
-    from spillway.gate.table import print_check
-    from spillway.report.table import console as make_console
+    from spillway.render.table import print_check
+    from spillway.render.table import console as make_console
 
     print_check(result, make_console(file), limit=args.limit, names=args.names, accept=remedy.accept,
                 accept_all=remedy.accept_all, code=getattr(args, "failure_code", None), removals=remedy.removals())

@@ -59,7 +59,8 @@ def choose(kernels: list[dict], pattern: str, everything: bool) -> list[dict]:
 
 def run(args) -> int:
     from spillway.isa.listing import kernel_listing
-    from spillway.report.code_view import ViewedKernel, code_document, code_text
+    from spillway.render.code import code_text
+    from spillway.report.code_view import ViewedKernel, code_document
     from spillway.report.kernel_code import each_kernel_code
 
     fmt = chosen_format(args)

@@ -49,7 +49,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from spillway.gate.compare import compare
-    from spillway.gate.markdown import compare_markdown
+    from spillway.render.markdown import compare_markdown
     from spillway.gate.reading import read_sources
 
     fmt = chosen_format(args)
@@ -70,9 +70,9 @@ def run(args) -> int:
         text = compare_markdown(comparison, args.all, args.limit, args.names)
         write(args.output, markdown_marker("compare") + text)
     elif fmt == "tsv":
-        from spillway.report.table import tsv
+        from spillway.render.table import tsv
 
-        from spillway.gate.tsv import compare_tsv_rows
+        from spillway.render.tsv import compare_tsv_rows
 
         fields = TSV_FIELDS + CODE_TSV_FIELDS if args.isa else TSV_FIELDS
         write(args.output, tsv(fields, compare_tsv_rows(comparison, args.all)))
@@ -81,7 +81,7 @@ def run(args) -> int:
     elif fmt == "sarif":
         write(args.output, _sarif(comparison, new, old, args))
     elif fmt == "html":
-        from spillway.gate.html import compare_page
+        from spillway.render.html import compare_page
 
         write(args.output, compare_page(comparison))
     elif to_file:
@@ -97,8 +97,8 @@ def run(args) -> int:
 
 
 def _github(comparison, args) -> None:
-    from spillway.gate.github import append_step_summary, compare_annotations, print_annotations
-    from spillway.gate.markdown import compare_markdown
+    from spillway.render.github import append_step_summary, compare_annotations, print_annotations
+    from spillway.render.markdown import compare_markdown
 
     level = "error" if args.fail_on_worse else "warning"
     summary = compare_markdown(comparison, args.all, args.limit, args.names)
@@ -114,8 +114,8 @@ def _github(comparison, args) -> None:
 
 
 def _print_table(comparison, args, file=None) -> None:
-    from spillway.gate.table import print_compare
-    from spillway.report.table import console as make_console
+    from spillway.render.table import print_compare
+    from spillway.render.table import console as make_console
 
     print_compare(comparison, make_console(file), everything=args.all, limit=args.limit, names=args.names)
 
@@ -126,7 +126,7 @@ def _sarif(comparison, new, old, args) -> bytes:
     (OLD first), else at that baseline's first line, else at the first NEW path
     (the first side's path that is not standard input).  The baselines' lines
     are those read with the sides (gate.reading): no file is opened again."""
-    from spillway.gate import sarif
+    from spillway.render import sarif
     from spillway.paths import STDIN
 
     located: dict[tuple[str, str], sarif.Location] = {}

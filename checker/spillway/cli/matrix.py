@@ -33,20 +33,22 @@ if TYPE_CHECKING:  # bound at run time by _imports()
     from rich.table import Table
 
     from spillway import matrix as mx
-    from spillway.matrix import check_render
+    from spillway.matrix import cell_commands
+    from spillway.render import markdown as render_markdown, table as render_table
 
 
 def _imports() -> None:
     """Bind the heavy modules (pydantic through spillway.matrix, rich) only
     when a matrix command runs: building the parser must stay cheap, as
     every `spillway report` builds it."""
-    global mx, Console, escape, Table, check_render
+    global mx, Console, escape, Table, cell_commands, render_markdown, render_table
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from spillway import matrix as mx
-    from spillway.matrix import check_render
+    from spillway.matrix import cell_commands
+    from spillway.render import markdown as render_markdown, table as render_table
 
 
 def _heavy(run):
@@ -342,7 +344,7 @@ def run_list(args) -> int:
                       "yes" if present else "missing", escape(status))
     import io
 
-    from spillway.report.table import console as make_console
+    from spillway.render.table import console as make_console
 
     buffer = io.StringIO() if args.output not in (None, "-") else None
     console = make_console(buffer)
@@ -398,12 +400,19 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
     for build in builds:
         checked = build.status not in ("skipped", "failed")
         junit = junit_dir / f"{build.cell.name}.xml" if junit_dir and checked else None
-        result = mx.check_cell(matrix, build_dir, build, args.gate, junit, getattr(args, "occupancy_model", None),
+        result = mx.check_cell(matrix, build_dir, build, args.gate, getattr(args, "occupancy_model", None),
                                strict_flags=args.strict_flags)
+        if junit and result.result is not None:
+            from spillway.errors import SpillwayError
+            from spillway.render import junit as junit_xml
+            try:
+                junit_xml.write(str(junit), result.result, build.cell.name)
+            except SpillwayError as exc:
+                result = mx.CellCheck(build.cell, "error", str(exc))
         result.required = build.cell.name in required
         if junit_dir and result.verdict in ("skipped", "error"):
             # Every cell has its file, so a collector sees skipped and broken cells too.
-            from spillway.gate.junit import unchecked_document, write_bytes
+            from spillway.render.junit import unchecked_document, write_bytes
             write_bytes(str(junit_dir / f"{build.cell.name}.xml"),
                         unchecked_document(build.cell.name, result.verdict, result.reason))
         checks.append(result)
@@ -413,7 +422,7 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
 def run_check(args) -> int:
     matrix, build_dir = _load(args)
     checks, _ = _checks(args, matrix, build_dir)
-    check_render.print_checks(stdout_console(), checks)
+    render_table.print_checks(stdout_console(), checks)
     return mx.exit_status(checks)
 
 
@@ -455,36 +464,36 @@ def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: 
     unless ``everything`` (Markdown: every row unless ``differing``)."""
     import io
 
-    from spillway.report.table import console as make_console
+    from spillway.render.table import console as make_console
 
     if fmt == "html":
-        from spillway.matrix.html import summary_page
+        from spillway.render.html import summary_page
 
         write(output, summary_page(summary, verdicts))
     elif fmt == "json":
         write(output, dump_json(mx.summary_json(summary)))
     elif fmt == "markdown":
-        write(output, markdown_marker("matrix summary") + mx.summary_markdown(summary, differing))
+        write(output, markdown_marker("matrix summary") + render_markdown.summary_markdown(summary, differing))
     elif output not in (None, "-"):
         buffer = io.StringIO()
         console = make_console(buffer)
-        mx.print_summary(console, summary, names, everything)
+        render_table.print_summary(console, summary, names, everything)
         write(output, text_marker("matrix summary") + buffer.getvalue())
     else:
-        mx.print_summary(make_console(), summary, names, everything)
+        render_table.print_summary(make_console(), summary, names, everything)
 
 
 def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
     import io
 
-    from spillway.gate.markdown import compare_markdown
-    from spillway.gate.table import compare_table
-    from spillway.report.table import console as make_console
+    from spillway.render.markdown import compare_markdown
+    from spillway.render.table import compare_table
+    from spillway.render.table import console as make_console
 
     comparison = mx.compare_cells(matrix, build_dir, old, new, _view_model(args))
     status = 1 if args.fail_on_worse and comparison.has_worse else 0
     if fmt == "html":
-        from spillway.gate.html import compare_page
+        from spillway.render.html import compare_page
 
         write(args.output, compare_page(comparison, title=f"spillway matrix compare {old.name} {new.name}"))
     elif fmt == "json":
@@ -546,7 +555,7 @@ def run_run(args) -> int:
     document_on_stdout = fmt in ("json", "markdown", "sarif", "html") and args.output in (None, "-")
     console = _err() if document_on_stdout else stdout_console()
     # The first screen: each cell's verdict and why, then what changed between the cells, then the failures.
-    check_render.print_verdicts(console, checks)
+    render_table.print_verdicts(console, checks)
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
     summary = mx.summarize(matrix, build_dir, built, _view_model(args)) if built else None
     if summary is not None and summary.cells:
@@ -569,7 +578,7 @@ def run_run(args) -> int:
         write(args.output, _sarif_run(checks, matrix))
         if args.output not in (None, "-"):
             console.print(f"wrote {args.output}", highlight=False)
-    check_render.print_details(console, checks)
+    render_table.print_details(console, checks)
     console.print(f"matrix {args.matrix_command}: {time.monotonic() - start:.1f} s", highlight=False)
     return mx.exit_status(checks)
 
@@ -577,7 +586,7 @@ def run_run(args) -> int:
 def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
     """One annotation per failing kernel and metric (at most ten), and the
     job summary: each cell's verdict, then the side-by-side table."""
-    from spillway.gate.github import Annotation, append_step_summary, print_annotations
+    from spillway.render.github import Annotation, append_step_summary, print_annotations
 
     notes = []
     lines = ["**spillway matrix run**", ""]
@@ -586,20 +595,21 @@ def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
         if c.verdict == "error":
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", c.reason))
         for f in c.failures:
-            text = check_render.failure_text(f)
+            text = cell_commands.failure_text(f)
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
-                                    f"{text}; accept with: {check_render.accept_command(c, [f['key']])}"))
+                                    f"{text}; accept with: {cell_commands.accept_command(c, [f['key']])}"))
         if c.removed or c.removed_targets:
-            from spillway.gate.github import removal_annotations
+            from spillway.render.github import removal_annotations
 
-            notes += removal_annotations(check_render.removal_result(c), c.cell.baseline,
-                                         f"spillway matrix: {c.cell.name}", removals=check_render.removal_commands(c))
+            notes += removal_annotations(cell_commands.removal_result(c), c.cell.baseline,
+                                         f"spillway matrix: {c.cell.name}", removals=cell_commands.removal_commands(c))
     lines.append("")
     if summary is not None and summary.cells:
-        lines.append(mx.summary_markdown(summary, args.differing))
+        lines.append(render_markdown.summary_markdown(summary, args.differing))
     append_step_summary("\n".join(lines))
     if args.output not in (None, "-") and summary is not None and summary.cells:
-        write(args.output, markdown_marker("matrix summary") + mx.summary_markdown(summary, args.differing))
+        write(args.output, markdown_marker("matrix summary")
+              + render_markdown.summary_markdown(summary, args.differing))
     print_annotations(notes)
 
 
@@ -607,7 +617,7 @@ def _sarif_run(checks: list[mx.CellCheck], matrix: mx.Matrix) -> bytes:
     """One SARIF run per checked cell (a passing cell's empty run closes its
     fixed alerts), located in the cell's baseline file (its path from the
     matrix's root: the repository's, as code scanning resolves it)."""
-    from spillway.gate import sarif
+    from spillway.render import sarif
     from spillway.gate.check import Finding
 
     runs = []
@@ -617,11 +627,11 @@ def _sarif_run(checks: list[mx.CellCheck], matrix: mx.Matrix) -> bytes:
         lines = matrix.resolve(c.cell.baseline).read_bytes()
 
         def accept(finding: Finding, c: mx.CellCheck = c) -> str:
-            return check_render.accept_command(c, [finding.key])
+            return cell_commands.accept_command(c, [finding.key])
 
         runs.append(sarif.findings_run(
             [Finding.from_document(f) for f in c.failures], c.cell.baseline, lines,
             sarif.category_for("matrix", c.cell.name), accept,
             {"cell": c.cell.name, "baseline": c.cell.baseline, "summary": c.reason},
-            c.removed, c.removed_targets, check_render.removal_commands(c)))
+            c.removed, c.removed_targets, cell_commands.removal_commands(c)))
     return sarif.document(runs)

@@ -138,7 +138,7 @@ COPIES = "×"
 
 def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False) -> tuple[list, list]:
     """(columns, rows) of the report table, one row per record, in order."""
-    from spillway.report.table import Column, KernelName
+    from spillway.render.table import Column, KernelName
     from spillway.resources.occupancy import next_step_text
 
     columns = [Column("kernel", name=True), Column("target"), Column("VGPRs", "right"),
@@ -178,7 +178,7 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
 
 def row_key(row: list) -> tuple:
     """What must be equal for two rows to be one (merge_copies)."""
-    from spillway.report.table import KernelName
+    from spillway.render.table import KernelName
 
     return tuple(cell.full if isinstance(cell, KernelName) else cell for cell in row)
 
@@ -191,7 +191,7 @@ def merge_copies(columns: list, rows: list, keys: list[tuple] | None = None) -> 
     some row stands for several records).  The same kernel in several bundles
     of one library is then one row.  ``keys``: each row's row_key, when the
     caller has them.  (columns, rows, rows merged away)."""
-    from spillway.report.table import Column
+    from spillway.render.table import Column
 
     counts: dict[tuple, int] = {}
     first: dict[tuple, list] = {}
@@ -211,7 +211,7 @@ def kernel_table(console, columns: list, rows: list, keys: list[tuple], names: s
     """(the report table, rows shown, rows hidden by ``limit``, records merged
     into other rows) of kernel_rows' ``columns`` and ``rows`` (``keys``: their
     row_key): identical records are one row (merge_copies)."""
-    from spillway.report.table import grid, limited
+    from spillway.render.table import grid, limited
 
     columns, rows, merged = merge_copies(columns, rows, keys)
     shown, hidden = limited(rows, limit)
@@ -240,13 +240,13 @@ def run(args) -> int:
         return 0
     kernels = sorted(select(document["kernels"], pattern, args.all), key=SORT_KEYS[args.sort])
     if fmt == "html":
-        from spillway.report.html import report_page
+        from spillway.render.html import report_page
 
         write(args.output, report_page(document, kernels, everything=args.all, pattern=pattern,
                                        model=read_options(args).occupancy_model))
         return 0
     if fmt == "tsv":
-        from spillway.report.table import tsv
+        from spillway.render.table import tsv
 
         if args.isa:
             rows = ([*(k.get(f) for f in TSV_FIELDS), *isa_tsv_cells(k["isa"])] for k in kernels)
@@ -279,7 +279,7 @@ def with_printed_evidence(paths: list[str], options, kernels: list[dict], column
     The printed rows are the first ``limit`` distinct rows (merge_copies' rule
     on the figures alone); every record of each is decoded.  Returns the first
     record of each printed row, with its ``isa`` (for evidence_line)."""
-    from spillway.report.table import Column
+    from spillway.render.table import Column
 
     printed: dict[tuple, None] = {}
     for key in keys:
@@ -304,7 +304,7 @@ def with_printed_evidence(paths: list[str], options, kernels: list[dict], column
 
 
 def write_table(args, document: dict, kernels: list[dict], pattern: str | None, paths: list[str]) -> None:
-    from spillway.report.table import console as make_console, short_files
+    from spillway.render.table import console as make_console, short_files
 
     buffer = io.StringIO() if args.output not in (None, "-") else None
     console = make_console(buffer)
