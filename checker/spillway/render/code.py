@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from spillway.render.models import CodeModel, View
 from spillway.report.code_view import ViewedKernel
 from spillway.untrusted import visible
 
@@ -77,3 +78,8 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
 def code_text(kernels: list[ViewedKernel]) -> str:
     blocks = ["\n".join(kernel_text(k)) for k in kernels]
     return "\n\n".join(blocks) + "\n"
+
+
+def document(model: CodeModel, view: View) -> str:
+    """``spillway code``'s text (render.emit: --format text)."""
+    return code_text(list(model.kernels))

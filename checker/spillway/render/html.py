@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import gzip
-from functools import lru_cache
+from functools import lru_cache, singledispatch
 from importlib import resources
 from typing import TYPE_CHECKING, Iterable, Optional
 
@@ -21,6 +21,7 @@ from spillway import __version__, json_codec
 from spillway.untrusted import visible
 from spillway.resources.occupancy import DEFAULT_MODEL, curves, next_step_text
 from spillway.resources.targets import MODEL_NAMES
+from spillway.render.models import CheckModel, CompareModel, MatrixPairModel, MatrixSummaryModel, ReportModel, View
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a comparison or a check is drawn
     from spillway.gate.compare import Comparison, KernelDiff
@@ -441,3 +442,38 @@ def summary_page(summary: Summary, verdicts: Optional[list[dict]] = None, title:
                   f"the cells' records keep no launch bounds)."],
     }
     return page("matrix", title, data)
+
+
+# -- each model's page (render.emit: --format html) ------------------------------------------------------
+
+@singledispatch
+def document(model, view: View) -> bytes:
+    raise TypeError(f"no page for {type(model).__name__}")
+
+
+@document.register
+def _(model: ReportModel, view: View) -> bytes:
+    return report_page(model.document, model.kernels, everything=view.everything, pattern=model.pattern,
+                       model=model.options.occupancy_model)
+
+
+@document.register
+def _(model: CheckModel, view: View) -> bytes:
+    result, commands = model.result, model.commands
+    return check_page(result, list(commands.paths), commands.accept_all(result)[0] if result.failures else "",
+                      commands.removals().every(result)[0] if result.vanished or result.removed_targets else "")
+
+
+@document.register
+def _(model: CompareModel, view: View) -> bytes:
+    return compare_page(model.comparison)
+
+
+@document.register
+def _(model: MatrixPairModel, view: View) -> bytes:
+    return compare_page(model.comparison, title=f"spillway matrix compare {model.old.name} {model.new.name}")
+
+
+@document.register
+def _(model: MatrixSummaryModel, view: View) -> bytes:
+    return summary_page(model.summary, list(model.verdicts) if model.verdicts is not None else None)

@@ -4,6 +4,7 @@ and of a comparison."""
 from __future__ import annotations
 
 import re
+from functools import singledispatch
 from typing import TYPE_CHECKING, Callable, Optional
 
 from spillway.gate.check import CheckResult, RemovalCommands
@@ -16,6 +17,7 @@ from spillway.gate.wording import (actual_text, allowed_text, cells, code_text, 
 from spillway.resources.names import table_name
 from spillway.untrusted import markdown_text, visible
 from spillway.untrusted import markdown_code
+from spillway.render.models import CheckModel, CompareModel, MatrixPairModel, MatrixSummaryModel, View
 
 if TYPE_CHECKING:
     from spillway.matrix.summary import Summary
@@ -234,3 +236,29 @@ def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
     out.append(f"{shown} of {len(summary.rows)} kernel rows"
                + (" (only rows where the cells differ)" if differing_only else "") + ".")
     return "\n".join(out) + "\n"
+
+
+# -- each model's document (render.emit: --format markdown, and GitHub's job summary) --------------------
+
+@singledispatch
+def document(model, view: View) -> str:
+    raise TypeError(f"no Markdown for {type(model).__name__}")
+
+
+@document.register
+def _(model: CheckModel, view: View) -> str:
+    result, commands = model.result, model.commands
+    accept_all = commands.accept_all(result)[0] if result.failures else None
+    return check_markdown(result, limit=view.limit, names=view.names, accept_all=accept_all,
+                          code=dict(model.code) if model.code else None, removals=commands.removals())
+
+
+@document.register(CompareModel)
+@document.register(MatrixPairModel)
+def _(model, view: View) -> str:
+    return compare_markdown(model.comparison, view.everything, view.limit, view.names)
+
+
+@document.register
+def _(model: MatrixSummaryModel, view: View) -> str:
+    return summary_markdown(model.summary, view.differing)

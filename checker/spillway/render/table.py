@@ -19,7 +19,12 @@ import os
 import re
 import shutil
 import sys
+from functools import singledispatch
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
+
+from spillway.errors import InputError
+from spillway.render.models import (CheckModel, CompareModel, MatrixListModel, MatrixPairModel, MatrixSummaryModel,
+                                    ReportModel, View)
 
 from spillway.resources.names import table_name
 from spillway.untrusted import visible
@@ -792,3 +797,273 @@ def _counts(console, checks: list[CellCheck]) -> None:
     counts = {v: sum(1 for c in checks if c.verdict == v) for v in ("pass", "fail", "error", "skipped")}
     console.print(f"matrix check: {counts['pass']} cells passed, {counts['fail']} over baseline, "
                   f"{counts['error']} errors, {counts['skipped']} skipped", highlight=False)
+
+
+# -- the report (render.models.ReportModel: the records read, those the table shows) ------------------------
+
+# The file column, shortened only when the kernel names would get less than NAME_ROOM.
+FILE_MIN = 16
+# --isa: hex digits of a kernel's code SHA-256 the table shows.
+CODE_PREFIX = 8
+
+
+def evidence_cells(isa: dict) -> list[str]:
+    """A printed row's code without --isa: scratch accesses in loops of all of them, AGPR copies
+    ("!": the decoder stopped early, the figures cover what it read)."""
+    complete = "" if isa["status"] == "complete" else "!"
+    accesses = isa["scratch_loads"] + isa["scratch_stores"]
+    return [f"{isa['scratch_in_loops']}/{accesses}{complete}", f"{isa['agpr_writes'] + isa['agpr_reads']}{complete}"]
+
+
+def evidence_line(kernels: list[dict], width: int) -> str:
+    """The code of the printed rows in a line, or in lines of at most ``width`` (kept when narrow
+    outputs drop the columns; never cut)."""
+    read = [k["isa"] for k in kernels if k.get("isa") is not None]
+    accesses = sum(i["scratch_loads"] + i["scratch_stores"] for i in read)
+    in_loops = sum(i["scratch_in_loops"] for i in read)
+    looping = sum(1 for i in read if i["scratch_in_loops"])
+    copies = sum(i["agpr_writes"] + i["agpr_reads"] for i in read)
+    copying = sum(1 for i in read if i["agpr_writes"] + i["agpr_reads"])
+    stopped = sum(1 for i in read if i["status"] != "complete") + len(kernels) - len(read)
+    parts = ["code of the row:" if len(kernels) == 1 else f"code of the {len(kernels)} rows:",
+             f"{in_loops} of {accesses} scratch accesses in loops ({looping} {_kernels(looping)}),",
+             f"{copies} AGPR copies ({copying} {_kernels(copying)})"]
+    if stopped:
+        parts[-1] += ";"
+        parts.append(f"{stopped} not read to the end (!)")
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        else:
+            lines.append("  " + part)
+    return "\n".join(lines)
+
+
+def _kernels(count: int) -> str:
+    return "kernel" if count == 1 else "kernels"
+
+
+# The count column of rows that stand for several identical records (the same kernel in several bundles).
+COPIES = "×"
+
+
+def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False) -> tuple[list, list]:
+    """(columns, rows) of the report table, one row per record, in order."""
+    from spillway.resources.occupancy import next_step_text
+
+    columns = [Column("kernel", name=True), Column("target"), Column("VGPRs", "right"),
+               Column("AGPRs", "right", drop=2), Column("SGPRs", "right", drop=4), Column("spills V/S", "right"),
+               Column("scratch B/lane", "right"), Column("cause", drop=2), Column("LDS B", "right", drop=3),
+               Column("waves/SIMD", "right"), Column("bound", drop=1), Column("next step", drop=1)]
+    if files:
+        # A path: labelled as names are (never two files alike) when the figures need the room.
+        columns.insert(0, Column("file", elide=True, min_width=FILE_MIN))
+    if isa:
+        # From the machine code: scratch bytes per lane moved (loads+stores), scratch accesses in
+        # loops, AGPR copies (v_accvgpr_write + read), the code's SHA-256 prefix; "!" marks a
+        # kernel whose code was not read to the end (its status in --json or --format tsv).
+        columns[-2:-2] = [Column("code scratch B", "right", drop=3), Column("in loops", "right", drop=3),
+                          Column("AGPR copies", "right", drop=3), Column("code", drop=2)]
+    rows = []
+    for k in kernels:
+        occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
+        scratch = str(k["private_segment_fixed_size"]) + ("+dyn" if k["uses_dynamic_stack"] else "")
+        row = [KernelName(k["name"]), k["target"], str(k["vgpr_count"]),
+               "-" if k["agpr_count"] is None else str(k["agpr_count"]),
+               str(k["sgpr_count"]), f"{k['vgpr_spill_count']}/{k['sgpr_spill_count']}",
+               scratch, k["scratch_cause"], str(k["group_segment_fixed_size"]), occupancy,
+               k["occupancy_limit"] if k["occupancy"] is not None else "",
+               next_step_text(k.get("occupancy_next"))]
+        if isa:
+            found = k["isa"]
+            complete = "" if found["status"] == "complete" else "!"
+            row[-2:-2] = [f"{found['scratch_load_bytes'] + found['scratch_store_bytes']}{complete}",
+                          str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
+                          found["code_sha256"][:CODE_PREFIX]]
+        if files:
+            row.insert(0, files.get(k["file"], k["file"]))
+        rows.append(row)
+    return columns, rows
+
+
+def row_key(row: list) -> tuple:
+    """What must be equal for two rows to be one (merge_copies)."""
+    return tuple(cell.full if isinstance(cell, KernelName) else cell for cell in row)
+
+
+def merge_copies(columns: list, rows: list, keys: list[tuple] | None = None) -> tuple[list, list, int]:
+    """One row per distinct row: rows whose every cell is equal (the kernel's
+    full demangled name, its target, its file when the table shows files, and
+    every figure the table has, those a narrow output leaves out included)
+    are one row, counted in a ``×`` column after the target (shown only when
+    some row stands for several records).  The same kernel in several bundles
+    of one library is then one row.  ``keys``: each row's row_key, when the
+    caller has them.  (columns, rows, rows merged away)."""
+    counts: dict[tuple, int] = {}
+    first: dict[tuple, list] = {}
+    for row, k in zip(rows, keys if keys is not None else map(row_key, rows)):
+        counts[k] = counts.get(k, 0) + 1
+        first.setdefault(k, row)
+    if len(first) == len(rows):
+        return columns, rows, 0
+    at = next(i for i, c in enumerate(columns) if c.header == "target") + 1
+    merged = []
+    for k, row in first.items():
+        merged.append(row[:at] + [f"×{counts[k]}" if counts[k] > 1 else ""] + row[at:])
+    return columns[:at] + [Column(COPIES, "right")] + columns[at:], merged, len(rows) - len(first)
+
+
+def kernel_table(console, columns: list, rows: list, keys: list[tuple], names: str = "short", limit: int = 0):
+    """(the report table, rows shown, rows hidden by ``limit``, records merged
+    into other rows) of kernel_rows' ``columns`` and ``rows`` (``keys``: their
+    row_key): identical records are one row (merge_copies)."""
+    columns, rows, merged = merge_copies(columns, rows, keys)
+    shown, hidden = limited(rows, limit)
+    return grid(console, columns, shown, names=names), len(shown), hidden, merged
+
+
+def printed_rows_evidence(paths: list[str], options, kernels: list[dict]) -> list[dict]:
+    """The printed rows, each with its ``isa`` object: only their code objects are read again and
+    only these kernels decoded (report --isa decodes every kernel as it reads)."""
+    from spillway.report.code_evidence import isa_object
+    from spillway.report.kernel_code import decoded_evidence, each_kernel_code
+
+    try:
+        found = each_kernel_code(paths, options, kernels, decoded_evidence)
+    except InputError:      # read once already: the inputs changed since; the table stands without them
+        found = [None] * len(kernels)
+    return [dict(k, isa=None if code is None else isa_object(code)) for k, code in zip(kernels, found)]
+
+
+def with_printed_evidence(paths: list[str], options, kernels: list[dict], columns: list, rows: list,
+                          keys: list[tuple], limit: int, cells: bool) -> list[dict]:
+    """Decode the code of the records the table prints, and (``cells``) add
+    its two columns to kernel_rows' ``columns`` and ``rows`` and their
+    values to the rows' ``keys``, in place ("?" for records not decoded).
+    The printed rows are the first ``limit`` distinct rows (merge_copies' rule
+    on the figures alone); every record of each is decoded.  Returns the first
+    record of each printed row, with its ``isa`` (for evidence_line)."""
+    printed: dict[tuple, None] = {}
+    for key in keys:
+        if key not in printed and not (limit and 0 < limit <= len(printed)):
+            printed[key] = None
+    chosen = [i for i, key in enumerate(keys) if key in printed]
+    decoded = printed_rows_evidence(paths, options, [kernels[i] for i in chosen])
+    firsts: dict[tuple, dict] = {}
+    for i, record in zip(chosen, decoded):
+        firsts.setdefault(keys[i], record)
+    if cells:
+        # Scratch accesses in loops of all of them, AGPR copies; left out on narrow outputs and with
+        # full names (which take the room), where the line under the table keeps their totals.
+        columns[-2:-2] = [Column("in loops", "right", drop=3), Column("AGPR copies", "right", drop=2)]
+        found = dict(zip(chosen, decoded))
+        for i, row in enumerate(rows):
+            isa = found[i]["isa"] if i in found else None
+            added = ["?", "?"] if isa is None else evidence_cells(isa)
+            row[-2:-2] = added
+            keys[i] = keys[i][:-2] + tuple(added) + keys[i][-2:]
+    return list(firsts.values())
+
+
+def report_table(model: ReportModel, console_, view: View) -> None:
+    """The report's table on ``console_``: the kernels shown, the summary line, the
+    merged records' note and the code of the printed rows (decoded here, only theirs)."""
+    document, kernels, pattern = model.document, model.kernels, model.pattern
+    total = len(document["kernels"])
+    inputs = sorted({k["file"] for k in document["kernels"]})
+    files = short_files(inputs) if len(inputs) > 1 else None
+    columns, rows = kernel_rows(kernels, files, model.isa)
+    keys = [row_key(row) for row in rows]
+    evidence = bool(kernels) and not model.isa
+    printed: list[dict] = []
+    if evidence:
+        printed = with_printed_evidence(list(model.paths), model.options, kernels, columns, rows, keys, view.limit,
+                                        cells=view.names != "full")
+    table, shown, hidden, merged = kernel_table(console_, columns, rows, keys, view.names, view.limit)
+    if shown:
+        console_.print(table)
+    skipped = sum(f["skipped_without_device_code"] for f in document["files"])
+    bitcode = sum(len(f["bitcode_only"]) for f in document["files"])
+    what = "kernels" if view.everything else "kernels using scratch"
+    summary = f"{len(kernels)} {what}" + (f" matching {pattern!r}" if pattern else "") + \
+              f" of {total} kernels read"
+    if hidden:
+        summary += f" ({shown} shown; --limit 0 shows all)"
+    if skipped:
+        summary += f"; {skipped} files without device code skipped"
+    if bitcode:
+        summary += f"; {bitcode} bitcode-only entries (resource usage exists after the device link)"
+    console_.print(summary, markup=False, soft_wrap=True)
+    if merged:
+        console_.print(f"{COPIES}N: N identical records (the same kernel, target and figures in several code "
+                       f"objects) in one row; {merged:,} records merged (--format json lists each)", markup=False)
+    if evidence and printed:
+        console_.print(evidence_line(printed, console_.width), markup=False, soft_wrap=True)
+
+
+# -- each model drawn (render.emit: --format table, and the terminal beside a document) --------------------
+
+@singledispatch
+def draw(model, console_, view) -> None:
+    raise TypeError(f"no table for {type(model).__name__}")
+
+
+@draw.register
+def _(model: ReportModel, console_, view: View) -> None:
+    report_table(model, console_, view)
+
+
+@draw.register
+def _(model: CheckModel, console_, view: View) -> None:
+    commands = model.commands
+    print_check(model.result, console_, limit=view.limit, names=view.names, accept=commands.accept,
+                accept_all=commands.accept_all, code=dict(model.code) if model.code else None,
+                removals=commands.removals())
+
+
+@draw.register
+def _(model: CompareModel, console_, view: View) -> None:
+    print_compare(model.comparison, console_, everything=view.everything, limit=view.limit, names=view.names)
+
+
+@draw.register
+def _(model: MatrixPairModel, console_, view: View) -> None:
+    from rich.markup import escape
+
+    old, new, comparison = model.old, model.new, model.comparison
+    table, shown, _ = compare_table(comparison, view.everything, console=console_, names=view.names)
+    console_.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
+                          f"gfx11 rows: {new.name} built "
+                          f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
+                          f"{' '.join(t for t in old.targets if t.startswith('gfx11')) or '-'}"), highlight=False)
+    if shown:
+        console_.print(table)
+    console_.print(escape(comparison.sentence()), highlight=False)
+
+
+@draw.register
+def _(model: MatrixSummaryModel, console_, view: View) -> None:
+    print_summary(console_, model.summary, view.names, view.everything)
+
+
+@draw.register
+def _(model: MatrixListModel, console_, view: View) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"cells of {model.shown_file}", title_justify="left")
+    table.add_column("cell", no_wrap=True)
+    table.add_column("toolchain")
+    table.add_column("from")
+    table.add_column("targets")
+    table.add_column("baseline")
+    table.add_column("available here", overflow="fold", ratio=1)
+    for cell, availability, present in model.rows:
+        status = f"yes: {availability.version}" if availability.available else f"no: {availability.reason}"
+        origin = f"{cell.source} ({cell.system})" if cell.in_root else cell.source
+        table.add_row(escape(cell.name), escape(cell.toolchain()), escape(origin), " ".join(cell.targets),
+                      "yes" if present else "missing", escape(status))
+    console_.print(table)
+    available = sum(1 for _, a, _ in model.rows if a.available)
+    console_.print(f"{available} of {len(model.rows)} cells available here", highlight=False)

@@ -1,11 +1,59 @@
-"""The rows of the TSV renderings of a check and of a comparison (their
-header lines are the CLI's, which registers them as spillway's)."""
+"""``--format tsv``: tab-separated values for scripts, one line per record
+(report: a kernel; check: a kernel and metric; compare: a kernel in both
+builds or in one), under a header line of field names.  TSV_HEADERS holds
+every header line spillway writes (cli.output replaces a file starting with
+one without --force)."""
 
 from __future__ import annotations
 
-from spillway.gate.check import CheckResult
-from spillway.gate.compare import Comparison
+from functools import singledispatch
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from spillway.render.models import CheckModel, CompareModel, ReportModel, View
 from spillway.resources.occupancy import next_step_text
+
+if TYPE_CHECKING:
+    from spillway.gate.check import CheckResult
+    from spillway.gate.compare import Comparison
+
+
+# The header lines of the TSV files spillway writes.
+TSV_HEADERS: set[bytes] = set()
+
+# --format tsv: every field of the kernel records, in this order.
+REPORT_TSV_FIELDS = ("file", "bundle_index", "target", "name", "key", "vgpr_count", "agpr_count", "sgpr_count",
+                     "vgpr_spill_count", "sgpr_spill_count", "private_segment_fixed_size", "uses_dynamic_stack",
+                     "scratch_cause", "group_segment_fixed_size", "occupancy", "occupancy_limit", "wavefront_size",
+                     "max_flat_workgroup_size", "code_object_version", "compiler", "symbol")
+TSV_HEADERS.add("\t".join(REPORT_TSV_FIELDS).encode())
+# --isa: the isa object's members after them (lists as text: "mnemonic:count,...", "0xTARGET-0xBRANCH,...").
+ISA_TSV_FIELDS = ("instructions", "code_bytes", "code_sha256", "scratch_loads", "scratch_stores",
+                  "scratch_load_bytes", "scratch_store_bytes", "scratch_without_width", "flat_ops", "agpr_writes",
+                  "agpr_reads", "matrix_ops", "lds_ops", "loops", "loop_spans", "scratch_in_loops", "calls", "status",
+                  "scratch_slot_load_bytes", "scratch_slot_store_bytes", "scratch_addressed_load_bytes",
+                  "scratch_addressed_store_bytes", "agpr_spill_copies", "agpr_accumulator_moves", "innermost_loops",
+                  "scratch_in_innermost_loops", "loop_depth_max")
+TSV_HEADERS.add("\t".join(REPORT_TSV_FIELDS + ISA_TSV_FIELDS).encode())
+# (before the derived figures: still ours)
+TSV_HEADERS.add("\t".join(REPORT_TSV_FIELDS + ISA_TSV_FIELDS[:18]).encode())
+
+# --format tsv: one line per kernel and metric.
+CHECK_TSV_FIELDS = ("target", "name", "key", "metric", "allowed", "actual", "passed", "new_kernel",
+                    "dynamic_stack")
+TSV_HEADERS.add("\t".join(CHECK_TSV_FIELDS).encode())
+
+# --format tsv of compare.
+COMPARE_TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs", "new_vgprs",
+                      "old_vgpr_spills", "new_vgpr_spills", "old_sgpr_spills", "new_sgpr_spills", "old_scratch",
+                      "new_scratch", "old_dynamic_stack", "new_dynamic_stack", "old_occupancy", "new_occupancy",
+                      "next_step")
+TSV_HEADERS.add("\t".join(COMPARE_TSV_FIELDS).encode())
+TSV_HEADERS.add("\t".join(COMPARE_TSV_FIELDS[:-1]).encode())     # (before next_step: still spillway's to replace)
+# compare --isa: after next_step, what each kernel's code did (_code_cells).
+COMPARE_CODE_TSV_FIELDS = ("code", "code_notes", "old_code_sha256", "new_code_sha256", "old_code_scratch_bytes",
+                           "new_code_scratch_bytes", "old_scratch_in_loops", "new_scratch_in_loops", "old_agpr_copies",
+                           "new_agpr_copies")
+TSV_HEADERS.add("\t".join(COMPARE_TSV_FIELDS + COMPARE_CODE_TSV_FIELDS).encode())
 
 
 def check_tsv_rows(result: CheckResult):
@@ -56,3 +104,42 @@ def _code_cells(k) -> tuple:
     pairs = [(None if figures[0] is None else figures[0][i], None if figures[1] is None else figures[1][i])
              for i in range(4)]
     return (k.code_verdict, ",".join(k.code_notes()), *(v for pair in pairs for v in pair))
+
+
+def isa_tsv_cells(isa: dict) -> list:
+    """An isa object's values in ISA_TSV_FIELDS order, its lists as text."""
+    cells = [isa[f] for f in ISA_TSV_FIELDS]
+    cells[ISA_TSV_FIELDS.index("scratch_without_width")] = ",".join(
+        f"{mnemonic}:{count}" for mnemonic, count in isa["scratch_without_width"].items())
+    cells[ISA_TSV_FIELDS.index("loop_spans")] = ",".join(f"{lo:#x}-{hi:#x}" for lo, hi in isa["loop_spans"])
+    return cells
+
+def tsv(header: Sequence[str], rows: Iterable[Sequence]) -> str:
+    """Tab-separated values: the header line, then one line per row (render.table.tsv_cell)."""
+    from spillway.render.table import tsv as table_tsv
+
+    return table_tsv(header, rows)
+
+
+@singledispatch
+def document(model, view: View) -> str:
+    raise TypeError(f"no TSV for {type(model).__name__}")
+
+
+@document.register
+def _(model: ReportModel, view: View) -> str:
+    if model.isa:
+        rows = ([*(k.get(f) for f in REPORT_TSV_FIELDS), *isa_tsv_cells(k["isa"])] for k in model.kernels)
+        return tsv(REPORT_TSV_FIELDS + ISA_TSV_FIELDS, rows)
+    return tsv(REPORT_TSV_FIELDS, ([k.get(f) for f in REPORT_TSV_FIELDS] for k in model.kernels))
+
+
+@document.register
+def _(model: CheckModel, view: View) -> str:
+    return tsv(CHECK_TSV_FIELDS, check_tsv_rows(model.result))    # (removals: metric "built")
+
+
+@document.register
+def _(model: CompareModel, view: View) -> str:
+    fields = COMPARE_TSV_FIELDS + COMPARE_CODE_TSV_FIELDS if model.comparison.code else COMPARE_TSV_FIELDS
+    return tsv(fields, compare_tsv_rows(model.comparison, view.everything))

@@ -205,7 +205,7 @@ def test_identical_records_merge_and_nothing_else_does():
     """The rule: one row when every cell the table has is equal (full name,
     target, file when files are shown, every figure, those a narrow table
     leaves out included)."""
-    from spillway.cli.report import kernel_rows, merge_copies
+    from spillway.render.table import kernel_rows, merge_copies
 
     kernels = [record(), record(), record(), record(group_segment_fixed_size=64),   # LDS differs (a dropped column)
                record(target="gfx90a:sramecc-:xnack-"), record(name="void k<2>(float*)"), record(file="other.so")]
