@@ -33,6 +33,13 @@ No Debian library ships line tables, so the library is built:
    process.
 5. pyelftools' line programs (relocate_dwarf_sections=False) on the first
    PYELFTOOLS code objects, against read_lines on the same: the parser choice.
+6. (--end-to-end) what the line mapping costs ``report --isa`` itself (its
+   records' ``source_lines``): the same command on WORK/library-without-lines,
+   the same bundles with the section name ``.debug_line`` written
+   ``.debug_linX`` (same bytes otherwise: the reader finds no line table and
+   writes records without source_lines), against step 3's run; and
+   ``llvm-objdump-22 -d -l`` on one copy's code objects (unbundled into WORK),
+   times the copies: what LLVM's tool costs for every instruction's line.
 """
 
 from __future__ import annotations
@@ -156,9 +163,48 @@ def _pyelftools_rows(data: memoryview) -> int:
     return rows
 
 
-def timed(argv: list[str]) -> dict:
+def end_to_end(work: Path, bundles: list[Path], copies: int) -> dict:
+    """Step 6: report --isa without line tables, and llvm-objdump -d -l on one copy."""
+    hidden = work / "library-without-lines"
+    hidden.mkdir(exist_ok=True)
+    for old in hidden.iterdir():
+        old.unlink()
+    for bundle in bundles:
+        data = bundle.read_bytes()
+        changed = data.replace(b".debug_line\0", b".debug_linX\0")
+        assert changed.count(b".debug_linX\0") >= 1 and len(changed) == len(data), bundle
+        plain = work / (bundle.name + ".without-lines")
+        plain.write_bytes(changed)
+        for copy in range(copies):
+            os.link(plain, hidden / f"{copy:04d}.{bundle.name}")
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        out["report_isa_without_lines"] = timed([sys.executable, "-m", "spillway", "report", "--isa", "--all",
+                                                 "--json", "-o", f"{scratch}/report.json", str(hidden)])
+    print(f"report --isa without line tables: {out['report_isa_without_lines']}", file=sys.stderr)
+    # llvm-objdump -d -l on one copy's code objects (each bundle's, unbundled by spillway's reader).
+    objects = work / "objects"
+    objects.mkdir(exist_ok=True)
+    written = []
+    for number, item in enumerate(code_objects(bundles)):
+        path = objects / f"{number:03d}.co"
+        path.write_bytes(bytes(item.payload))
+        written.append(path)
+    cpu = wall = 0.0
+    for path in written:
+        found = timed(["llvm-objdump-22", "-d", "-l", "-z", str(path)], stdout=subprocess.DEVNULL)
+        cpu += found["cpu"]
+        wall += found["wall"]
+    out["objdump_one_copy"] = {"code_objects": len(written), "cpu": cpu, "wall": wall}
+    out["objdump_library_cpu"] = cpu * copies
+    print(f"llvm-objdump-22 -d -l -z on one copy ({len(written)} code objects): {cpu:.1f} CPU-s; x {copies} "
+          f"copies: {cpu * copies:.0f} CPU-s", file=sys.stderr)
+    return out
+
+
+def timed(argv: list[str], stdout=None) -> dict:
     wall = time.perf_counter()
-    process = subprocess.Popen(argv)
+    process = subprocess.Popen(argv, stdout=stdout)
     _pid, status, usage = os.wait4(process.pid, 0)
     if status:
         raise SystemExit(f"{' '.join(argv[:4])}...: exit status {status}")
@@ -175,6 +221,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--pyelftools", type=int, default=4)
     parser.add_argument("--no-report", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--end-to-end", action="store_true",
+                        help="also report --isa on the library without line tables, and llvm-objdump -d -l")
     parser.add_argument("--measure-lines", nargs="*", help=argparse.SUPPRESS)   # the child of step 4
     args = parser.parse_args(argv)
     if args.measure_lines is not None:
@@ -203,6 +251,8 @@ def main(argv: list[str]) -> int:
             results["report_isa"] = timed([sys.executable, "-m", "spillway", "report", "--isa", "--all", "--json",
                                            "-o", f"{scratch}/report.json", str(library)])
         print(f"report --isa: {results['report_isa']}", file=sys.stderr)
+    if args.end_to_end:
+        results.update(end_to_end(args.work, bundles, copies))
     child = subprocess.run([sys.executable, __file__, "--pyelftools", str(args.pyelftools), "--measure-lines",
                             *map(str, files)], capture_output=True, text=True, check=True)
     lines = results["lines"] = json.loads(child.stdout)
@@ -228,6 +278,13 @@ def main(argv: list[str]) -> int:
               f"max RSS {report['max_rss_mb']:.0f} MB; line mapping / report --isa: "
               f"{lines['lines_cpu'] / report['cpu']:.2f} "
               f"(whole tables: {lines['full_tables_cpu'] / report['cpu']:.2f})")
+        if "report_isa_without_lines" in results:
+            without = results["report_isa_without_lines"]
+            added = report["cpu"] - without["cpu"]
+            print(f"report --isa without line tables: {without['cpu']:.1f} CPU-s, max RSS "
+                  f"{without['max_rss_mb']:.0f} MB; source_lines add {added:.1f} CPU-s = "
+                  f"{added / without['cpu']:.2f} of it; llvm-objdump-22 -d -l -z: "
+                  f"{results['objdump_library_cpu']:.0f} CPU-s for the library (one copy x copies)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0

@@ -72,3 +72,12 @@ def refuse_special(mode: int, name: str) -> None:
 def shown(path: str) -> str:
     """A path for one line of text: undecodable bytes as \\xXX."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def relative_path(path: str, directory: str) -> str:
+    """``path`` relative to ``directory`` when it is under it (a source file
+    under its compile unit's DW_AT_comp_dir: the name the build's sources give
+    it, the same on two builds made in other folders), else as it is."""
+    if directory and path.startswith(directory.rstrip("/") + "/"):
+        return path[len(directory.rstrip("/")) + 1:]
+    return path

@@ -181,3 +181,69 @@ def test_every_line_of_the_library_model_is_objdumps(cells):
             assert sum(t.agpr_copies for t in model.by_line) == len(model.agpr_copies)
     assert checked > 2_000, checked
     print(f"{checked} lines of the library model equal objdump's")
+
+
+def outputs_agree(library: Path, oracle: dict[tuple[str, str], OracleFunction]) -> tuple[int, int]:
+    """``spillway code --json`` and ``report --isa --json`` on the cell's
+    library against the oracle: every scratch access's, AGPR copy's and loop
+    end's line, every kernel's by_line and report --isa's top lines
+    (tests/support/lines_oracle.py).  (lines compared, kernels)."""
+    import json
+    import subprocess
+    import sys
+
+    def spillway(*argv: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "spillway", *argv], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    traffic: dict[tuple[str, str], dict] = {}
+    for key, found in oracle.items():
+        insns = sorted((s.insn for s in found.shown.values()), key=lambda i: i.address)
+        evidence = isa_oracle.evidence(found.function, insns, {})
+        psb = {int(q[2:q.index(":")]) for q in evidence.private_segment_buffer}
+        traffic[key] = lines_oracle.line_traffic(found.function, insns, lines_oracle.places(found.expected,
+                                                                                            found.shown), psb)
+    checked = 0
+    code = spillway("code", str(library), "*", "--all", "--json")
+    for kernel in code["kernels"]:
+        key = (processor_of(kernel["target"]), kernel["symbol"].removesuffix(".kd"))
+        found = oracle[key]
+        where = lines_oracle.places(found.expected, found.shown)
+        start = found.function.start
+        assert kernel["source_lines"]["status"] == "placed", key
+        for instruction in kernel["instructions"]:
+            got = instruction["source"]
+            if instruction["kind"] in ("scratch_load", "scratch_store", "agpr_write", "agpr_read"):
+                assert (None if got is None else (got["file"], got["line"], got["column"], got["inferred"])) == \
+                    where[start + instruction["offset"]], (key, hex(instruction["offset"]))
+                checked += 1
+        for loop in kernel["loops"]:
+            for member, offset in (("head", loop["start"]), ("back_branch", loop["end"])):
+                got = loop[member]
+                assert (None if got is None else (got["file"], got["line"], got["column"], got["inferred"])) == \
+                    where[start + offset], (key, member)
+                checked += 1
+        rows = {(r["file"], r["line"]): [r[f] for f in lines_oracle.TRAFFIC_FIELDS]
+                for r in kernel["source_lines"]["by_line"]}
+        assert rows == traffic[key], key
+    report = spillway("report", "--isa", "--all", "--json", str(library))
+    for record in report["kernels"]:
+        key = (processor_of(record["target"]), record["symbol"].removesuffix(".kd"))
+        top, more = lines_oracle.top_loop_lines(traffic[key], 8)
+        lines = record["isa"]["source_lines"]
+        assert [(r["file"], r["line"], [r[f] for f in lines_oracle.TRAFFIC_FIELDS]) for r in lines["top"]] == \
+            [(k[0], k[1], figures) for k, figures in top], key
+        assert lines["more"] == more
+        checked += len(top)
+    return checked, len(code["kernels"])
+
+
+def test_code_and_report_print_objdumps_lines_on_the_lines_cell(cells):
+    """What spillway code and report --isa print of clang-22-lines' library
+    (its own line tables) is what LLVM's tools give."""
+    cell, _build, library, _paths, oracle = cells[0]
+    assert cell == LINES_CELL
+    checked, kernels = outputs_agree(library, oracle)
+    assert kernels == 66 and checked > 1_000, (checked, kernels)
+    print(f"{checked} printed lines of {kernels} kernels equal objdump's")

@@ -12,6 +12,11 @@ object's line tables, never read by spillway's parser.
   instruction's row differs from the last one printed, and never for a row
   of line 0 (so a line-0 instruction shows the last line printed before it,
   whichever block it was in).
+- ``places``, ``line_traffic``, ``top_loop_lines``: each instruction's
+  (file, line, column, inferred), and per source line the scratch bytes and
+  AGPR copies summed from objdump's instructions by tests/support/
+  isa_oracle.py's rules (what spillway code's by_line and report --isa's
+  source_lines must say).
 - ``expected_lines(rows, insns, start, end)``: the line each instruction of
   the function [start, end) gets by issue 32's rule, from those rows and the
   instructions objdump prints: the last row at or before the address in the
@@ -30,7 +35,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
-from support.isa_oracle import Insn, branch_target, is_loop_candidate, parse_objdump
+from support.isa_oracle import Function, Insn, branch_target, is_loop_candidate, parse_objdump, scratch_kind
 
 _ROW = re.compile(r"^0x([0-9a-f]{16})\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+\d+\s*(.*)$")
 _VERSION = re.compile(r"^\s+version: (\d+)$")
@@ -149,3 +154,67 @@ def expected_lines(sequence_list: list[list[Row]], insns: list[Insn], start: int
         else:
             out[insn.address] = None
     return out
+
+
+def places(expected: dict[int, Expected | None], shown: dict[int, Shown]
+           ) -> dict[int, tuple[str | None, int, int, bool] | None]:
+    """Address -> (file, line, column, inferred) of each instruction: the
+    line issue 32's rule gives it, in the file objdump -l shows at the
+    instruction whose row gave that line (None: no line)."""
+    out: dict[int, tuple[str | None, int, int, bool] | None] = {}
+    for address, found in expected.items():
+        if found is None:
+            out[address] = None
+            continue
+        origin = shown[found.source]
+        assert origin.line == found.line, hex(address)
+        out[address] = (origin.path, found.line, found.column, found.inferred)
+    return out
+
+
+def line_traffic(function: Function, insns: list[Insn], where: dict, psb: set[int]) -> dict:
+    """(file, line) -> [load, store, loop load, loop store, innermost load,
+    innermost store bytes per lane, accesses, inferred, AGPR copies] of the
+    function's scratch accesses (isa_oracle.scratch_kind with the private
+    segment buffer quads ``psb``) and v_accvgpr_write/read, by the lines
+    ``where`` (places()) gives them; ("", 0) for none.  Loops: the spans of
+    the backward branches (isa_oracle's rule); innermost: holding no other."""
+    start, end = function.start, function.start + function.size
+    mine = [i for i in insns if start <= i.address < end]
+    spans = [(branch_target(i), i.address) for i in mine if is_loop_candidate(i.mnemonic)
+             and start <= branch_target(i) <= i.address]
+    innermost = [a for a in spans if not any(b != a and a[0] <= b[0] and b[1] <= a[1] for b in spans)]
+    totals: dict = {}
+    for insn in mine:
+        found = where.get(insn.address)
+        key = (found[0], found[1]) if found else ("", 0)
+        access = scratch_kind(insn, psb)
+        if access:
+            kind, width = access
+            figures = totals.setdefault(key, [0] * 9)
+            store = kind == "store"
+            figures[store] += width or 0
+            if any(lo <= insn.address <= hi for lo, hi in spans):
+                figures[2 + store] += width or 0
+            if any(lo <= insn.address <= hi for lo, hi in innermost):
+                figures[4 + store] += width or 0
+            figures[6] += 1
+            figures[7] += bool(found and found[3])
+        elif insn.mnemonic.startswith(("v_accvgpr_write", "v_accvgpr_read")):
+            totals.setdefault(key, [0] * 9)[8] += 1
+    return totals
+
+
+# LineTraffic's members line_traffic() gives, in its order (agpr_spill_copies is the evidence's split).
+TRAFFIC_FIELDS = ("load_bytes", "store_bytes", "loop_load_bytes", "loop_store_bytes", "innermost_load_bytes",
+                  "innermost_store_bytes", "accesses", "inferred", "agpr_copies")
+
+
+def top_loop_lines(totals: dict, limit: int) -> tuple[list, int]:
+    """report --isa's source_lines.top from line_traffic(): the lines with
+    scratch bytes in loops, most innermost-loop bytes first, then loop bytes,
+    bytes, accesses, copies, file and line; and how many more."""
+    looping = sorted(((key, figures) for key, figures in totals.items() if figures[2] + figures[3]),
+                     key=lambda item: (-(item[1][4] + item[1][5]), -(item[1][2] + item[1][3]),
+                                       -(item[1][0] + item[1][1]), -item[1][6], -item[1][8], item[0]))
+    return looping[:limit], max(len(looping) - limit, 0)

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format
 from spillway.constants import metrics_help
 from spillway.errors import UsageError
 from spillway.untrusted import visible
+
+if TYPE_CHECKING:
+    from spillway.gate.check import CheckResult
 
 FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif", "html")
 
@@ -48,9 +52,31 @@ def register(subparsers) -> None:
     parser.add_argument("--strict-flags", action="store_true",
                         help="fail (exit 1) when the build's code-generation flags differ from the baseline's; "
                              "without it that is a warning")
+    parser.add_argument("--source-root", metavar="DIR", default=".",
+                        help="the repository's root, for the json and sarif formats: a failing kernel whose "
+                             "binary has a DWARF line table (-gline-tables-only) points at its source line, the "
+                             "file given relative to DIR (default: the current directory)")
+    parser.add_argument("--lines-from", action="append", metavar="TWIN", dest="lines_from",
+                        help="take those source lines from TWIN, the binaries built again with "
+                             "-gline-tables-only (a debug twin), where a kernel's code is the same; repeatable")
     add_table_options(parser)
     add_read_options(parser)
     parser.set_defaults(run=run)
+
+
+def source_locations(result: CheckResult, args, options) -> None:
+    """The failing kernels' source lines (gate.source_location) into ``result.sources``: the binaries
+    among the inputs read again for them (report JSON inputs have no code)."""
+    from spillway.gate.reading import sniff_json
+    from spillway.gate.source_location import failure_locations
+
+    if not os.path.isdir(args.source_root):
+        raise UsageError(f"--source-root {args.source_root}: not a directory")
+    binaries = [p for p in args.paths if not sniff_json(p)]
+    if not result.failures or not binaries:
+        return
+    result.sources = failure_locations(binaries, options, {(f.target, f.key) for f in result.failures},
+                                       args.source_root, args.lines_from)
 
 
 def run(args) -> int:
@@ -97,6 +123,8 @@ def run(args) -> int:
     code = None
     if fmt in ("table", "markdown", "github") or args.output not in (None, "-"):
         code = failing_code(result, args.paths, options, args.limit)
+    if fmt in ("json", "sarif"):
+        source_locations(result, args, options)
     model = CheckModel(result, commands, baseline_bytes, args.suite or junit.suite_name_for(args.baseline), code)
     if args.junit:
         junit.write_bytes(args.junit, junit.document_of(model))

@@ -152,6 +152,15 @@ class _Bad(Exception):
         self.offset = offset
 
 
+def has_line_table(elf: bytes | memoryview) -> bool:
+    """Whether the code object has a ``.debug_line`` section (False for an
+    ELF whose section headers do not read: read_lines says what is wrong)."""
+    try:
+        return any(section[0] == ".debug_line" for section in ElfImage(memoryview(elf)).sections)
+    except (struct.error, IndexError, ValueError):
+        return False
+
+
 def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None
                ) -> tuple[LineTable, ...]:
     """Every line table of a code object's ``.debug_line`` (none without

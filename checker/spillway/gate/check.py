@@ -139,6 +139,9 @@ class CheckResult:
     failing: Optional[list[Finding]] = None
     removed_targets: list[RemovedTarget] = field(default_factory=list)    # a failure each
     fewer_kernels: list[FewerKernels] = field(default_factory=list)       # notes
+    # (target, key) -> gate.source_location.SourceLocation of failing kernels whose binaries have line
+    # tables (filled in by the command for the formats that point at source: json, sarif).
+    sources: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.failing is None:
@@ -187,6 +190,14 @@ class CheckResult:
                 "added": len(self.new_kernels), "removed": len(self.vanished),
                 "removed_targets": len(self.removed_targets)}
 
+    def _failure_json(self, f: Finding) -> dict:
+        found = {"target": f.target, "key": f.key, "name": f.name, "metric": f.metric, "allowed": f.allowed,
+                 "actual": f.actual, "new_kernel": f.new_kernel, "dynamic_stack": f.dynamic_stack}
+        source = self.sources.get((f.target, f.key))
+        if source is not None:
+            found["source"] = source.as_dict()
+        return found
+
     def to_json(self) -> dict:
         return {
             "schema": CHECK_SCHEMA,
@@ -197,9 +208,7 @@ class CheckResult:
             "passed": self.passed,
             "summary": self.counts(),
             "sentence": self.summary(),
-            "failures": [{"target": f.target, "key": f.key, "name": f.name, "metric": f.metric,
-                          "allowed": f.allowed, "actual": f.actual, "new_kernel": f.new_kernel,
-                          "dynamic_stack": f.dynamic_stack} for f in self.failures],
+            "failures": [self._failure_json(f) for f in self.failures],
             "added": [{"target": t, "key": k, "name": n} for t, k, n in self.new_kernels],
             "removed": [{"target": t, "key": k, "name": n} for t, k, n in self.vanished],
             "removed_targets": [{"target": t.target, "kernels_written_from": t.kernels, "declared": t.declared,

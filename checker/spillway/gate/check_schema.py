@@ -18,6 +18,20 @@ def json_schema() -> dict:
 
     from spillway.report.record import OccupancyModelChoice
 
+    class SourceModel(BaseModel):
+        """gate.source_location: the kernel's line with the most scratch traffic, else its first
+        instruction's, in a file under the source root."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        file: str = Field(description="Relative to the source root (check --source-root, default the current "
+                                      "directory), forward slashes")
+        line: int
+        column: int = Field(description="0: the line table names none")
+        inferred: bool = Field(description="The line table said line 0 there: the line of an earlier instruction "
+                                           "of the same basic block")
+        chosen_by: Literal["the line with the most scratch traffic", "the kernel's first instruction"]
+
     class CheckFailure(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
@@ -31,6 +45,9 @@ def json_schema() -> dict:
                                              "scratch and spills")
         dynamic_stack: bool = Field(description="scratch: the kernel uses a dynamic stack the baseline "
                                                 "does not allow")
+        source: Optional[SourceModel] = Field(None, description="Where the kernel is in the repository, when its "
+                                                                "binary has a DWARF line table (json and sarif "
+                                                                "formats; absent otherwise)")
 
 
     class KernelRef(BaseModel):

@@ -97,6 +97,7 @@ class KernelLines:
     agpr_copies: tuple[PlacedInstruction, ...]
     loops: tuple[PlacedLoop, ...]
     by_line: tuple[LineTraffic, ...]   # by innermost-loop bytes, loop bytes, bytes, accesses (most first)
+    entry: SourceLine | None = None    # the line of the kernel's first instruction
 
 
 class ObjectLines:
@@ -283,15 +284,20 @@ def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], li
               for i, source in zip(chosen, lines.place_many(section, start, [i.offset for i in chosen], blocks))]
     scratch = [p for p in placed if p.instruction.kind in (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND)]
     copies = [p for p in placed if p.instruction.kind in (AGPR_WRITE_KIND, AGPR_READ_KIND)]
-    ends = lines.place_many(section, start, [offset for loop in listing.loops for offset in (loop.start, loop.end)],
-                            blocks)
+    ends = lines.place_many(section, start, [offset for loop in listing.loops for offset in (loop.start, loop.end)]
+                            + [0], blocks)
     loops = tuple(PlacedLoop(loop, ends[2 * n], ends[2 * n + 1]) for n, loop in enumerate(listing.loops))
     return KernelLines(PLACED, lines_from, code.code_sha256, described, lines.comp_dir(section, start),
-                       tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans))
+                       tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans), ends[-1])
 
 
 def _without(status: str, code_sha256: str, described: str) -> KernelLines:
     return KernelLines(status, "", code_sha256, described, "", (), (), (), ())
+
+
+def without_lines(code_sha256: str, status: str = NO_LINE_TABLE) -> KernelLines:
+    """The model of a kernel with no lines (its code object has no line table)."""
+    return _without(status, code_sha256, code_sha256)
 
 
 def by_line(scratch: Sequence[PlacedInstruction], copies: Sequence[PlacedInstruction],
@@ -330,6 +336,19 @@ def traffic_rows(totals: dict[tuple[str, int], list[int]]) -> tuple[LineTraffic,
                              -(r.loop_load_bytes + r.loop_store_bytes), -(r.load_bytes + r.store_bytes),
                              -r.accesses, -r.agpr_copies, r.file, r.line))
     return tuple(rows)
+
+
+def loop_lines(rows: Sequence[LineTraffic], limit: int) -> tuple[tuple[LineTraffic, ...], int]:
+    """The rows of by_line() with scratch bytes in loops, at most ``limit``
+    of them (by_line's order: innermost-loop bytes, then loop bytes first),
+    and how many more there are."""
+    looping = [row for row in rows if row.loop_load_bytes + row.loop_store_bytes]
+    return tuple(looping[:limit]), max(len(looping) - limit, 0)
+
+
+def line_object(row: LineTraffic) -> dict:
+    """A LineTraffic as JSON (its fields, in order)."""
+    return {name: getattr(row, name) for name in LineTraffic.__dataclass_fields__}
 
 
 # --- debug twins ------------------------------------------------------------------------------

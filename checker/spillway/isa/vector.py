@@ -21,6 +21,7 @@ from spillway.isa.listing import (ACCUMULATOR_ROLE, ADDRESSED_ROLE, AGPR_READ_KI
 from spillway.isa.source_lines import (LineTraffic, ObjectLines, branches_of, decoded_kernel, kernel_lines,
                                        traffic_rows)
 from spillway.isa.decoder import DecodeError, Instruction, Opcode, decode, family_of, load_family
+from spillway.isa.mix import MIX_CLASSES, mix_class
 from spillway.isa.evidence import access_bytes, branch_target, copied_agpr
 from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, BUFFER_STORE, CALL, FLAT, KINDS, LDS,
                                    MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, accumulator_mask, accvgpr_move,
@@ -327,6 +328,7 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
     lows, highs = low.tolist(), high.tolist()
     stop_at = [int(stops[a]) * 4 if b > a else None for a, b in zip(stop_low.tolist(), stop_high.tolist())]
     counts_of = list(zip(*counted)) if counted[0] else []
+    mixes = _mix_counts(_mix_classes(name)[opcodes[positions]], low, high)
     out = []
     number = 0
     for (start, size, psb), alone in zip(kernels, simple):
@@ -379,9 +381,36 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
             split = _agpr_split(words, positions[lows[number]:highs[number]], kind_all[lows[number]:highs[number]],
                                 opcodes, names, name)
         # (assemble asks is_start only of branch targets)
-        out.append(assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts, split))
+        out.append(assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts, split,
+                            mixes[number]))
         number += 1
     return out
+
+
+@lru_cache(maxsize=None)
+def _mix_classes(name: str) -> np.ndarray:
+    """isa.mix.mix_class of each flat opcode index (_names)."""
+    return np.array([mix_class(mnemonic) for _e, mnemonic in _names(name)], np.int64)
+
+
+def _mix_counts(classes: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[list[int]]:
+    """Instructions per mix class of each kernel, whose instructions are
+    ``classes[low[k]:high[k]]``: one bincount over (kernel, class) pairs
+    when the slices are disjoint (a code object's kernels), else one per
+    kernel."""
+    width = len(MIX_CLASSES)
+    if not len(low):
+        return []
+    slices = sorted(zip(low.tolist(), high.tolist()))
+    if any(stop > following for (_first, stop), (following, _end) in zip(slices, slices[1:])):
+        return [np.bincount(classes[first:stop], minlength=width).tolist()
+                for first, stop in zip(low.tolist(), high.tolist())]
+    owner = np.full(len(classes), -1, np.int64)
+    for number, (first, stop) in enumerate(zip(low.tolist(), high.tolist())):
+        owner[first:stop] = number
+    mine = owner >= 0
+    counts = np.bincount(owner[mine] * width + classes[mine], minlength=len(low) * width)
+    return counts.reshape(len(low), width).tolist()
 
 
 def _agpr_split(words: np.ndarray, dwords: np.ndarray, kinds: np.ndarray, opcodes: np.ndarray,

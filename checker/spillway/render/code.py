@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from spillway.render.code_lines import source_lines_text
 from spillway.render.models import CodeModel, View
 from spillway.report.code_view import ViewedKernel
 from spillway.untrusted import visible
@@ -72,6 +73,9 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
                          f"{i.mnemonic}")
     else:
         lines.append("  instructions: no scratch access, AGPR copy, matrix op or call")
+    described = {i.offset: f"{i.kind.replace('_', ' ')} {'' if i.bytes is None else f'{i.bytes} B'}".rstrip()
+                 for i in listing.instructions}
+    lines.extend(source_lines_text(viewed.lines, described))
     return lines
 
 

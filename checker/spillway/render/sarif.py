@@ -6,7 +6,9 @@ its own ``automationDetails.id``: GitHub refuses an upload holding several
 runs of one tool and category.  One result per failing kernel and metric,
 located at the kernel's line in the baseline file (the line ``baseline
 write`` wrote for its key), or at the baseline file's first line for a
-kernel the baseline lacks.  GitHub's upload limits (20 runs, 25,000 results
+kernel the baseline lacks; a check's result of a kernel whose binary has a
+line table points at its source line instead (gate.source_location), the
+baseline's line kept as a related location.  GitHub's upload limits (20 runs, 25,000 results
 a run, 10 MB gzipped) are held here: more runs is a usage error, a run with
 more results keeps the first 25,000 and says how many it left out.
 
@@ -110,6 +112,16 @@ def _location(where: Location) -> dict:
                                  "region": {"startLine": where.line}}}
 
 
+def _source_location(source) -> dict:
+    """A kernel's source line (gate.source_location.SourceLocation; its path already relative to the
+    source root)."""
+    region = {"startLine": source.line}
+    if source.column:
+        region["startColumn"] = source.column
+    return {"physicalLocation": {"artifactLocation": {"uri": source.path, "uriBaseId": "%SRCROOT%"},
+                                 "region": region}}
+
+
 def _check_rules() -> list[dict]:
     return [{"id": name, "name": f"KernelOver{name.capitalize()}Allowance",
              "shortDescription": {"text": f"{name} over the baseline's allowance"},
@@ -149,15 +161,17 @@ def check_run(result: CheckResult, baseline: bytes, category: str,
     return findings_run(result.failures, result.baseline_path, baseline, category, accept,
                         {"baseline": repository_path(result.baseline_path), "gate": list(result.gate),
                          "kernels": result.kernels, "summary": result.summary()},
-                        result.vanished, result.removed_targets, removals)
+                        result.vanished, result.removed_targets, removals, result.sources)
 
 
 def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: bytes, category: str,
                  accept: Callable[[Finding], str], properties: dict,
                  vanished: Sequence[tuple[str, str, str]] = (), removed_targets: Sequence[RemovedTarget] = (),
-                 removals: Optional[RemovalCommands] = None) -> dict:
+                 removals: Optional[RemovalCommands] = None, sources: Optional[dict] = None) -> dict:
     """One run over failing findings (a check's, or a matrix cell's check document's) and
-    the kernels (target, key, name) and targets no longer built."""
+    the kernels (target, key, name) and targets no longer built.  ``sources``: (target, key)
+    -> gate.source_location.SourceLocation: a finding of such a kernel points at its source
+    line (the baseline's line becomes a related location)."""
     rules = _check_rules()
     if vanished or removed_targets:
         rules += [{"id": rule, "name": name, "shortDescription": {"text": text}, "fullDescription": {"text": text},
@@ -168,11 +182,16 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
     results = []
     for finding in failures:
         line = 1 if finding.new_kernel else lines.get((finding.target, finding.key), 1)
+        source = (sources or {}).get((finding.target, finding.key))
+        where = {"locations": [_location(Location(baseline_path, line))]} if source is None else {
+            "locations": [_source_location(source)],
+            "relatedLocations": [dict(_location(Location(baseline_path, line)), id=0,
+                                      message={"text": "the kernel's allowance in the baseline"})]}
         results.append({
             "ruleId": finding.metric, "ruleIndex": index[finding.metric], "level": "error",
             "message": {"text": f"{finding.line()}. "
                                 f"Intended? accept with: {accept(finding)}"},
-            "locations": [_location(Location(baseline_path, line))],
+            **where,
             "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(finding.target, finding.key,
                                                                             finding.metric)},
             "properties": {"target": finding.target, "key": finding.key, "kernel": finding.name,

@@ -51,7 +51,7 @@ def entries(path) -> list[dict]:
 
 
 def test_synthetic_records_are_valid_reports():
-    Report.model_validate({"schema": "spillway.report/3", "spillway_version": "0", "files": [],
+    Report.model_validate({"schema": "spillway.report/4", "spillway_version": "0", "files": [],
                            "kernels": [record(TOPK, scratch=272)]})
 
 

@@ -153,14 +153,23 @@ def test_an_empty_kernels_list(tmp_path):
         assert read_sources([path], ReadOptions(occupancy_model="llvm23"), allow_empty=True).usage == {}
 
 
-def test_a_version_2_report_is_still_read(tmp_path):
-    """spillway.report/2 differs from /3 only in the isa objects' derived
-    figures: check and compare read it, by the fast path and the general one."""
+@pytest.mark.parametrize("version", ["spillway.report/2", "spillway.report/3"])
+def test_an_older_report_is_still_read(tmp_path, version):
+    """spillway.report/2 and /3 differ from /4 only in the isa objects (the
+    derived figures of /3, the instruction mix and source lines of /4): check
+    and compare read them, by the fast path and the general one."""
     kernels = records()
-    older = dict(head(kernels), schema="spillway.report/2")
+    older = dict(head(kernels), schema=version)
     for data in (own(kernels, older), json.dumps(dict(older, kernels=kernels)).encode()):
         document, got, _ = collect(write(tmp_path, data))
-        assert got == kernels and document.head["schema"] == "spillway.report/2"
+        assert got == kernels and document.head["schema"] == version
+
+
+def test_a_report_of_an_unknown_version_is_refused(tmp_path):
+    kernels = records()
+    newer = dict(head(kernels), schema="spillway.report/5")
+    with pytest.raises(InputError, match="report schema spillway.report/5 is not one this spillway"):
+        collect(write(tmp_path, json.dumps(dict(newer, kernels=kernels)).encode()))
 
 
 def test_members_after_the_kernels(tmp_path):
