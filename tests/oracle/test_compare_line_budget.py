@@ -14,7 +14,7 @@ from rich.console import Console
 
 from spillway.gate.compare import compare
 from spillway.gate.reading import read_sources
-from spillway.gate.table import print_compare
+from spillway.render.table import print_compare
 from spillway.report.reader import ReadOptions
 from support.rocm_packages import locate
 

@@ -20,7 +20,7 @@ SHA-256 and size.
 
 An HTML page (``--format html``) is recorded twice: its bytes (a digest,
 as any long output) and, as ``page_data``, the model the page carries
-(``spillway.report.html.read_page_data``) as canonical JSON text (sorted
+(``spillway.render.html.read_page_data``) as canonical JSON text (sorted
 keys, one member a line), so a failing comparison shows which figure of the
 model changed (the page's model is gzip-compressed inside it: its bytes alone
 say only that something did).
@@ -152,7 +152,7 @@ def run_step(work: Path, step: Step, checkout: Path = REPO) -> dict:
 
 def page_data(page: bytes) -> bytes:
     """The model an HTML page carries, as canonical JSON text (the form a diff reads)."""
-    from spillway.report.html import read_page_data
+    from spillway.render.html import read_page_data
 
     model = read_page_data(page.decode("utf-8"))
     return (json.dumps(model, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()

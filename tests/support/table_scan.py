@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 ELLIPSIS = "…"
-# The matrix table's lines under a kernel's first (matrix.summary_render.FIGURE_ROWS); any other
+# The matrix table's lines under a kernel's first (render.table.FIGURE_ROWS); any other
 # line continuing a row is a row folded by rich: a table that did not fit.
 FIGURE_LINES = {"VGPRs", "spills", "scratch", "waves"}
 _RULE = re.compile(r"^[\s─━╶╴-]+$")

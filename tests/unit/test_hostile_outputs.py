@@ -374,13 +374,13 @@ def test_a_kernel_name_that_is_not_utf8_is_shown_replaced(inputs, monkeypatch):
 # failures are a check document's, so they carry the names of whatever the cell built) -----------
 
 def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
-    from types import SimpleNamespace
 
-    from spillway.cli.matrix import _github_run, _imports
-    from spillway.matrix import check_render
+    from spillway.cli.matrix import _imports
+    from spillway.render.github import matrix_run
+    from spillway.render import table as check_render
     from spillway.matrix.cells import Cell
     from spillway.matrix.gating import CellCheck
-    from spillway.report.table import console as make_console
+    from spillway.render.table import console as make_console
 
     cell = Cell(name="clang-22", source="debian", compiler="clang", clang="22", cxx="clang++-22", packages=["clang-22"],
                 targets=["gfx1100"], baseline="checks/baselines/clang-22.json")
@@ -394,7 +394,7 @@ def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
 
     def render():
         check_render.print_checks(make_console(), checks)
-        _github_run(checks, None, SimpleNamespace(output=None, differing=False))
+        matrix_run(checks, None, False)
 
     events: list[tuple[str, bytes]] = []
     summary = inputs.root / "matrix-summary.md"

@@ -2,7 +2,8 @@
 cycle, and no module imports a later stage.
 
 Stages, in order: the helpers every stage uses, then resources, formats, isa,
-report, gate, matrix, cli; a module may import its own stage and earlier ones.
+report, gate, matrix, render (every output format of every command's model,
+issue 33), cli; a module may import its own stage and earlier ones.
 
 - helpers (before every stage): ``spillway/__init__`` (the version),
   ``errors``, ``constants``, ``atomic`` (atomic writes), ``paths`` (opening
@@ -24,7 +25,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "checker" / "spillway"
-STAGES = ("helpers", "resources", "formats", "isa", "report", "gate", "matrix", "cli")
+STAGES = ("helpers", "resources", "formats", "isa", "report", "gate", "matrix", "render", "cli")
 TOP_LEVEL = {
     "spillway": "helpers", "spillway.errors": "helpers", "spillway.constants": "helpers",
     "spillway.atomic": "helpers", "spillway.paths": "helpers", "spillway.untrusted": "helpers",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from spillway.report.html import read_page_data
+from spillway.render.html import read_page_data
 from support.toolchains import REPO
 
 VENV = Path(os.environ.get("SPILLWAY_PYTHON310_VENV", "/var/cache/spillway-python3.10"))

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from spillway import untrusted
-from spillway.gate.github import capped_summary
+from spillway.render.github import capped_summary
 from support.hostile_sinks import (RunnerLog, annotations, markdown_findings, markdown_tokens, runner_findings,
                                    runner_lines, terminal_findings)
 

@@ -4,8 +4,8 @@ with its offset), decoded from its machine code."""
 
 from __future__ import annotations
 
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
-from spillway.cli.output import Outputs, add_output_options, chosen_format, text_marker, write, write_text
+from spillway.cli.common import add_read_options, read_inputs, read_options
+from spillway.cli.output import Outputs, add_output_options, chosen_format
 from spillway.cli.report import split_filter
 from spillway.errors import InputError, UsageError
 from spillway.resources.names import name_matches
@@ -63,7 +63,9 @@ def choose(kernels: list[dict], pattern: str, everything: bool) -> list[dict]:
 
 def run(args) -> int:
     from spillway.isa.listing import kernel_listing
-    from spillway.report.code_view import ViewedKernel, code_document, code_text
+    from spillway.render.emit import emit
+    from spillway.render.models import CodeModel
+    from spillway.report.code_view import ViewedKernel
     from spillway.report.kernel_code import each_kernel_code
 
     fmt = chosen_format(args)
@@ -94,10 +96,7 @@ def run(args) -> int:
                              file=record["file"])
         listing, lines = found
         viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines))
-    if fmt == "json":
-        write(args.output, dump_json(code_document(viewed)))
-        return 0
-    write_text(args.output, code_text(viewed), text_marker("code"))
+    emit(CodeModel(tuple(viewed)), fmt, args.output)
     return 0
 
 

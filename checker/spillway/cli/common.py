@@ -10,15 +10,15 @@ import os
 import sys
 from typing import TYPE_CHECKING, Callable
 
-from spillway import json_codec
 
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
 from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, DEFAULT_MAX_KERNELS,
                                          MIN_INPUT_ALLOWANCE)
 from spillway.cli.output import write_to
-from spillway.report.reader import KernelTable, ReadOptions, json_chunks, read_report, report_json
+from spillway.report.reader import ReadOptions, read_report, report_json
 from spillway.report.reader import write_report_json as write_report_json_to
 from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
+from spillway.render.json import dump_json  # noqa: F401  (the one way a document is written; cli modules import it here)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -196,12 +196,3 @@ def write_report_json(paths: list[str], options: ReadOptions, output: str | None
             yield from report_json(paths, options)
 
     write_to(output, produce, chunks)
-
-
-def dump_json(document) -> bytes:
-    if isinstance(document, dict) and isinstance(document.get("kernels"), KernelTable):
-        # A report of a ROCm library: written in pieces, one kernel per line.
-        return json_chunks(document)  # type: ignore[return-value]
-    return json_codec.dumps(document, indent=True) + b"\n"
-
-

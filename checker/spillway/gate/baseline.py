@@ -398,11 +398,21 @@ def _validated(path: str, validate) -> Baseline:
 
 
 def load_baseline(path: str) -> Baseline:
+    return read_baseline(path)[0]
+
+
+def read_baseline(path: str) -> tuple[Baseline, bytes]:
+    """The baseline file at ``path``, and its bytes as read (check's SARIF locates
+    each kernel at its line in them: the file is read once)."""
     try:
         with open(readable(path), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise InputError(f"cannot read baseline: {exc.strerror}", file=path) from None
+    return parse_baseline_bytes(data, path), data
+
+
+def parse_baseline_bytes(data: bytes, path: str) -> Baseline:
     if _SCHEMA_FIELD.search(data[:512]):
         # Versions 1 and 2, validated straight from the bytes by pydantic-core:
         # about a third faster than a dict first on 80,000 kernels.  (Version 3

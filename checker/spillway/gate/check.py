@@ -117,7 +117,7 @@ class FewerKernels:
 class RemovalCommands:
     """The commands that accept what a check found no longer built (``baseline
     write ... --allow-removed KEY`` / ``--allow-removed-target TARGET``), worded by
-    the caller (check's Remedy, a matrix cell)."""
+    the caller (gate.commands.CheckCommands, a matrix cell)."""
 
     kernel: Callable[[str], str]                           # a key -> its command
     target: Callable[[RemovedTarget], str]                 # a removed target -> its command (or what to do)

@@ -12,10 +12,19 @@ terminal, a CI log or the shell would act on gets ANSI-C quoting (shell_word).
 
 from __future__ import annotations
 
+import os
 import shlex
-from typing import Callable, Iterable, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
+
+if TYPE_CHECKING:
+    from spillway.gate.check import CheckResult, Finding, RemovalCommands
 
 Quote = Callable[[str], str]
+# Kernels named with --allow-key in the one "accept all" command.
+ACCEPT_ALL_MAX = 10
+# Set (by the CMake module) to another command that writes the baseline.
+WRITE_BASELINE_ENV = "SPILLWAY_WRITE_BASELINE"
 
 # Escapes bash, zsh and ksh read in $'...' (dash has no $'...': paste into bash).
 _NAMED_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -90,3 +99,50 @@ def accept_removed_command(paths: Iterable[str], baseline: str, keys: Iterable[s
     for target in removed_targets:
         words += ["--allow-removed-target", target]
     return " ".join(shell_word(w, quote) for w in words) + " --reason TEXT"
+
+
+@dataclass(frozen=True)
+class CheckCommands:
+    """The commands that accept a check's failures and removals, or write its
+    missing baseline: ``paths`` and ``baseline`` as the check was given them,
+    the baseline's gate, the --target subset."""
+
+    paths: tuple[str, ...]
+    baseline: str
+    baseline_gate: tuple[str, ...]
+    targets: tuple[str, ...]
+
+    def _accept(self, keys: list[str], extra_metrics: set[str]) -> str:
+        gate = [m for m in self.baseline_gate] + sorted(extra_metrics - set(self.baseline_gate))
+        return accept_command(self.paths, self.baseline, keys,
+                              gate=",".join(gate) if set(gate) != set(self.baseline_gate) else None,
+                              targets=",".join(self.targets) if self.targets else None)
+
+    def accept(self, finding: Finding) -> str:
+        return self._accept([finding.key], {finding.metric})
+
+    def accept_all(self, result: CheckResult) -> tuple[str, int]:
+        keys = list(dict.fromkeys(f.key for f in result.failures))
+        return (self._accept(keys[:ACCEPT_ALL_MAX], {f.metric for f in result.failures}),
+                max(0, len(keys) - ACCEPT_ALL_MAX))
+
+    def _removed(self, keys: list[str], targets: list[str]) -> str:
+        return accept_removed_command(self.paths, self.baseline, keys, targets,
+                                      targets=",".join(self.targets) if self.targets else None)
+
+    def removals(self) -> RemovalCommands:
+        """The commands that accept kernels and targets no longer built."""
+        from spillway.gate.check import RemovalCommands
+
+        def every(result: CheckResult) -> tuple[str, int]:
+            keys = list(dict.fromkeys(key for _target, key, _name in result.vanished))
+            return (self._removed(keys[:ACCEPT_ALL_MAX], [t.target for t in result.removed_targets]),
+                    max(0, len(keys) - ACCEPT_ALL_MAX))
+
+        return RemovalCommands(lambda key: self._removed([key], []), lambda target: self._removed([], [target.target]),
+                               every)
+
+    def write_missing(self) -> str:
+        text = write_command(self.paths, self.baseline)
+        other = os.environ.get(WRITE_BASELINE_ENV)
+        return f"{text}" + (f" (or: {other})" if other else "")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from spillway import atomic, json_codec
 from spillway.errors import SpillwayError
@@ -33,6 +33,7 @@ class CellCheck:
     # baseline or of its cells.toml entry.
     removed: list[tuple[str, str, str]] = field(default_factory=list)
     removed_targets: list = field(default_factory=list)       # gate.check.RemovedTarget
+    result: Any = None               # pass / fail: the gate.check.CheckResult (its JUnit file, spillway.render)
 
 
 def _read(library: Path, occupancy_model: str | None = None, gate=()):
@@ -47,12 +48,11 @@ def _read(library: Path, occupancy_model: str | None = None, gate=()):
 
 
 def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional[str] = None,
-               junit: Optional[Path] = None, occupancy_model: Optional[str] = None,
-               strict_flags: bool = False) -> CellCheck:
-    """Gate one built cell; writes build/<cell>/check.json (and ``junit``).
+               occupancy_model: Optional[str] = None, strict_flags: bool = False) -> CellCheck:
+    """Gate one built cell; writes build/<cell>/check.json (the caller its JUnit
+    file, from the result the CellCheck keeps).
     The cell's flags are compared with those its baseline recorded: a
     difference is a warning, or with ``strict_flags`` a failure."""
-    from spillway.gate import junit as junit_xml
     from spillway.gate.baseline import load_baseline, recorded_model
     from spillway.gate.check import check
     from spillway.gate.flags import cell_flags, compare as compare_flags
@@ -79,8 +79,6 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
         # Every kernel and target of the baseline, and every target the cell declares, must be built.
         result = check(inputs.usage, baseline, metrics or baseline.gate, baseline_path=str(baseline_path),
                        occupancy_model=model, declared_targets=cell.targets)
-        if junit:
-            junit_xml.write(str(junit), result, cell.name)
         document = result.to_json()
         atomic.write_bytes(str(result_path), json_codec.dumps(document, indent=True) + b"\n")
     except SpillwayError as exc:
@@ -91,10 +89,10 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
     if warning and strict_flags:
         return CellCheck(cell, "fail", f"{result.summary()}; {warning} [--strict-flags]", document["failures"],
                          report=result_path, flags_warning=warning, removed=result.vanished,
-                         removed_targets=result.removed_targets)
+                         removed_targets=result.removed_targets, result=result)
     return CellCheck(cell, "pass" if result.passed else "fail", result.summary(), document["failures"],
                      report=result_path, flags_warning=warning, removed=result.vanished,
-                     removed_targets=result.removed_targets)
+                     removed_targets=result.removed_targets, result=result)
 
 
 def exit_status(checks: list[CellCheck]) -> int:

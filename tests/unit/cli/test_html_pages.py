@@ -19,7 +19,7 @@ import pytest
 
 from spillway.cli import main
 from spillway.cli.output import is_spillway_file
-from spillway.report.html import encoded_data, page as write_page, read_page_data
+from spillway.render.html import encoded_data, page as write_page, read_page_data
 from support.browser import chromium, open_page, shown_count, visible_rows
 from support.cli_fixtures import kernel, report
 from support.formats_fixtures import FORMATS, SECOND

@@ -21,7 +21,7 @@ import pytest
 from spillway.untrusted import utf8_shown
 
 from spillway.json_codec import loads as json_loads
-from spillway.report.html import DATA_ELEMENT
+from spillway.render.html import DATA_ELEMENT
 from support.gate_fixtures import run_cli
 
 from conftest import DATA

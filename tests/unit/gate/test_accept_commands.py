@@ -26,7 +26,7 @@ import pytest
 
 from spillway.gate.commands import accept_command, shell_word
 from support.gate_fixtures import run_cli
-from spillway.report.html import read_page_data
+from spillway.render.html import read_page_data
 from support import synthetic_elf
 
 # (hostile name, sibling it matches as a glob)

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from spillway.gate.compare import compare
 from spillway.gate.kernels import aggregate
-from spillway.gate.table import print_compare
+from spillway.render.table import print_compare
 from support.gate_fixtures import record
 
 LINE_BUDGET = 200          # lines, at the default --limit 50

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from spillway import paths
-from spillway.report.html import read_page_data
+from spillway.render.html import read_page_data
 from support.gate_fixtures import DATA, run_cli
 from support.sarif_schema import sarif_validator
 

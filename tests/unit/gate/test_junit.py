@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from spillway.gate import junit
+from spillway.render import junit
 from spillway.gate.check import CheckResult, Finding
 from support.gate_fixtures import run_cli
 from support.junit_xsd import junit_schema

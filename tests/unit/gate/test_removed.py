@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from spillway.gate.baseline import load_baseline
-from spillway.report.html import read_page_data
+from spillway.render.html import read_page_data
 from spillway.schemas import schema_for
 from support.gate_fixtures import load_json, record, run_cli, write_report
 from support.junit_xsd import junit_schema

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from spillway.errors import UsageError
-from spillway.gate import sarif
+from spillway.render import sarif
 from spillway.gate.check import CheckResult, Finding
 from support import golden
 from support.gate_fixtures import assert_one_line_error, run_cli

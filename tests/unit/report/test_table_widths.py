@@ -205,7 +205,7 @@ def test_identical_records_merge_and_nothing_else_does():
     """The rule: one row when every cell the table has is equal (full name,
     target, file when files are shown, every figure, those a narrow table
     leaves out included)."""
-    from spillway.cli.report import kernel_rows, merge_copies
+    from spillway.render.table import kernel_rows, merge_copies
 
     kernels = [record(), record(), record(), record(group_segment_fixed_size=64),   # LDS differs (a dropped column)
                record(target="gfx90a:sramecc-:xnack-"), record(name="void k<2>(float*)"), record(file="other.so")]
@@ -231,7 +231,7 @@ def test_grid_cuts_only_names(width):
 
     from rich.console import Console
 
-    from spillway.report.table import Column, KernelName, grid
+    from spillway.render.table import Column, KernelName, grid
 
     columns = [Column("file", elide=True, min_width=8), Column("kernel", name=True), Column("target"),
                Column("scratch B/lane", "right"), Column("waves/SIMD", "right"),

@@ -171,3 +171,53 @@ def compare_annotations(comparison: Comparison, file: str, against: list[str], n
                                           f"[{usage.target}] added with scratch",
                                     f"new kernel uses {r.scratch} B/lane scratch and {r.spills} spilled registers"))
     return [Annotation(a.file, a.title, a.message, level) for a in notes]
+
+
+# -- each model's annotations and job summary (render.emit: --format github) --------------------------------
+
+def annotations_of(model, view) -> list[Annotation]:
+    """A check's annotations (each failing kernel and metric, each removal), or a
+    comparison's (each worse metric, each kernel added with scratch)."""
+    from spillway.paths import STDIN
+    from spillway.render.models import CheckModel, CompareModel
+
+    if isinstance(model, CheckModel):
+        commands = model.commands
+        return check_annotations(model.result, model.result.baseline_path, commands.accept, view.names,
+                                 commands.removals())
+    if isinstance(model, CompareModel):
+        # Annotations name the first NEW path that is a file name (standard input is none).
+        file = next((p for p in model.new if p != STDIN), "")
+        return compare_annotations(model.comparison, file, list(model.against), view.names, model.level)
+    raise TypeError(f"no GitHub output for {type(model).__name__}")
+
+
+def matrix_run(checks, summary, differing: bool) -> Optional[str]:
+    """``matrix run --format github``: one annotation per failing kernel and
+    metric (at most ten), and the job summary: each cell's verdict, then the
+    side-by-side table.  Returns that table's Markdown (for ``-o FILE``), or
+    None when no cell was built."""
+    from spillway.matrix import cell_commands
+    from spillway.render.markdown import summary_markdown
+
+    notes = []
+    lines = ["**spillway matrix run**", ""]
+    for c in checks:
+        lines.append(f"- {untrusted.markdown_code(c.cell.name)}: {c.verdict.upper()} {untrusted.visible(c.reason)}")
+        if c.verdict == "error":
+            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", c.reason))
+        for f in c.failures:
+            text = cell_commands.failure_text(f)
+            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
+                                    f"{text}; accept with: {cell_commands.accept_command(c, [f['key']])}"))
+        if c.removed or c.removed_targets:
+            notes += removal_annotations(cell_commands.removal_result(c), c.cell.baseline,
+                                         f"spillway matrix: {c.cell.name}",
+                                         removals=cell_commands.removal_commands(c))
+    lines.append("")
+    if summary is not None and summary.cells:
+        lines.append(summary_markdown(summary, differing))
+    append_step_summary("\n".join(lines))
+    table = summary_markdown(summary, differing) if summary is not None and summary.cells else None
+    print_annotations(notes)
+    return table

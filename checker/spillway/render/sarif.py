@@ -22,6 +22,7 @@ import gzip
 import hashlib
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from spillway import __version__, json_codec
@@ -29,6 +30,7 @@ from spillway.errors import UsageError
 from spillway.gate.check import CheckResult, Finding, RemovalCommands, RemovedTarget
 from spillway.gate.compare import Comparison, KernelDiff, uses_scratch
 from spillway.gate.metrics import METRICS
+from spillway.render.models import CheckModel, CompareModel
 from spillway.resources.names import table_name
 from spillway.untrusted import visible      # message texts are for people: a name as one line
 
@@ -303,3 +305,60 @@ def category_for(*parts: Optional[str]) -> str:
     """``spillway/check/<baseline stem>``: a run's automationDetails.id without its trailing slash."""
     words = [p for p in parts if p]
     return "/".join(["spillway", *words])
+
+
+# -- each model's log (render.emit: --format sarif) ---------------------------------------------------------
+
+def document_of(model) -> bytes:
+    """The SARIF log of a check (one run, located in the baseline read with it) or a comparison."""
+    if isinstance(model, CheckModel):
+        category = category_for("check", Path(model.result.baseline_path).stem)
+        return document([check_run(model.result, model.baseline, category, model.commands.accept,
+                                   model.commands.removals())])
+    if isinstance(model, CompareModel):
+        return document([compare_log_run(model)])
+    raise TypeError(f"no SARIF for {type(model).__name__}")
+
+
+def compare_log_run(model: CompareModel) -> dict:
+    """Results located at the kernel's line of a baseline file given as a side
+    (OLD first), else at that baseline's first line, else at the first NEW path
+    (the first side's path that is not standard input).  The baselines' lines
+    are those read with the sides (gate.reading): no file is opened again."""
+    from spillway.paths import STDIN
+
+    located: dict[tuple[str, str], Location] = {}
+    baselines = []
+    for path, data in model.baselines:
+        if path == STDIN:               # no file to point at
+            continue
+        baselines.append(path)
+        for kernel, line in kernel_lines(data).items():
+            located.setdefault(kernel, Location(path, line))
+    named = [p for p in model.new + model.against if p != STDIN]
+    fallback = Location(baselines[0] if baselines else named[0] if named else STDIN)
+    return compare_run(model.comparison, lambda target, key: located.get((target, key), fallback),
+                       category_for("compare"))
+
+
+def matrix_log(checks, matrix) -> bytes:
+    """``matrix run --format sarif``: one run per checked cell (a passing cell's
+    empty run closes its fixed alerts), located in the cell's baseline file (its
+    path from the matrix's root: the repository's, as code scanning resolves it)."""
+    from spillway.matrix import cell_commands
+
+    runs = []
+    for c in checks:
+        if c.verdict not in ("pass", "fail"):
+            continue
+        lines = matrix.resolve(c.cell.baseline).read_bytes()
+
+        def accept(finding: Finding, c=c) -> str:
+            return cell_commands.accept_command(c, [finding.key])
+
+        runs.append(findings_run(
+            [Finding.from_document(f) for f in c.failures], c.cell.baseline, lines,
+            category_for("matrix", c.cell.name), accept,
+            {"cell": c.cell.name, "baseline": c.cell.baseline, "summary": c.reason},
+            c.removed, c.removed_targets, cell_commands.removal_commands(c)))
+    return document(runs)

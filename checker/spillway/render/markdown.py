@@ -4,7 +4,8 @@ and of a comparison."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional
+from functools import singledispatch
+from typing import TYPE_CHECKING, Callable, Optional
 
 from spillway.gate.check import CheckResult, RemovalCommands
 from spillway.gate.compare import Comparison, KernelDiff, kernels, selected
@@ -13,9 +14,13 @@ from spillway.gate.kernels import KernelUsage
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, signed
 from spillway.gate.wording import (actual_text, allowed_text, cells, code_text, diff_next_step, next_step, scratch_text,
                                    spilled_text)
-from spillway.report.markdown import md_code
 from spillway.resources.names import table_name
 from spillway.untrusted import markdown_text, visible
+from spillway.untrusted import markdown_code
+from spillway.render.models import CheckModel, CompareModel, MatrixPairModel, MatrixSummaryModel, View
+
+if TYPE_CHECKING:
+    from spillway.matrix.summary import Summary
 
 
 def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
@@ -186,3 +191,74 @@ def totals_markdown(t: Totals, names: str = "short") -> list[str]:
         out += ["<details><summary>Largest changes per metric (at most 10 each way)</summary>", "",
                 "| metric | | kernel | target | old | new |", "|---|---|---|---|--:|--:|", *rows, "", "</details>", ""]
     return out
+
+# -- pieces ----------------------------------------------------------------------------------------------
+def md_code(text: str) -> str:
+    """A code span that survives a GitHub table, whatever ``text`` holds
+    (spillway.untrusted.markdown_code: one line, pipes escaped, a fence no
+    backtick run in it closes, cut at MARKDOWN_NAME_LIMIT characters)."""
+    return markdown_code(text)
+
+
+# -- the matrix's cells side by side (matrix.summary's Summary) ------------------------------------------
+
+def figures(r, markdown: bool = False) -> str:
+    """VGPRs / spilled registers / scratch B per lane / waves per SIMD."""
+    if r is None:
+        return "-"
+    occupancy = "?" if r.occupancy is None else str(r.occupancy)
+    scratch = f"{r.scratch}+dyn" if r.dynamic_stack else str(r.scratch)
+    text = f"{r.vgprs} / {r.spills} / {scratch} / {occupancy}"
+    if markdown and (r.spills or r.scratch or r.dynamic_stack):
+        return f"**{text}**"
+    return text
+
+
+def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
+    from spillway.untrusted import markdown_word
+    cells = summary.cells
+    out = ["**spillway matrix**: per kernel, in each cell: VGPRs / spilled registers / scratch bytes per lane / "
+           f"waves per SIMD (occupancy model {md_code(summary.occupancy_model)}; bold: spills or scratch).", ""]
+    groups = ", ".join(f"{md_code(c.name)}: {' '.join(markdown_word(t) for t in summary.targets[c.name])}"
+                       for c in cells)
+    out.append(f"Targets built: {groups}. Rows `gfx11` hold each cell's gfx11 target.")
+    out.append("")
+    out.append("| kernel | target | " + " | ".join(md_code(c.name) for c in cells) + " |")
+    out.append("|---|---|" + "--:|" * len(cells))
+    shown = 0
+    for row in summary.rows:
+        if differing_only and not summary.differs(row):
+            continue
+        shown += 1
+        values = " | ".join(figures(summary.value(c.name, row), True) for c in cells)
+        out.append(f"| {md_code(table_name(row[2]))} | {markdown_word(row[0])} | {values} |")
+    out.append("")
+    out.append(f"{shown} of {len(summary.rows)} kernel rows"
+               + (" (only rows where the cells differ)" if differing_only else "") + ".")
+    return "\n".join(out) + "\n"
+
+
+# -- each model's document (render.emit: --format markdown, and GitHub's job summary) --------------------
+
+@singledispatch
+def document(model, view: View) -> str:
+    raise TypeError(f"no Markdown for {type(model).__name__}")
+
+
+@document.register
+def _(model: CheckModel, view: View) -> str:
+    result, commands = model.result, model.commands
+    accept_all = commands.accept_all(result)[0] if result.failures else None
+    return check_markdown(result, limit=view.limit, names=view.names, accept_all=accept_all,
+                          code=dict(model.code) if model.code else None, removals=commands.removals())
+
+
+@document.register(CompareModel)
+@document.register(MatrixPairModel)
+def _(model, view: View) -> str:
+    return compare_markdown(model.comparison, view.everything, view.limit, view.names)
+
+
+@document.register
+def _(model: MatrixSummaryModel, view: View) -> str:
+    return summary_markdown(model.summary, view.differing)

@@ -22,6 +22,7 @@ from spillway import atomic
 from spillway.errors import UsageError
 from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.metrics import METRICS
+from spillway.render.models import CheckModel
 from spillway.untrusted import visible
 
 MARKER = b"<!-- spillway junit: written by spillway; safe to overwrite with spillway -->\n"
@@ -234,3 +235,8 @@ def write_bytes(path: str, data: bytes | Iterator[bytes]) -> None:
         atomic.write_chunks(path, (data,) if isinstance(data, bytes) else data)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def document_of(model: CheckModel) -> Iterator[bytes]:
+    """A check's JUnit document (render.emit: --format junit, and check --junit FILE)."""
+    return document_chunks(model.result, model.suite, model.commands.accept, model.commands.removals())
