@@ -72,7 +72,14 @@ def _main(argv: list[str] | None) -> int:
         _error(str(exc))
         return exc.exit_status
     _standard_streams()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        # argparse ends a nargs="+" positional at the first option: ``report LIB --isa FILTER`` leaves
+        # FILTER over.  Paths (and a FILTER) after options join the command's paths, in order.
+        if isinstance(getattr(args, "paths", None), list) and all(e == "-" or not e.startswith("-") for e in extras):
+            args.paths.extend(extras)
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
     # From here standard output and error hold whatever reaches them to the rules of a log line
     # (spillway.untrusted: names come from the binaries read), bracketed under GitHub Actions
     # (--help, --version and usage errors, printed above, say nothing of a binary).
