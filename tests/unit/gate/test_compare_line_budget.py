@@ -2,7 +2,7 @@
 --limit 50), totals included: the kernels on one side only share what the
 sentence, the totals and the table leave, each list counting what it left out
 (issue 31: librocsparse1 7.2.4 against 6.4.3 had grown to 218 lines, 233 at 80
-columns, once the totals came).  tests/oracle/test_compare_line_budget.py holds
+columns, once the totals came).  tests/oracle/test_compare_line_budget_rocm.py holds
 the same on those libraries."""
 
 from __future__ import annotations
