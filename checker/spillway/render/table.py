@@ -644,17 +644,42 @@ def print_totals(t: Totals, console, names: str = "short") -> None:
             console.print(f"  {line}", markup=False, soft_wrap=True)
     for label, side in (("only in the new build", t.added), ("only in the old build", t.removed)):
         if side.kernels:
-            console.print(f"  {side_line(label, side)}", markup=False, soft_wrap=True)
+            head, _, rest = side_line(label, side).partition(": ")
+            for line in _wrapped_items(f"  {head}: ", rest.split(", "), "", console.width):
+                console.print(line, markup=False)       # (rich folds only an item wider than the line)
     for ranked in t.top:
         figure = FIGURES[ranked.metric]
         for direction, diffs in (("worse", ranked.regressions), ("better", ranked.improvements)):
             if diffs:
-                listed = ", ".join(visible(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> "
-                                           f"{figure(d.new)}") for d in diffs[:TOP_SHOWN])
-                more = f" (+{len(diffs) - TOP_SHOWN} more in --format markdown/json)" if len(diffs) > TOP_SHOWN else ""
-                # Wrapped at the console's width (a list of names, not a row to grep).
-                console.print(f"  largest {METRIC_LABELS[ranked.metric]} {direction}: {listed}{more}",
-                              markup=False)
+                items = [visible(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> {figure(d.new)}")
+                         for d in diffs[:TOP_SHOWN]]
+                more = f"(+{len(diffs) - TOP_SHOWN} more in --format markdown/json)" if len(diffs) > TOP_SHOWN else ""
+                # Wrapped at the console's width between items, never inside one (a name and its figures
+                # stay on one line).
+                for line in _wrapped_items(f"  largest {METRIC_LABELS[ranked.metric]} {direction}: ", items, more,
+                                           console.width):
+                    console.print(line, markup=False)
+
+
+def _wrapped_items(head: str, items: list[str], tail: str, width: int, indent: str = "    ") -> list[str]:
+    """``head`` then ``items`` joined by ", " (and ``tail``), filled to
+    ``width`` columns, breaking only between items; continuation lines
+    indented.  The first item stays beside ``head``; an item wider than a
+    line gets a line of its own (the terminal wraps it)."""
+    from rich.cells import cell_len
+
+    words = [item + ("," if number < len(items) - 1 else "") for number, item in enumerate(items)]
+    if tail:
+        words.append(tail)
+    lines, line = [], head.rstrip()
+    for number, word in enumerate(words):
+        if number == 0 or cell_len(line) + 1 + cell_len(word) <= width:
+            line = f"{line} {word}"
+        else:
+            lines.append(line)
+            line = indent + word
+    lines.append(line)
+    return lines
 
 
 # -- the matrix's cells side by side (matrix.summary's Summary) ------------------------------------------

@@ -83,3 +83,22 @@ def test_what_fits_is_printed_as_before_and_limit_0_prints_everything():
     assert not any("more (--limit 0 shows all)" in line for line in everything)
     # A larger --limit has a larger budget: four lines a row.
     assert LINE_BUDGET < len(_render(_comparison(), 80, False, limit=100)) <= 400
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_totals_wrap_between_items_never_inside_one(width):
+    """A list of the largest changes breaks only after an item's comma: each
+    "name [target] old -> new" stays on one line (issue 33's golden outputs
+    showed "spill_in_loop [gfx1201] / 184 -> 216" cut across two lines)."""
+    from spillway.render.table import _wrapped_items
+
+    items = [f"kernel_{i} [gfx1201] {i * 100} -> {i * 100 + 32}" for i in range(1, 7)]
+    lines = _wrapped_items("  largest scratch (B/lane) worse: ", items, "(+4 more in --format markdown/json)", width)
+    assert len(lines) > 1 and all(len(line) <= width for line in lines[1:])     # (the first item stays beside the head)
+    assert " ".join(line.strip() for line in lines) == \
+        "largest scratch (B/lane) worse: " + ", ".join(items) + " (+4 more in --format markdown/json)"
+    for line in lines[1:]:
+        assert line.startswith("    ") and (line.strip().startswith("kernel_") or line.strip().startswith("(+"))
+    # An item wider than the line keeps a line of its own.
+    wide = _wrapped_items("  largest VGPRs worse: ", ["x" * 200, "short [gfx90a] 1 -> 2"], "", width)
+    assert wide == ["  largest VGPRs worse: " + "x" * 200 + ",", "    short [gfx90a] 1 -> 2"]
