@@ -91,5 +91,29 @@ def code_text(diff: KernelDiff, arrow: str = " -> ") -> str:
     return verdict + (f" ({'; '.join(notes)})" if notes else "") + (": " + ", ".join(moved) if moved else "")
 
 
+def code_detail(diff: KernelDiff, arrow: str = " -> ", lines_shown: int = 3) -> str:
+    """Beyond the figures (compare --isa, issue 32), when the code changed:
+    what changed in its instruction mix and which source lines gained or
+    lost scratch bytes per lane in loops: "arithmetic identical, only spill
+    traffic changed (scratch 12 -> 40); lines in loops: kernels.cpp:90 0 ->
+    12, kernels.cpp:95 4 -> 8 B/lane".  "" when there is nothing to add
+    (identical code, no mix or lines read on a side)."""
+    if diff.code_verdict == "identical code":
+        return ""
+    parts = []
+    mix = diff.mix_change()
+    if mix is not None and mix.changed:
+        parts.append(mix.verdict + " (" + ", ".join(f"{name} {_arrow(old, new, arrow)}"
+                                                    for name, old, new in mix.changed) + ")")
+    lines = diff.lines_change()
+    if lines is not None and (lines.gained or lines.lost):
+        changes = [*lines.gained, *lines.lost]
+        more = len(changes) - lines_shown + lines.more_gained + lines.more_lost
+        listed = ", ".join(f"{c.file or '(no line)'}:{c.line} {_arrow(c.old, c.new, arrow)}"
+                           for c in changes[:lines_shown])
+        parts.append(f"lines in loops: {listed} B/lane" + (f" (+{more} more lines)" if more > 0 else ""))
+    return "; ".join(parts)
+
+
 def diff_next_step(diff: KernelDiff, arrow: str = " -> ") -> str:
     return next_step(diff.new, diff.occupancy_next, diff.old, arrow)

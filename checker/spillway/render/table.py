@@ -610,7 +610,7 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
 def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[str]:
     """What the table's left-out columns would have shown: the next step of each row
     whose occupancy changed, and each row's code (compare --isa), one line each."""
-    from spillway.gate.wording import code_text, diff_next_step
+    from spillway.gate.wording import code_detail, code_text, diff_next_step
 
     lines: list[str] = []
     if not rows:
@@ -623,6 +623,12 @@ def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[st
     if comparison.code and CODE in grid.layout.dropped:
         for diff in rows:
             lines.append(visible(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}"))
+    if comparison.code:
+        # The mix and the source lines never fit a cell: a line each, for the rows shown.
+        for diff in rows:
+            detail = code_detail(diff)
+            if detail:
+                lines.append(visible(f"mix: {table_name(diff.name, names)} [{diff.target}]: {detail}"))
     return lines
 
 

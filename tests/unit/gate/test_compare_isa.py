@@ -156,8 +156,13 @@ def test_tsv_markdown_and_table(capsys, sides, monkeypatch):
              f"{loop['new']['scratch_bytes']}, in loops 0 -> {loop['new']['scratch_in_loops']}")
     run = run_cli(capsys, "compare", sides[0], "--against", sides[1], "--isa", "--format", "markdown")
     assert "| next step | code |" in run.out
-    assert any(line.startswith("| worse | `spill_in_loop`") and line.endswith(f"| {words} |")
-               for line in run.out.splitlines())
+    mix = loop["mix"]
+    detail = f"{mix['verdict']} (" + ", ".join(f"{c['class']} {c['old']} -> {c['new']}" for c in mix["changed"]) + ")"
+    assert any(line.startswith("| worse | `spill_in_loop`") and line.endswith(f"| {words}; `{detail}` |")
+               for line in run.out.splitlines()), detail
+    # the terminal: a line per changed kernel with its mix (issue 32)
+    table = run_cli(capsys, "compare", sides[0], "--against", sides[1], "--isa").out
+    assert f"mix: spill_in_loop [gfx90a]: {detail}" in table.splitlines()
     # the table: a code column when it fits, else a line per kernel
     monkeypatch.setenv("COLUMNS", "250")
     wide = run_cli(capsys, "compare", sides[0], "--against", sides[1], "--isa").out
@@ -247,3 +252,24 @@ def test_lines_that_gained_or_lost_scratch(capsys, sides, tmp_path):
                  {"file": "/elsewhere/h.h", "line": 7, "old_loop_bytes": 4, "new_loop_bytes": 0}],
         "more_gained": 0, "more_lost": 0}
     assert all(d["code"]["lines"] is None for d in compared["kernels"] if d["name"] != "spill_in_loop")
+
+
+def test_code_detail_names_the_mix_and_the_lines_that_changed():
+    """gate.wording.code_detail: the mix verdict with the classes that
+    changed, then the source lines that gained or lost scratch bytes in loops
+    (at most three, the rest counted); nothing for identical code."""
+    from types import SimpleNamespace
+
+    from spillway.gate.code_change import LineChange, LinesChange, mix_change
+    from spillway.gate.wording import code_detail
+
+    mix = mix_change({"valu": 10, "scratch": 2}, {"valu": 10, "scratch": 6})
+    lines = LinesChange((LineChange("k.hip", 42, 0, 36), LineChange("k.hip", 50, 4, 8)),
+                        (LineChange("", 0, 12, 0), LineChange("k.hip", 7, 8, 4)), 2, 0)
+    diff = SimpleNamespace(code_verdict="code changed", mix_change=lambda: mix, lines_change=lambda: lines)
+    assert code_detail(diff) == ("arithmetic identical, only spill traffic changed (scratch 2 -> 6); lines in "
+                                 "loops: k.hip:42 0 -> 36, k.hip:50 4 -> 8, (no line):0 12 -> 0 B/lane "
+                                 "(+3 more lines)")
+    assert code_detail(SimpleNamespace(code_verdict="identical code")) == ""
+    bare = SimpleNamespace(code_verdict="code changed", mix_change=lambda: None, lines_change=lambda: None)
+    assert code_detail(bare) == ""
