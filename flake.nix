@@ -95,7 +95,7 @@
           pname = "spillway-tests";
           src = testSrc;
           doCheck = true;
-          nativeCheckInputs = with pkgs.python3Packages; [ pytestCheckHook hypothesis jsonschema pyyaml ];
+          nativeCheckInputs = with pkgs.python3Packages; [ pytestCheckHook hypothesis jsonschema pyyaml msgpack ];
         });
       });
 
@@ -115,7 +115,7 @@
           name = "spillway-dev";
           inputsFrom = [ self.packages.${system}.spillway ];
           packages = [
-            (pkgs.python3.withPackages (ps: with ps; [ pytest hypothesis jsonschema pyyaml xmlschema mypy ]))
+            (pkgs.python3.withPackages (ps: with ps; [ pytest hypothesis jsonschema pyyaml xmlschema mypy msgpack ]))
             pkgs.ruff
           ];
           shellHook = ''

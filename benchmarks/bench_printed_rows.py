@@ -3,7 +3,7 @@
 rows it prints (issue 23: within 0.5 s of the report without it, on
 librocsparse1 7.2.4): the library read once as ``report`` does, then the
 printed rows' code objects read again and their kernels decoded
-(cli.report.printed_rows_evidence), REPEAT times; prints each run's wall and
+(render.table.printed_rows_evidence), REPEAT times; prints each run's wall and
 CPU seconds and the best.
 
     PYTHONPATH=checker python3 benchmarks/bench_printed_rows.py LIBRARY [--limit 50] [--repeat 3]
@@ -19,7 +19,8 @@ import argparse
 import sys
 import time
 
-from spillway.cli.report import SORT_KEYS, printed_rows_evidence, select
+from spillway.cli.report import SORT_KEYS, select
+from spillway.render.table import printed_rows_evidence
 from spillway.report.reader import ReadOptions, read_report
 
 

@@ -70,7 +70,8 @@ def _corrupt(data: bytes, control: int, where: int) -> bytes:
 
 def run_metadata(data: bytes) -> None:
     from spillway.formats import metadata
-    document = metadata.decode(data)
+    metadata.read_fast(data)
+    document = metadata.decode_resources(data)
     metadata.kernels_from(document)
     metadata.target_of(document)
 
@@ -305,7 +306,7 @@ def _names_seeds() -> list[bytes]:
     for co in code_objects():
         meta = layers.metadata_of(co)
         if meta:
-            for kernel in metadata.kernels_from(metadata.decode(meta)):
+            for kernel in metadata.kernels_from(metadata.decode_resources(meta)):
                 out.append(kernel.name.encode())
     return out
 

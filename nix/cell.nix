@@ -154,12 +154,17 @@ lib.makeScope newScope (self: {
           result = json.load(open(sys.argv[1]))
           kernels = sorted({"%s [%s]" % (f["name"], f["target"]) for f in result["failures"]})
           print("%d kernel%s over the baseline: %s" % (len(kernels), "" if len(kernels) == 1 else "s", "; ".join(kernels)))
+          gone = ["target " + t["target"] for t in result.get("removed_targets", [])]
+          gone += ["%s [%s]" % (k["name"], k["target"]) for k in result["removed"]]
+          if gone:
+              print("no longer built: " + "; ".join(gone))
           print(result["sentence"])
           PY
             else
               tail -n 3 "$out/check.txt"
             fi
             echo "Intended? Where this toolchain runs: nix run '.#\"baseline-${cellName}\"' -- --allow KERNEL --reason WHY"
+            echo "(a kernel or target no longer built: --allow-removed KERNEL or --allow-removed-target TARGET --reason WHY)"
             exit 1
           fi
         '')) { };

@@ -17,7 +17,6 @@ python3Packages.buildPythonApplication {
   build-system = [ python3Packages.setuptools ];
   dependencies = with python3Packages; [
     pyelftools
-    msgpack
     pydantic
     rich
     zstandard

@@ -31,6 +31,10 @@ scripts/fetch-pypi-fixtures.sh
 
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 
+# Python 3.10, the oldest Python pyproject.toml declares, with spillway's dependencies (SHA-256
+# pinned wheels) in a virtual environment, for tests/unit/test_oldest_python.py.
+scripts/install-python310.sh
+
 # The Jenkins xunit JUnit schema (junit-10.xsd) from pytest's sdist on PyPI,
 # into tests/.cache/ for the JUnit validation tests.
 scripts/fetch-junit-xsd.sh

@@ -7,8 +7,9 @@
 # Q: the quads holding the private segment buffer on MUBUF targets (GFX8, GFX9
 # to gfx90a, GFX10: s[0:3] or the copy the entry block makes, `private_segment_buffer`
 # in the oracle), space-separated; leave it empty on scratch_* targets.  Prints one `name value`
-# line per figure.  tests/oracle/test_isa_figures_awk.py runs it on the fixtures
-# and compares with tests/data/isa/expected.json.
+# line per figure, then `mix.CLASS count` per instruction-mix class (spillway.isa.mix).
+# tests/oracle/test_isa_figures_awk.py runs it on the fixtures and compares with
+# tests/data/isa/expected.json.
 
 function hex(s,    i, v) {
   s = tolower(s); v = 0
@@ -33,7 +34,22 @@ function agprs(op, list,    r, k) {     # "a5" / "a[0:15]" into list[first..last
   if (op ~ /^a\[[0-9]+:[0-9]+\]$/) { split(substr(op, 3, length(op) - 3), r, ":"); list[1] = r[1] + 0; list[2] = r[2] + 0; return 1 }
   return 0
 }
-BEGIN { split(Q, qs, " "); for (i in qs) quad[qs[i]] = 1 }
+function mixclass(m, scratch) {        # the instruction-mix class (spillway.isa.mix's rule)
+  if (scratch) return "scratch"
+  if (m ~ /^v_(mfma|smfmac|wmma|swmmac)/) return "matrix"
+  if (m ~ /^v_accvgpr_/) return "agpr_copy"
+  if (m ~ /^v_/) return "valu"
+  if (m ~ /^(ds|lds)_/) return "lds"
+  if (m ~ /^(buffer|tbuffer|global|flat|scratch|image|cluster|tensor)_/) return "vmem"
+  if (m ~ /^(exp|export|s_nop|s_trap|s_clause|s_delay_alu|s_code_end|s_icache_inv|s_inst_prefetch|s_set_inst_prefetch_distance|s_sethalt|s_setkill|s_incperflevel|s_decperflevel|s_monitor_sleep|s_singleuse_vdst|s_version)$/ || m !~ /^s_/) return "other"
+  if (m ~ /^s_(load_|buffer_|store_|scratch_|atomic_|dcache_|memtime|memrealtime|atc_probe|prefetch_|gl1_inv|get_waveid_in_workgroup)/) return "smem"
+  if (m ~ /^s_(branch|cbranch_|setpc_|set_pc_|swappc_|swap_pc_|call_|rfe_|subvector_loop_)/) return "branch"
+  if (m ~ /^s_(waitcnt|wait_)/) return "waitcnt"
+  if (m ~ /^s_(endpgm|barrier|sendmsg|sleep|wakeup|setprio|ttracedata)/) return "other"
+  return "salu"
+}
+BEGIN { split(Q, qs, " "); for (i in qs) quad[qs[i]] = 1
+        nclasses = split("valu salu vmem smem lds matrix scratch agpr_copy branch waitcnt other", classes, " ") }
 /^\t/ {
   at = index($0, "//"); text = substr($0, 2, at - 2); rest = substr($0, at + 2)
   sub(/^ +/, "", rest); addr = hex(substr(rest, 1, index(rest, ":") - 1))
@@ -54,6 +70,7 @@ BEGIN { split(Q, qs, " "); for (i in qs) quad[qs[i]] = 1 }
     accesses++; at_[accesses] = addr
     bytes[(vaddr == "off" ? "slot" : "addressed") "_" kind] += width(m)
   }
+  mix[mixclass(m, kind != "")]++
   if (m ~ /^v_(mfma|smfmac)/ && agprs(op[1], r)) for (j = r[1]; j <= r[2]; j++) acc[j] = 1
   if (m ~ /^v_mfma/ && agprs(op[4], r)) for (j = r[1]; j <= r[2]; j++) acc[j] = 1
   if (m ~ /^v_accvgpr_mov/ && agprs(op[1], r) && agprs(op[2], s)) { movs++; mdst[movs] = r[1]; msrc[movs] = s[1] }
@@ -85,4 +102,5 @@ END {
   printf "agpr_spill_copies %d\nagpr_accumulator_moves %d\n", spill, moves
   printf "loops %d\ninnermost_loops %d\nloop_depth_max %d\n", loops, innermost, depth
   printf "scratch_in_loops %d\nscratch_in_innermost_loops %d\n", inloops, ininner
+  for (i = 1; i <= nclasses; i++) printf "mix.%s %d\n", classes[i], mix[classes[i]]
 }

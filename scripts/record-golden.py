@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Record the golden outputs (tests/support/golden.py) into tests/data/golden/TIER.json.
 
-    scripts/record-golden.py fast            # committed fixtures (seconds)
-    scripts/record-golden.py rocm            # librocsparse1 7.2.4 against 6.4.3 (minutes)
+    scripts/record-golden.py fast            # committed fixtures, tests/data/isa's code objects (1-2 minutes)
+    scripts/record-golden.py rocm            # librocsparse1 7.2.4 against 6.4.3 (about 6 CPU-minutes)
     scripts/record-golden.py matrix          # the matrix's builds under build/ (run scripts/main-job.sh first)
 
 Run from any folder; uses this checkout's package.  Record only from a

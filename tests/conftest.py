@@ -7,7 +7,8 @@ from support.rocm_packages import PACKAGES as ROCM_PACKAGES
 from support.rocm_packages import RocmPackage
 from support.rocm_packages import locate as locate_rocm_package
 from support.toolchains import Builder
-from support.one_machine_run import one_machine_run  # noqa: F401  (a session fixture)
+from support.one_machine_run import one_machine_run, one_machine_twin  # noqa: F401  (session fixtures)
+from support.matrix_fixtures import small_cell  # noqa: F401  (a session fixture)
 
 # Inside a Nix build (the flake's `checks.tests`) the suite runs against the
 # Nix-built package with only the build's inputs: the fault tests (signals, full

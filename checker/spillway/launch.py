@@ -2,7 +2,7 @@
 pyproject.toml) and ``python3 -m spillway``'s.
 
 Ctrl-C must give one line and exit status 130 from the first moment the
-command is ours.  Importing the CLI (argparse, rich, orjson, msgpack, zstandard,
+command is ours.  Importing the CLI (argparse, rich, orjson, msgspec, zstandard,
 the subcommand modules) takes a good part of a second, and a KeyboardInterrupt
 raised inside an import prints a traceback; raised inside a compiled
 extension's initialisation (orjson's, measured) it can even crash the

@@ -1,5 +1,5 @@
 """Paths at the edges: ``-`` for standard input, refusing what is not a file,
-and JSON that carries paths which are not UTF-8.
+and paths that are not UTF-8.
 
 - ``-`` means standard input wherever spillway reads a path.  It is copied
   once, in pieces, into an unnamed temporary file (so it can be mapped, and a
@@ -7,24 +7,18 @@ and JSON that carries paths which are not UTF-8.
 - FIFOs, devices and sockets are refused at once (opening a FIFO blocks
   forever; a device never ends).
 - Linux paths are bytes.  Python decodes the ones that are not UTF-8 with
-  ``surrogateescape`` (PEP 383): byte 0xXX becomes U+DCXX.  spillway writes such
-  a string into JSON with the escape ``\\udcXX`` (valid JSON text, RFC 8259
-  section 7), so the exact bytes come back (``os.fsencode(json.loads(...))``);
-  orjson refuses lone surrogates, so those documents go through the standard
-  library's json, only then.  On a terminal the byte is shown as ``\\udcXX``.
+  ``surrogateescape`` (PEP 383): byte 0xXX becomes U+DCXX.  spillway.json_codec
+  writes such a string into JSON with the escape ``\\udcXX``, so the exact
+  bytes come back.  On a terminal the byte is shown as ``\\xXX`` (``shown``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
 import sys
 import tempfile
-from typing import Iterable, Iterator
-
-import orjson
 
 from spillway.errors import InputError, UsageError
 
@@ -75,62 +69,15 @@ def refuse_special(mode: int, name: str) -> None:
                              f"standard input)", file=name)
 
 
-def dumps(document, option: int = 0) -> bytes:
-    """orjson.dumps, except that strings holding undecodable path bytes
-    (U+DC80-U+DCFF) are written as ``\\udcXX`` escapes instead of failing."""
-    try:
-        return orjson.dumps(document, option=option)
-    except TypeError as exc:
-        if "surrogates" not in str(exc):
-            raise
-    indent = 2 if option & orjson.OPT_INDENT_2 else None
-    text = json.dumps(document, ensure_ascii=False, indent=indent,
-                      separators=(",", ": ") if indent else (",", ":"))
-    text += "\n" if option & orjson.OPT_APPEND_NEWLINE else ""
-    # Lone surrogates only occur inside JSON strings; backslashreplace writes
-    # each as the JSON escape \udcXX.
-    return text.encode("utf-8", "backslashreplace")
-
-
-def document_chunks(head: dict, lists: dict[str, Iterable], per_chunk: int = 2048) -> Iterator[bytes]:
-    """A JSON object written in pieces: ``head``'s members pretty-printed as
-    orjson's OPT_INDENT_2 prints them, then each of ``lists`` (name -> records,
-    read lazily) with one record per line, so a document of hundreds of
-    thousands of records is never built whole, as objects or as text."""
-    text = dumps(head, option=orjson.OPT_INDENT_2)
-    pending = text[:-2] if head else b"{"           # the head without its closing "\n}"
-    separator = b",\n" if head else b"\n"
-    for name, records in lists.items():
-        pending += separator + b"  " + dumps(name) + b": ["
-        separator = b",\n"
-        batch: list[bytes] = []
-        opened = False
-        for record in records:
-            batch.append(b"    " + dumps(record))
-            if len(batch) >= per_chunk:
-                yield pending + (b",\n" if opened else b"\n") + b",\n".join(batch)
-                pending, batch, opened = b"", [], True
-        if batch:
-            pending += (b",\n" if opened else b"\n") + b",\n".join(batch)
-            opened = True
-        pending += b"\n  ]" if opened else b"]"
-    yield pending + b"\n}\n"
-
-
-def loads(data: bytes | str):
-    """orjson.loads, falling back to the standard library for documents
-    holding ``\\udcXX`` escapes (paths that are not UTF-8)."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if "surrogate" not in str(exc):
-            raise
-        try:
-            return json.loads(data)
-        except (ValueError, RecursionError):
-            raise exc from None
-
-
 def shown(path: str) -> str:
     """A path for one line of text: undecodable bytes as \\xXX."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def relative_path(path: str, directory: str) -> str:
+    """``path`` relative to ``directory`` when it is under it (a source file
+    under its compile unit's DW_AT_comp_dir: the name the build's sources give
+    it, the same on two builds made in other folders), else as it is."""
+    if directory and path.startswith(directory.rstrip("/") + "/"):
+        return path[len(directory.rstrip("/")) + 1:]
+    return path

@@ -2,9 +2,10 @@
 SIGINT to the whole process group, as a terminal sends it, at moments spread
 over the run (the pool forking, workers parsing, the ordered writer copying,
 the parent folding rows).  Every run: exit 130, exactly the line
-``spillway: interrupted`` on stderr (no ``Process ForkPoolWorker-N:`` nor a
-worker's traceback), no process of the run left alive, and the run ends within
-a minute (before workers ignored SIGINT, one in five such runs also hung).
+``spillway: interrupted`` on stderr (no worker's line nor traceback), no
+process of the run left alive, and the run ends within a minute (with
+multiprocessing's pool, before its workers ignored SIGINT, one in five such
+runs also hung).
 
 Inputs: Debian's librocsparse1 6.4.3 and 7.2.4 (scripts/fetch-rocm-libraries.sh
 unpacks them; 2.4 GB of code objects inflated), read by ``report --all -o``

@@ -1,4 +1,5 @@
-"""Every output byte-identical (issue 24), on the large inputs: librocsparse1
+"""Every output byte-identical (issues 24 and 33: HTML pages, SARIF and the
+machine code too), on the large inputs: librocsparse1
 7.2.4 against 6.4.3 (unpacked by scripts/fetch-rocm-libraries.sh) and the
 matrix's builds (<cell>/libengine.so of the tests' one build of the local
 matrix, tests/support/one_machine_run.py, as the main job makes them), against

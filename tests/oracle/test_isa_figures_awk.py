@@ -45,3 +45,5 @@ def test_awk_recipe_gives_the_oracle_figures(name):
                              text=True, check=True).stdout
         got = dict(line.split() for line in out.splitlines())
         assert {f: int(got[f]) for f in FIGURES} == {f: want[f] for f in FIGURES}, (name, function.name)
+        mix = {f[len("mix."):]: int(n) for f, n in got.items() if f.startswith("mix.")}
+        assert mix == want["mix"], (name, function.name)

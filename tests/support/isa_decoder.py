@@ -38,7 +38,7 @@ FIELDS = ("instructions", "code_bytes", "code_sha256", "status", "scratch_loads"
           "scratch_slot_load_bytes", "scratch_slot_store_bytes", "scratch_addressed_load_bytes",
           "scratch_addressed_store_bytes", "agpr_spill_copies", "agpr_accumulator_moves", "innermost_loops",
           "scratch_in_innermost_loops", "loop_depth_max")
-OPTIONAL = ("scratch_unsized", "private_segment_buffer")     # compared when the decoder reports them
+OPTIONAL = ("scratch_unsized", "private_segment_buffer", "mix")     # compared when the decoder reports them
 
 
 def entry_point():
@@ -152,7 +152,9 @@ def differences(want: dict, got) -> dict:
         theirs = get(got, f)
         if theirs is None:
             theirs = get(got, ALIASES.get(f, f))
-        if isinstance(want.get(f), dict) and isinstance(theirs, (list, tuple)):
+        if f == "mix" and isinstance(theirs, (list, tuple)) and all(isinstance(n, int) for n in theirs):
+            theirs = dict(zip(isa_oracle.MIX_CLASSES, theirs))     # counts in class order
+        elif isinstance(want.get(f), dict) and isinstance(theirs, (list, tuple)):
             theirs = dict(theirs)           # (mnemonic, count) pairs
         if f in want and theirs is not None and normal(theirs) != normal(want[f]):
             out[f] = (want[f], theirs)

@@ -104,6 +104,16 @@ Derived figures (bytes per lane, the widths above)
                    scratch accesses inside at least one innermost span, once
   loop_depth_max   the most spans holding one address (0 without loops)
 
+Instruction mix (issue 32)
+  mix              instructions per class, each in the first that applies:
+                   scratch (the accesses counted above), matrix (MATRIX_PREFIXES),
+                   agpr_copy (v_accvgpr_*), valu (other v_*), lds (ds_*, lds_*),
+                   vmem (buffer_, tbuffer_, global_, flat_, scratch_, image_,
+                   cluster_, tensor_), smem (MIX_SMEM), branch (MIX_BRANCH),
+                   waitcnt (s_waitcnt*, s_wait_*), other (MIX_OTHER_EXACT,
+                   MIX_OTHER and any mnemonic not s_*), salu (every other s_*);
+                   the classes add up to ``instructions``
+
 Instruction classes and sequence digests (for libraries too large to commit)
   Each instruction gets one class, the first that applies: scratch_load,
   scratch_store (as counted above), flat, agpr_write, agpr_read, matrix, lds,
@@ -180,6 +190,16 @@ GETPC = {"s_getpc_b64", "s_get_pc_i64"}
 ADD_LO = {"s_add_u32", "s_add_co_u32"}
 ADD_HI = {"s_addc_u32", "s_add_co_ci_u32"}
 MATRIX_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
+MIX_CLASSES = ("valu", "salu", "vmem", "smem", "lds", "matrix", "scratch", "agpr_copy", "branch", "waitcnt", "other")
+MIX_VMEM = ("buffer_", "tbuffer_", "global_", "flat_", "scratch_", "image_", "cluster_", "tensor_")
+MIX_SMEM = ("s_load_", "s_buffer_", "s_store_", "s_scratch_", "s_atomic_", "s_dcache_", "s_memtime", "s_memrealtime",
+            "s_atc_probe", "s_prefetch_", "s_gl1_inv", "s_get_waveid_in_workgroup")
+MIX_BRANCH = ("s_branch", "s_cbranch_", "s_setpc_", "s_set_pc_", "s_swappc_", "s_swap_pc_", "s_call_", "s_rfe_",
+              "s_subvector_loop_")
+MIX_OTHER_EXACT = ("exp", "export", "s_nop", "s_trap", "s_clause", "s_delay_alu", "s_code_end", "s_icache_inv",
+                   "s_inst_prefetch", "s_set_inst_prefetch_distance", "s_sethalt", "s_setkill", "s_incperflevel",
+                   "s_decperflevel", "s_monitor_sleep", "s_singleuse_vdst", "s_version")
+MIX_OTHER = ("s_endpgm", "s_barrier", "s_sendmsg", "s_sleep", "s_wakeup", "s_setprio", "s_ttracedata")
 # s_* instructions whose first operand is not written.
 NO_SGPR_DEST_PREFIXES = ("s_cmp", "s_bitcmp", "s_store", "s_buffer_store", "s_scratch_store", "s_atc_probe",
                          "s_setpc", "s_set_pc", "s_set_gpr_idx", "s_waitcnt", "s_wait_", "s_sendmsg", "s_setreg",
@@ -484,12 +504,14 @@ class Evidence:
     innermost_loops: int = 0
     scratch_in_innermost_loops: int = 0
     loop_depth_max: int = 0
+    mix: dict = field(default_factory=dict)         # instructions per MIX_CLASSES class
     listing: list = field(default_factory=list)     # [(offset, length, mnemonic)]; not stored in expected.json
     classes: list = field(default_factory=list)     # one class per instruction (CLASSES); not stored either
 
     def fields(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k not in ("listing", "classes", "symbol")}
         out["scratch_unsized"] = dict(sorted(self.scratch_unsized.items()))
+        out["mix"] = {name: self.mix.get(name, 0) for name in MIX_CLASSES}
         return out
 
 
@@ -620,6 +642,8 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
         m = insn.mnemonic
         access = scratch_kind(insn, psb)
         found.classes.append(instruction_class(insn, access, insn.address in loop_branches))
+        mixed = mix_class(m, bool(access))
+        found.mix[mixed] = found.mix.get(mixed, 0) + 1
         if access:
             kind, width = access
             where = "slot" if vaddr_operand(insn) == "off" else "addressed"
@@ -683,6 +707,35 @@ def instruction_class(insn: Insn, access: tuple[str, int | None] | None, closes_
     if closes_loop:
         return "loop"
     return "other"
+
+
+def mix_class(mnemonic: str, scratch: bool) -> str:
+    """The instruction-mix class of one instruction (the module docstring's
+    rule); ``scratch``: it is a counted scratch access."""
+    m = mnemonic
+    if scratch:
+        return "scratch"
+    if m.startswith(MATRIX_PREFIXES):
+        return "matrix"
+    if m.startswith("v_accvgpr_"):
+        return "agpr_copy"
+    if m.startswith("v_"):
+        return "valu"
+    if m.startswith(("ds_", "lds_")):
+        return "lds"
+    if m.startswith(MIX_VMEM):
+        return "vmem"
+    if m in MIX_OTHER_EXACT or not m.startswith("s_"):
+        return "other"
+    if m.startswith(MIX_SMEM):
+        return "smem"
+    if m.startswith(MIX_BRANCH):
+        return "branch"
+    if m.startswith(("s_waitcnt", "s_wait_")):
+        return "waitcnt"
+    if m.startswith(MIX_OTHER):
+        return "other"
+    return "salu"
 
 
 def sequence_digests(found: Evidence) -> tuple[str, str]:

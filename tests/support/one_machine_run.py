@@ -4,7 +4,12 @@ repository, as the main job runs it on a fresh machine.  test_matrix.py holds
 it to the committed baselines; test_ci.py holds the CI fan-in to its outputs
 and restores its objects in the example workflow's cell jobs.  A session
 fixture, registered by tests/conftest.py (one conftest: they all import as
-the module `conftest`)."""
+the module `conftest`).
+
+``one_machine_twin``: a debug twin of one cell of that run (TWIN_CELL:
+`matrix build TWIN_CELL --lines` on a copy of its build folder, so only the
+twin's kernel objects are compiled; the run's own folder is left as the CI
+workflow test reads it)."""
 
 from __future__ import annotations
 
@@ -32,6 +37,16 @@ class OneMachineRun:
     seconds: float
 
 
+TWIN_CELL = "clang-19"
+
+
+@dataclass
+class OneMachineTwin:
+    build: Path              # a build folder holding TWIN_CELL: the run's build, and its debug twin in lines/
+    run: subprocess.CompletedProcess
+    seconds: float
+
+
 @pytest.fixture(scope="session")
 def one_machine_run(tmp_path_factory) -> OneMachineRun:
     from spillway import matrix as mx
@@ -52,9 +67,7 @@ def one_machine_run(tmp_path_factory) -> OneMachineRun:
     env.update(PYTHONPATH=str(runner.workspace / "checker"), GITHUB_ACTIONS="true",
                GITHUB_STEP_SUMMARY=str(step_summary))
 
-    def spillway(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "spillway", *argv], capture_output=True, text=True,
-                              cwd=runner.workspace, env=env)
+    spillway = _spillway(runner.workspace, env)
 
     started = time.monotonic()
     run = spillway("matrix", "run", "--local", "--format", "github", "-o", "build/matrix-summary.md",
@@ -66,3 +79,25 @@ def one_machine_run(tmp_path_factory) -> OneMachineRun:
     outputs = home / "one-machine"
     shutil.copytree(runner.workspace / "build", outputs)
     return OneMachineRun(runner, run, outputs, step_summary, why, seconds)
+
+
+def _spillway(workspace: Path, env: dict[str, str]):
+    def spillway(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "spillway", *argv], capture_output=True, text=True,
+                              cwd=workspace, env=env)
+    return spillway
+
+
+@pytest.fixture(scope="session")
+def one_machine_twin(one_machine_run: OneMachineRun, tmp_path_factory) -> OneMachineTwin:
+    build = tmp_path_factory.mktemp("one-machine-twin") / "build"
+    shutil.copytree(one_machine_run.outputs / TWIN_CELL, build / TWIN_CELL, symlinks=True)
+    workspace = one_machine_run.runner.workspace
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+    env.update(PYTHONPATH=str(workspace / "checker"))
+    started = time.monotonic()
+    run = _spillway(workspace, env)("matrix", "build", TWIN_CELL, "--lines", "--build-dir", str(build))
+    seconds = time.monotonic() - started
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert (build / TWIN_CELL / "lines" / "libengine.so").is_file(), run.stdout
+    return OneMachineTwin(build, run, seconds)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 ELLIPSIS = "…"
-# The matrix table's lines under a kernel's first (matrix.summary_render.FIGURE_ROWS); any other
+# The matrix table's lines under a kernel's first (render.table.FIGURE_ROWS); any other
 # line continuing a row is a row folded by rich: a table that did not fit.
 FIGURE_LINES = {"VGPRs", "spills", "scratch", "waves"}
 _RULE = re.compile(r"^[\s─━╶╴-]+$")
@@ -44,6 +44,8 @@ def tables(text: str) -> list[Table]:
         words = line.split()
         if line.startswith("|") or "kernel" not in words or "target" not in words:
             continue
+        if ":" in line or words.index("kernel") > words.index("target"):
+            continue            # a sentence naming a kernel and a target ("no longer built: target ..."), no header
         kernel_at = re.search(r"(^|\s)kernel(\s|$)", line)
         target_at = re.search(r"(^|\s)target(\s|$)", line)
         assert kernel_at and target_at

@@ -2,11 +2,13 @@
 cycle, and no module imports a later stage.
 
 Stages, in order: the helpers every stage uses, then resources, formats, isa,
-report, gate, matrix, cli; a module may import its own stage and earlier ones.
+report, gate, matrix, render (every output format of every command's model,
+issue 33), cli; a module may import its own stage and earlier ones.
 
 - helpers (before every stage): ``spillway/__init__`` (the version),
   ``errors``, ``constants``, ``atomic`` (atomic writes), ``paths`` (opening
-  inputs, JSON): they name no stage's concepts and import none;
+  inputs), ``json_codec`` (JSON in and out), ``untrusted`` (text from binaries
+  made safe per sink): they name no stage's concepts and import none;
 - ``schemas`` (the published JSON schemas of the documents of report, gate and
   matrix, by module name) sits with the matrix, the last stage it names;
 - ``launch`` and ``__main__`` (the console script's entry) are the command line.
@@ -23,10 +25,11 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "checker" / "spillway"
-STAGES = ("helpers", "resources", "formats", "isa", "report", "gate", "matrix", "cli")
+STAGES = ("helpers", "resources", "formats", "isa", "report", "gate", "matrix", "render", "cli")
 TOP_LEVEL = {
     "spillway": "helpers", "spillway.errors": "helpers", "spillway.constants": "helpers",
-    "spillway.atomic": "helpers", "spillway.paths": "helpers",
+    "spillway.atomic": "helpers", "spillway.paths": "helpers", "spillway.untrusted": "helpers",
+    "spillway.json_codec": "helpers",
     "spillway.schemas": "matrix",
     "spillway.launch": "cli", "spillway.__main__": "cli",
 }

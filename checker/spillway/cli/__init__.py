@@ -10,7 +10,7 @@ import io
 import os
 import sys
 
-from spillway import __version__
+from spillway import __version__, untrusted
 from spillway.errors import SpillwayError, UsageError
 
 # Subcommand modules, in the order `spillway --help` lists them.
@@ -45,9 +45,20 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:    # the promise: one line, never a traceback
         if os.environ.get("SPILLWAY_TRACEBACK"):
             raise
-        print(f"spillway: error: internal error {type(exc).__name__}: {str(exc)[:300]} "
-              f"(set SPILLWAY_TRACEBACK=1 for details and report it)", file=sys.stderr)
+        _internal_error(exc)
         return 2
+    finally:
+        untrusted.uninstall()
+
+
+def _error(message: str) -> None:
+    """The one line of an error: the message names inputs, so it is shown as a log line."""
+    print(f"spillway: error: {untrusted.visible(message)}", file=sys.stderr)
+
+
+def _internal_error(exc: Exception) -> None:
+    _error(f"internal error {type(exc).__name__}: {untrusted.cut(str(exc), 300)} "
+           f"(set SPILLWAY_TRACEBACK=1 for details and report it)")
 
 
 def _main(argv: list[str] | None) -> int:
@@ -58,16 +69,20 @@ def _main(argv: list[str] | None) -> int:
     try:
         old_style_json(argv)
     except SpillwayError as exc:
-        print(f"spillway: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return exc.exit_status
     _standard_streams()
     args = parser.parse_args(argv)
+    # From here standard output and error hold whatever reaches them to the rules of a log line
+    # (spillway.untrusted: names come from the binaries read), bracketed under GitHub Actions
+    # (--help, --version and usage errors, printed above, say nothing of a binary).
+    untrusted.install()
     try:
         status = args.run(args)
         sys.stdout.flush()
         return status
     except SpillwayError as exc:
-        print(f"spillway: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return exc.exit_status
     except KeyboardInterrupt:
         print("spillway: interrupted", file=sys.stderr)
@@ -80,16 +95,15 @@ def _main(argv: list[str] | None) -> int:
         # that failed (standard output on a full disk, a closed terminal).
         _discard_stdout()
         if exc.filename:
-            print(f"spillway: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+            _error(f"{exc.filename}: {exc.strerror or exc}")
         else:
-            print(f"spillway: error: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+            _error(f"cannot write standard output: {exc.strerror or exc}")
         return 2
     except Exception as exc:  # the promise: one line, never a traceback
         if os.environ.get("SPILLWAY_TRACEBACK"):
             raise
         _discard_stdout()
-        print(f"spillway: error: internal error {type(exc).__name__}: {str(exc)[:300]} "
-              f"(set SPILLWAY_TRACEBACK=1 for details and report it)", file=sys.stderr)
+        _internal_error(exc)
         return 2
 
 

@@ -1,14 +1,17 @@
 """``spillway baseline write PATH... -o FILE --note TEXT``: write or update a
 baseline.  Updating tightens allowances that went down; an allowance goes up
-only for kernels named with ``--allow KEY_PATTERN --reason TEXT``.  When some
+only for kernels named with ``--allow KEY_PATTERN`` or ``--allow-key KEY`` and
+``--reason TEXT``.  When some
 would have gone up without --allow the file is still written (with the old
 allowances for those kernels and every tightening) and the exit status is 1."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
+from spillway.untrusted import visible
 from spillway.errors import UsageError
 from spillway.constants import DEFAULT_GATE_NAMES, metrics_help
 from spillway.cli.common import add_read_options, progress_shown, read_options
@@ -24,8 +27,8 @@ def register(subparsers) -> None:
     write = commands.add_parser(
         "write", help="write a baseline from a build, or update an existing one",
         description="Write a baseline from a build. If FILE exists it is updated: allowances that went down "
-                    "are tightened; one that would go up keeps its old value unless --allow names the kernel "
-                    "(the file is then still written, and the exit status is 1). Kernels new to the "
+                    "are tightened; one that would go up keeps its old value unless --allow or --allow-key names "
+                    "the kernel (the file is then still written, and the exit status is 1). Kernels new to the "
                     "baseline start from zero scratch and zero spills.")
     write.add_argument("paths", nargs="+", metavar="PATH",
                        help="binaries, objects, archives, code objects, wheels, directories, or spillway "
@@ -43,11 +46,25 @@ def register(subparsers) -> None:
                        help="record every kernel read; by default only kernels whose gated metrics are non-zero "
                             "(with scratch and spills: those that use scratch or spill) are written, the rest "
                             "being held to zero; the occupancy, vgprs and lds gates always record every kernel")
-    write.add_argument("--allow", action="append", default=[], metavar="KEY_PATTERN",
+    write.add_argument("--allow", action=_Accept, default=[], metavar="KEY_PATTERN",
                        help="let these kernels' allowances go up (exact name or glob, matched against the "
                             "stable key and the demangled name; repeatable)")
+    write.add_argument("--allow-key", action=_Accept, dest="allow", metavar="KEY",
+                       help="let this kernel's allowances go up: its stable key, matched character for "
+                            "character, never a glob (what check prints; repeatable)")
+    write.add_argument("--allow-removed", action=_Accept, default=[], metavar="KEY_PATTERN",
+                       help="accept that these baseline kernels are no longer built (as --allow matches them): they "
+                            "leave the baseline, the removal and its reason are recorded in it; without it a "
+                            "kernel no longer built is kept (check fails on it) and the exit status is 1")
+    write.add_argument("--allow-removed-key", action=_Accept, dest="allow_removed", metavar="KEY",
+                       help="as --allow-removed, for the kernel whose stable key is KEY, character for character "
+                            "(what check prints)")
+    write.add_argument("--allow-removed-target", action=_Accept, default=[], metavar="TARGET",
+                       help="accept that the build no longer has this target (a target ID, or a processor for its "
+                            "variants): its kernels leave the baseline, the removal and its reason are recorded")
     write.add_argument("--reason", action="append", default=[], metavar="TEXT",
-                       help="why, stored with each kernel --allow matched (one for all --allow, or one each)")
+                       help="why, stored with what each --allow, --allow-key, --allow-removed, --allow-removed-key "
+                            "and --allow-removed-target matched (one for all of them, or one each, in their order)")
     write.add_argument("--flags", metavar="TEXT",
                        help="the build's code-generation flags, as shell words (--flags='-O3 -foffload-lto'; "
                             "recorded in the baseline; check "
@@ -57,21 +74,50 @@ def register(subparsers) -> None:
     write.set_defaults(run=run_write)
 
 
-def _allows(args) -> list[tuple[str, str]]:
-    if not args.allow:
+class _Accept(argparse.Action):
+    """--allow, --allow-key, --allow-removed, --allow-removed-key, --allow-removed-target: each
+    value in its own list, and in ``accepts`` in command-line order, which --reason follows when
+    there is one each.  The ``-key`` forms name a stable key exactly (never a glob)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        value = (values, bool(option_string and option_string.endswith("-key")), option_string)
+        getattr(namespace, self.dest).append(value)
+        accepts = getattr(namespace, "accepts", None) or []
+        namespace.accepts = [*accepts, (self.dest, value)]
+
+
+def _allows(args) -> dict[str, list]:
+    """{"allow": [Allow], "allow_removed": [Allow], "allow_removed_target": [(target, reason)]}:
+    one --reason for every accept, or one each in the order they were given."""
+    from spillway.gate.baseline import Allow
+
+    accepts = getattr(args, "accepts", None) or []
+    out: dict[str, list] = {"allow": [], "allow_removed": [], "allow_removed_target": []}
+    if not accepts:
         if args.reason:
-            raise UsageError("--reason goes with --allow KEY_PATTERN")
-        return []
+            raise UsageError("--reason goes with --allow KEY_PATTERN or --allow-key KEY (or --allow-removed, "
+                             "--allow-removed-key, --allow-removed-target)")
+        return out
+    first = accepts[0][1][2]
     if not args.reason:
-        raise UsageError("--allow needs --reason TEXT (it is kept in the baseline)")
+        raise UsageError(f"{first} needs --reason TEXT (it is kept in the baseline)")
     if any(not r.strip() for r in args.reason):
         raise UsageError("--reason must not be empty")
     if len(args.reason) == 1:
-        return [(pattern, args.reason[0]) for pattern in args.allow]
-    if len(args.reason) != len(args.allow):
-        raise UsageError(f"{len(args.allow)} --allow but {len(args.reason)} --reason: give one --reason for "
-                         f"all, or one per --allow")
-    return list(zip(args.allow, args.reason))
+        reasons = args.reason * len(accepts)
+    elif len(args.reason) != len(accepts):
+        options = "--allow/--allow-key" if all(kind == "allow" for kind, _ in accepts) else \
+            "--allow, --allow-key, --allow-removed, --allow-removed-key or --allow-removed-target"
+        raise UsageError(f"{len(accepts)} {options} but {len(args.reason)} --reason: give one --reason for "
+                         f"all, or one each")
+    else:
+        reasons = args.reason
+    for (kind, (value, exact, option)), reason in zip(accepts, reasons):
+        if kind == "allow_removed_target":
+            out[kind].append((value, reason))
+        else:
+            out[kind].append(Allow(value, reason, exact, option))
+    return out
 
 
 def run_write(args) -> int:
@@ -106,33 +152,55 @@ def run_write(args) -> int:
     # The inputs are hashed a piece at a time while the workers read them.
     with progress_shown(args.paths, options, also=hasher.advance):
         inputs = read_sources(args.paths, options)
-    result = build(inputs, note=args.note, gate=gate, previous=previous, allows=allows,
+    result = build(inputs, note=args.note, gate=gate, previous=previous, allows=allows["allow"],
                    targets=options.targets, record_all=args.record_all, digests=hasher.digests(),
-                   flags=build_flags(args.flags, inputs.files))
+                   flags=build_flags(args.flags, inputs.files), allow_removed=allows["allow_removed"],
+                   allow_removed_targets=allows["allow_removed_target"])
     write_baseline(args.output, result.baseline)
 
     out = sys.stderr
     for change in result.refused:
         metric = METRICS.get(change.metric)
         what = "floor" if metric and metric.floor else "allowance"
-        print(f"spillway: kept {change.metric} {what} of {change.name} [{change.target}] at {change.old} "
-              f"(now {change.new}); accept with: {_accept(args, change.key)}", file=out)
+        print(visible(f"spillway: kept {change.metric} {what} of {change.name} [{change.target}] at {change.old} "
+                      f"(now {change.new}); accept with: {_accept(args, change.key)}"), file=out)
     for change in result.raised[:SHOWN]:
-        print(f"spillway: loosened {change.metric} of {change.name} [{change.target}]: {change.old} -> "
-              f"{change.new}", file=out)
+        print(visible(f"spillway: loosened {change.metric} of {change.name} [{change.target}]: {change.old} -> "
+                      f"{change.new}"), file=out)
     if len(result.raised) > SHOWN:
         print(f"spillway: ... {len(result.raised) - SHOWN} more loosened", file=out)
     for target, _key, name in result.removed[:SHOWN]:
-        print(f"spillway: removed {name} [{target}] (no longer built)", file=out)
+        print(visible(f"spillway: removed {name} [{target}] (no longer built; --allow-removed)"), file=out)
     if len(result.removed) > SHOWN:
         print(f"spillway: ... {len(result.removed) - SHOWN} more removed", file=out)
+    for target in result.removed_targets:
+        print(visible(f"spillway: removed target {target} (no longer built; --allow-removed-target)"), file=out)
+    for target, count in result.kept_targets:
+        written = f"; the baseline was written from {count} kernels on it" if count else ""
+        print(visible(f"spillway: kept target {target}: no kernel is built for it{written}; accept its removal with: "
+                      f"{_accept_removed(args, [], [target])}"), file=out)
+    for target, key, name in result.kept_removed[:SHOWN]:
+        print(visible(f"spillway: kept {name} [{target}]: no longer built; accept its removal with: "
+                      f"{_accept_removed(args, [key], [])}"), file=out)
+    if len(result.kept_removed) > SHOWN:
+        print(visible(f"spillway: ... {len(result.kept_removed) - SHOWN} more kept; accept them all with: "
+                      f"{_accept_removed(args, list(dict.fromkeys(k for _, k, _ in result.kept_removed)), [])}"),
+              file=out)
 
-    print(update_summary(result, args.output))
-    return 1 if result.refused else 0
+    print(visible(update_summary(result, args.output)))
+    return 1 if result.kept else 0
+
+
+def _accept_removed(args, keys: list[str], targets: list[str]) -> str:
+    """This command again, with --allow-removed-key for ``keys`` and --allow-removed-target for ``targets``."""
+    from spillway.gate.commands import accept_removed_command, quote_every_path
+
+    return accept_removed_command(args.paths, args.output, keys, targets,
+                                  targets=",".join(args.target) if args.target else None, quote=quote_every_path)
 
 
 def _accept(args, key: str) -> str:
-    """This command again, with --allow for ``key``."""
+    """This command again, with --allow-key for ``key``."""
     from spillway.gate.commands import accept_command, quote_every_path
 
     return accept_command(args.paths, args.output, [key], gate=args.gate,

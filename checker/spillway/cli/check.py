@@ -7,40 +7,30 @@ command that writes it."""
 
 from __future__ import annotations
 
-import io
 import os
-from typing import TYPE_CHECKING
 import sys
+from typing import TYPE_CHECKING
 
-from spillway.cli.common import add_read_options, dump_json, progress_shown, read_options
-from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
-                                 markdown_marker, text_marker, write)
+from spillway.cli.common import add_read_options, progress_shown, read_options
+from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format
 from spillway.constants import metrics_help
 from spillway.errors import UsageError
+from spillway.untrusted import visible
 
-if TYPE_CHECKING:  # the gate imports pydantic: only when a check runs
-    from spillway.gate.check import CheckResult, Finding
+if TYPE_CHECKING:
+    from spillway.gate.check import CheckResult
 
-# Kernels named with --allow in the one "accept all" command.
-ACCEPT_ALL_MAX = 10
 FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif", "html")
-# Set (by the CMake module) to another command that writes the baseline.
-WRITE_BASELINE_ENV = "SPILLWAY_WRITE_BASELINE"
-
-
-# --format tsv: one line per kernel and metric.
-CHECK_TSV_FIELDS = ("target", "name", "key", "metric", "allowed", "actual", "passed", "new_kernel",
-                    "dynamic_stack")
-TSV_HEADERS.add("\t".join(CHECK_TSV_FIELDS).encode())
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "check", help="fail when a kernel uses more than its baseline allows",
         description="Hold every kernel to its allowance in a baseline file (spillway baseline write). "
-                    "Kernels not in the baseline are held to zero scratch and zero spills; baseline "
-                    "kernels no longer built are noted, not failed. Each failure ends with the command that "
-                    "accepts it. Exit status: 0 within baseline, 1 over, 2 usage or input error.")
+                    "Kernels not in the baseline are held to zero scratch and zero spills; a baseline kernel "
+                    "or target no longer built fails too (baseline write --allow-removed KEY or "
+                    "--allow-removed-target TARGET accepts it). Each failure ends with the command that "
+                    "accepts it. Exit status: 0 within baseline, 1 over or removed, 2 usage or input error.")
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="binaries, objects, archives, code objects, wheels, directories, or spillway "
                              "report JSON files")
@@ -62,48 +52,44 @@ def register(subparsers) -> None:
     parser.add_argument("--strict-flags", action="store_true",
                         help="fail (exit 1) when the build's code-generation flags differ from the baseline's; "
                              "without it that is a warning")
+    parser.add_argument("--source-root", metavar="DIR", default=".",
+                        help="the repository's root, for the json and sarif formats: a failing kernel whose "
+                             "binary has a DWARF line table (-gline-tables-only) points at its source line, the "
+                             "file given relative to DIR (default: the current directory)")
+    parser.add_argument("--lines-from", action="append", metavar="TWIN", dest="lines_from",
+                        help="take those source lines from TWIN, the binaries built again with "
+                             "-gline-tables-only (a debug twin), where a kernel's code is the same; repeatable")
     add_table_options(parser)
     add_read_options(parser)
     parser.set_defaults(run=run)
 
 
-class Remedy:
-    """The commands that accept a failure or write a missing baseline."""
+def source_locations(result: CheckResult, args, options) -> None:
+    """The failing kernels' source lines (gate.source_location) into ``result.sources``: the binaries
+    among the inputs read again for them (report JSON inputs have no code)."""
+    from spillway.gate.reading import sniff_json
+    from spillway.gate.source_location import failure_locations
 
-    def __init__(self, paths: list[str], baseline: str, baseline_gate: tuple[str, ...], targets: list[str]):
-        self.paths, self.baseline, self.baseline_gate, self.targets = paths, baseline, baseline_gate, targets
-
-    def _accept(self, keys: list[str], extra_metrics: set[str]) -> str:
-        from spillway.gate.commands import accept_command
-
-        gate = [m for m in self.baseline_gate] + sorted(extra_metrics - set(self.baseline_gate))
-        return accept_command(self.paths, self.baseline, keys,
-                              gate=",".join(gate) if set(gate) != set(self.baseline_gate) else None,
-                              targets=",".join(self.targets) if self.targets else None)
-
-    def accept(self, finding: Finding) -> str:
-        return self._accept([finding.key], {finding.metric})
-
-    def accept_all(self, result: CheckResult) -> tuple[str, int]:
-        keys = list(dict.fromkeys(f.key for f in result.failures))
-        return (self._accept(keys[:ACCEPT_ALL_MAX], {f.metric for f in result.failures}),
-                max(0, len(keys) - ACCEPT_ALL_MAX))
-
-    def write_missing(self) -> str:
-        from spillway.gate.commands import write_command
-
-        text = write_command(self.paths, self.baseline)
-        other = os.environ.get(WRITE_BASELINE_ENV)
-        return f"{text}" + (f" (or: {other})" if other else "")
+    if not os.path.isdir(args.source_root):
+        raise UsageError(f"--source-root {args.source_root}: not a directory")
+    binaries = [p for p in args.paths if not sniff_json(p)]
+    if not result.failures or not binaries:
+        return
+    result.sources = failure_locations(binaries, options, {(f.target, f.key) for f in result.failures},
+                                       args.source_root, args.lines_from)
 
 
 def run(args) -> int:
-    from spillway.gate import junit
-    from spillway.gate.baseline import load_baseline, recorded_model  # pydantic: imported only when used
+    from spillway.gate.baseline import read_baseline, recorded_model  # pydantic: imported only when used
     from spillway.gate.check import check
+    from spillway.gate.commands import CheckCommands
+    from spillway.gate.failure_code import failing_code
     from spillway.gate.flags import build_flags, compare as compare_flags, declared_flags
     from spillway.gate.metrics import needs_code, parse_metrics
     from spillway.gate.reading import read_sources
+    from spillway.render import junit
+    from spillway.render.emit import emit
+    from spillway.render.models import CheckModel, View
 
     fmt = chosen_format(args)
     if args.flags is not None:
@@ -114,9 +100,9 @@ def run(args) -> int:
     outputs.claim(args.output, "-o")
     outputs.claim(args.junit, "--junit")
     if not os.path.exists(args.baseline):
-        remedy = Remedy(args.paths, args.baseline, (), options.targets)
-        raise UsageError(f"--baseline {args.baseline}: no such file; write it with: {remedy.write_missing()}")
-    baseline = load_baseline(args.baseline)
+        commands = CheckCommands(tuple(args.paths), args.baseline, (), tuple(options.targets or ()))
+        raise UsageError(f"--baseline {args.baseline}: no such file; write it with: {commands.write_missing()}")
+    baseline, baseline_bytes = read_baseline(args.baseline)     # read once: SARIF locates kernels in these bytes
     if args.occupancy_model is None:
         # The figures are compared with the baseline's, so by default they follow its model
         # (a version-1 baseline names none: llvm22).
@@ -132,102 +118,19 @@ def run(args) -> int:
         # After the read, so that an input error stays one line.
         print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "
               f"with (--occupancy-model to change)", file=sys.stderr)
-    remedy = Remedy(args.paths, args.baseline, tuple(baseline.gate), options.targets)
+    commands = CheckCommands(tuple(args.paths), args.baseline, tuple(baseline.gate), tuple(options.targets or ()))
     # The failures' machine code, where text shows them (the verdict, Markdown).
-    args.failure_code = None
+    code = None
     if fmt in ("table", "markdown", "github") or args.output not in (None, "-"):
-        args.failure_code = failing_code(result, args, options)
-    suite = args.suite or junit.suite_name_for(args.baseline)
+        code = failing_code(result, args.paths, options, args.limit)
+    if fmt in ("json", "sarif"):
+        source_locations(result, args, options)
+    model = CheckModel(result, commands, baseline_bytes, args.suite or junit.suite_name_for(args.baseline), code)
     if args.junit:
-        junit.write(args.junit, result, suite, remedy.accept)
-    to_file = args.output not in (None, "-")
-    if fmt == "json":
-        write(args.output, dump_json(result.to_json()))
-    elif fmt == "junit":
-        write(args.output, junit.document_chunks(result, suite, remedy.accept))
-    elif fmt == "markdown":
-        write(args.output, (markdown_marker("check") + _markdown(result, args, remedy)).encode())
-    elif fmt == "tsv":
-        from spillway.gate.tsv import check_tsv_rows
-        from spillway.report.table import tsv
-
-        write(args.output, tsv(CHECK_TSV_FIELDS, check_tsv_rows(result)).encode())
-    elif fmt == "github":
-        _github(result, args, remedy)
-    elif fmt == "sarif":
-        write(args.output, _sarif(result, args, remedy))
-    elif fmt == "html":
-        from spillway.gate.html import check_page
-
-        write(args.output, check_page(result, args.paths, "" if result.passed else remedy.accept_all(result)[0]))
-    elif to_file:
-        buffer = io.StringIO()
-        print_result(result, args, remedy, buffer)
-        write(args.output, (text_marker("check") + buffer.getvalue()).encode())
-    # The verdict goes to stdout unless the document itself did.
-    if fmt == "table" or (to_file and fmt != "github"):
-        print_result(result, args, remedy)
+        junit.write_bytes(args.junit, junit.document_of(model))
+    emit(model, fmt, args.output, View(args.names, args.limit))
     if flags_differ is not None:
         # One line on stderr, after the verdict: the documents on stdout and in files stay what they were.
-        print(f"spillway: {'error' if args.strict_flags else 'warning'}: {flags_differ.sentence()}"
+        print(f"spillway: {'error' if args.strict_flags else 'warning'}: {visible(flags_differ.sentence())}"
               + (" [--strict-flags]" if args.strict_flags else ""), file=sys.stderr)
     return 0 if result.passed and not (args.strict_flags and flags_differ is not None) else 1
-
-
-def failing_code(result: CheckResult, args, options):
-    """The machine code of the failures the text shows (``--limit``), by (target, key): the binaries
-    among the inputs read again for them (report JSON inputs have none to decode). None when the
-    check passed."""
-    if result.passed:
-        return None
-    from spillway.gate.failure_code import failures_code
-    from spillway.gate.reading import sniff_json
-    from spillway.report.kernel_code import evidence_of_kernels
-    from spillway.report.table import limited
-
-    binaries = [p for p in args.paths if not sniff_json(p)]
-    if not binaries:
-        return None
-    shown, _hidden = limited(result.failures, args.limit)
-    return failures_code(evidence_of_kernels(binaries, options, {(f.target, f.key) for f in shown}))
-
-
-def _sarif(result: CheckResult, args, remedy: Remedy) -> bytes:
-    from pathlib import Path
-
-    from spillway.gate import sarif
-
-    with open(args.baseline, "rb") as handle:   # read again for its lines: load_baseline read it whole too
-        lines = handle.read()
-    category = sarif.category_for("check", Path(args.baseline).stem)
-    return sarif.document([sarif.check_run(result, lines, category, remedy.accept)])
-
-
-def _markdown(result: CheckResult, args, remedy: Remedy) -> str:
-    from spillway.gate.markdown import check_markdown
-
-    accept_all = None
-    if result.failures:
-        accept_all, _ = remedy.accept_all(result)
-    return check_markdown(result, limit=args.limit, names=args.names, accept_all=accept_all,
-                          code=getattr(args, "failure_code", None))
-
-
-def _github(result: CheckResult, args, remedy: Remedy) -> None:
-    from spillway.gate.github import annotation_lines, append_step_summary, check_annotations
-
-    summary = _markdown(result, args, remedy)
-    append_step_summary(summary)
-    if args.output not in (None, "-"):
-        write(args.output, (markdown_marker("check") + summary).encode())
-    for line in annotation_lines(check_annotations(result, args.baseline, remedy.accept, args.names)):
-        print(line, flush=True)
-    print_result(result, args, remedy)
-
-
-def print_result(result: CheckResult, args, remedy: Remedy, file=None) -> None:
-    from spillway.gate.table import print_check
-    from spillway.report.table import console as make_console
-
-    print_check(result, make_console(file), limit=args.limit, names=args.names, accept=remedy.accept,
-                accept_all=remedy.accept_all, code=getattr(args, "failure_code", None))

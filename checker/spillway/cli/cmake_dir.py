@@ -4,6 +4,7 @@ pybind11's), for ``list(APPEND CMAKE_MODULE_PATH ...)``."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 MODULE = "SpillwayKernelResources.cmake"
@@ -26,5 +27,7 @@ def run(args) -> int:
     if not (folder / MODULE).is_file():
         from spillway.errors import InputError
         raise InputError(f"{folder / MODULE} is missing from this installation of spillway")
-    print(folder)
+    # A path for $(spillway cmake-dir): written as it is, never bracketed (cli.output.write).
+    from spillway.cli.output import write
+    write(None, os.fsencode(folder) + b"\n")
     return 0

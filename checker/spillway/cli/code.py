@@ -4,8 +4,8 @@ with its offset), decoded from its machine code."""
 
 from __future__ import annotations
 
-from spillway.cli.common import add_read_options, dump_json, read_inputs, read_options
-from spillway.cli.output import Outputs, add_output_options, chosen_format, text_marker, write
+from spillway.cli.common import add_read_options, read_inputs, read_options
+from spillway.cli.output import Outputs, add_output_options, chosen_format
 from spillway.cli.report import split_filter
 from spillway.errors import InputError, UsageError
 from spillway.resources.names import name_matches
@@ -28,6 +28,10 @@ def register(subparsers) -> None:
                         help="binaries as for report, then FILTER: a case-insensitive substring of the kernel "
                              "name, a glob with * ? [, or the exact (demangled or mangled) name")
     parser.add_argument("--all", action="store_true", help="show every kernel FILTER matches, not only one")
+    parser.add_argument("--lines-from", action="append", metavar="TWIN", dest="lines_from",
+                        help="take the source lines from TWIN, the same binaries built again with "
+                             "-gline-tables-only (a debug twin), for each kernel whose code there has the same "
+                             "SHA-256; repeat for several files (default: the code object's own line table)")
     add_output_options(parser, FORMATS, default="text")
     add_read_options(parser)
     parser.set_defaults(run=run)
@@ -59,7 +63,9 @@ def choose(kernels: list[dict], pattern: str, everything: bool) -> list[dict]:
 
 def run(args) -> int:
     from spillway.isa.listing import kernel_listing
-    from spillway.report.code_view import ViewedKernel, code_document, code_text
+    from spillway.render.emit import emit
+    from spillway.render.models import CodeModel
+    from spillway.report.code_view import ViewedKernel
     from spillway.report.kernel_code import each_kernel_code
 
     fmt = chosen_format(args)
@@ -72,22 +78,59 @@ def run(args) -> int:
     document = read_inputs(paths, options)
     records = choose(list(document["kernels"]), pattern, args.all)
 
-    def listing_of(record, section, found, target):
+    def listing_of(record, section, found, target, payload):
         if found is None:
             return None
-        return kernel_listing(section, found.start, found.size, target, bool(found.private_segment_buffer))
+        listing = kernel_listing(section, found.start, found.size, target, bool(found.private_segment_buffer))
+        if args.lines_from:
+            return listing, None
+        return listing, own_lines(payload, section, found, target, listing)
 
-    listings = each_kernel_code(paths, options, records, listing_of)
+    listings = each_kernel_code(paths, options, records, listing_of, with_payload=True)
+    twin = twin_lines_of(paths, options, records, args.lines_from) if args.lines_from else None
     viewed: list[ViewedKernel] = []
-    for record, listing in zip(records, listings):
-        if listing is None:
+    for number, (record, found) in enumerate(zip(records, listings)):
+        if found is None:
             raise InputError(f"{record['name']} ({record['target']}): its code was not found (no STT_FUNC "
                              f"symbol {record['symbol'].removesuffix('.kd')}, or the input changed while read)",
                              file=record["file"])
-        viewed.append(ViewedKernel(record, listing))
-    if fmt == "json":
-        write(args.output, dump_json(code_document(viewed)))
-        return 0
-    text = code_text(viewed)
-    write(args.output, ((text_marker("code") if args.output not in (None, "-") else "") + text).encode())
+        listing, lines = found
+        viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines))
+    emit(CodeModel(tuple(viewed)), fmt, args.output)
     return 0
+
+
+def own_lines(payload, section, found, target: str, listing):
+    """The kernel's source lines from its own code object's line table (a
+    malformed table: said in the status, the listing stands)."""
+    from spillway.isa.source_lines import (branches_of, decoded_kernel, kernel_lines, object_lines,
+                                           without_lines)
+
+    try:
+        lines = object_lines(payload, [(found.section, found.start, found.start + found.size)])
+    except InputError as exc:
+        return without_lines(listing.code.code_sha256, f"line table not read: {exc.message}")
+    branches = branches_of(decoded_kernel(section, found.start, found.size, target))
+    return kernel_lines(listing, branches, lines, found.section, found.start)
+
+
+def twin_lines_of(paths: list[str], options, records: list[dict], twin: list[str]):
+    """Each record's source lines from the debug twin ``twin`` (report.
+    library_lines: the twin's kernel of the same target and symbol in the
+    same place, used where its code is the same)."""
+    from spillway.report.library_lines import library_lines
+
+    wanted = {(record["target"], record["key"]) for record in records}
+    found = library_lines(paths, options, wanted, twin)
+    by_place: dict[tuple, list] = {}
+    for kernel in found:
+        by_place.setdefault((kernel.file, kernel.bundle_index, kernel.target, kernel.symbol), []).append(kernel.lines)
+    out = []
+    for record in records:
+        place = (record["file"], record["bundle_index"], record["target"], record["symbol"].removesuffix(".kd"))
+        candidates = by_place.get(place)
+        if not candidates:
+            raise InputError(f"{record['name']} ({record['target']}): not found again when reading the debug twin's "
+                             f"pairs (the input changed while read)", file=record["file"])
+        out.append(candidates.pop(0))
+    return out

@@ -10,16 +10,15 @@ import os
 import sys
 from typing import TYPE_CHECKING, Callable
 
-import orjson
-
-from spillway.paths import dumps as json_dumps
 
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
-from spillway.formats.containers import DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, MIN_INPUT_ALLOWANCE
+from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, DEFAULT_MAX_KERNELS,
+                                         MIN_INPUT_ALLOWANCE)
 from spillway.cli.output import write_to
-from spillway.report.reader import KernelTable, ReadOptions, json_chunks, read_report, report_json
+from spillway.report.reader import ReadOptions, read_report, report_json
 from spillway.report.reader import write_report_json as write_report_json_to
 from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
+from spillway.render.json import dump_json  # noqa: F401  (the one way a document is written; cli modules import it here)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -53,6 +52,16 @@ def parse_ratio(text: str) -> float:
     return number
 
 
+def parse_count(text: str) -> int:
+    try:
+        number = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a count: {text!r} (use e.g. 1000000)") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"count must be positive: {text!r}")
+    return number
+
+
 def add_read_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", default=[], metavar="TARGETS",
                         help="only these targets (processor like gfx90a or full target ID; "
@@ -67,6 +76,9 @@ def add_read_options(parser: argparse.ArgumentParser) -> None:
                         help=f"refuse an input file whose compressed contents declare more than RATIO times "
                              f"its size decompressed in total (default {DEFAULT_MAX_INFLATION}; at least "
                              f"{MIN_INPUT_ALLOWANCE >> 20} MiB is always allowed)")
+    parser.add_argument("--max-kernels", type=parse_count, default=DEFAULT_MAX_KERNELS, metavar="N",
+                        help=f"refuse a run that reads more than N kernels (default {DEFAULT_MAX_KERNELS:,}: "
+                             f"twice the largest ROCm library measured; each kernel costs about 1.5 KB of memory)")
     parser.add_argument("--occupancy-model", choices=MODEL_CHOICES, default=None,
                         help=f"whose occupancy figures: llvm22, llvm23 or llvm24 (the LLVM version whose "
                              f"Occupancy remark they reproduce), or producer (per code object, the model of the "
@@ -90,6 +102,7 @@ def read_options(args) -> ReadOptions:
     targets = [t.strip() for value in args.target for t in value.split(",") if t.strip()]
     return ReadOptions(max_decompressed=args.max_decompressed, targets=targets,
                        max_decompressed_total=args.max_decompressed_total, max_inflation=args.max_inflation,
+                       max_kernels=args.max_kernels,
                        scan_embedded=args.scan_embedded, kpack_archives=args.kpack,
                        occupancy_model=getattr(args, "occupancy_model", None) or DEFAULT_MODEL,
                        verify_hashes=getattr(args, "verify_hashes", False), require_kernels=True,
@@ -98,17 +111,23 @@ def read_options(args) -> ReadOptions:
 
 # (rich is imported where a console is made: a JSON report needs none, and importing
 # rich.console is 0.05 s of each run's start)
-def stderr_console() -> Console:
+def progress_console() -> Console:
+    """A progress bar's console on a terminal's standard error: its cursor
+    controls are spillway's own, written beneath the stream that holds text to
+    a log line's rules (spillway.untrusted); what it shows is spillway's own text."""
     from rich.console import Console
-    return Console(stderr=True)
+
+    from spillway.untrusted import unguarded
+    return Console(file=unguarded(sys.stderr), emoji=False, highlight=False)
 
 
 def stdout_console() -> Console:
-    """Rich output on a terminal; piped, plain lines that never wrap or colour."""
+    """Rich output on a terminal; piped, plain lines that never wrap or colour.
+    Text is never read as emoji codes (``:warning:`` in a kernel name stays text)."""
     from rich.console import Console
     if sys.stdout.isatty():
-        return Console(soft_wrap=False)
-    return Console(width=200, color_system=None, soft_wrap=True)
+        return Console(soft_wrap=False, emoji=False, highlight=False)
+    return Console(width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
 
 
 @contextlib.contextmanager
@@ -126,7 +145,7 @@ def reading_progress(paths: list[str]):
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
     with Progress(TextColumn("reading code objects"), BarColumn(), DownloadColumn(),
-                  TimeRemainingColumn(), console=stderr_console(), transient=True) as progress:
+                  TimeRemainingColumn(), console=progress_console(), transient=True) as progress:
         task = progress.add_task("read", total=None)
 
         def advance(done: int, total_bytes: int) -> None:
@@ -177,12 +196,3 @@ def write_report_json(paths: list[str], options: ReadOptions, output: str | None
             yield from report_json(paths, options)
 
     write_to(output, produce, chunks)
-
-
-def dump_json(document) -> bytes:
-    if isinstance(document, dict) and isinstance(document.get("kernels"), KernelTable):
-        # A report of a ROCm library: written in pieces, one kernel per line.
-        return json_chunks(document)  # type: ignore[return-value]
-    return json_dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
-
-

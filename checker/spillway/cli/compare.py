@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import io
-
 from spillway.cli.common import add_read_options, progress_shown, read_options
-from spillway.cli.output import (TSV_HEADERS, Outputs, add_output_options, add_table_options, chosen_format,
-                                 markdown_marker, text_marker, write)
+from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format
 
 FORMATS = ("table", "json", "markdown", "github", "tsv", "sarif", "html")
-TSV_FIELDS = ("status", "target", "name", "key", "worse", "better", "old_vgprs", "new_vgprs", "old_vgpr_spills",
-              "new_vgpr_spills", "old_sgpr_spills", "new_sgpr_spills", "old_scratch", "new_scratch",
-              "old_dynamic_stack", "new_dynamic_stack", "old_occupancy", "new_occupancy", "next_step")
-TSV_HEADERS.add("\t".join(TSV_FIELDS).encode())
-TSV_HEADERS.add("\t".join(TSV_FIELDS[:-1]).encode())     # (before next_step: still spillway's to replace)
-# --isa: after next_step, what each kernel's code did (gate.tsv's code cells).
-CODE_TSV_FIELDS = ("code", "code_notes", "old_code_sha256", "new_code_sha256", "old_code_scratch_bytes",
-                   "new_code_scratch_bytes", "old_scratch_in_loops", "new_scratch_in_loops", "old_agpr_copies",
-                   "new_agpr_copies")
-TSV_HEADERS.add("\t".join(TSV_FIELDS + CODE_TSV_FIELDS).encode())
 
 
 def register(subparsers) -> None:
@@ -49,8 +36,9 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from spillway.gate.compare import compare
-    from spillway.gate.markdown import compare_markdown
     from spillway.gate.reading import read_sources
+    from spillway.render.emit import emit
+    from spillway.render.models import CompareModel, View
 
     fmt = chosen_format(args)
     options = read_options(args)
@@ -62,80 +50,7 @@ def run(args) -> int:
         old = read_sources(args.against, options, allow_baseline=True, side="OLD")
     comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model,
                          code=args.isa)
-    status = 1 if args.fail_on_worse and comparison.has_worse else 0
-    to_file = args.output not in (None, "-")
-    if fmt == "json":
-        write(args.output, comparison.json_chunks())
-    elif fmt == "markdown":
-        text = compare_markdown(comparison, args.all, args.limit, args.names)
-        write(args.output, (markdown_marker("compare") + text).encode())
-    elif fmt == "tsv":
-        from spillway.report.table import tsv
-
-        from spillway.gate.tsv import compare_tsv_rows
-
-        fields = TSV_FIELDS + CODE_TSV_FIELDS if args.isa else TSV_FIELDS
-        write(args.output, tsv(fields, compare_tsv_rows(comparison, args.all)).encode())
-    elif fmt == "github":
-        _github(comparison, args)
-    elif fmt == "sarif":
-        write(args.output, _sarif(comparison, args))
-    elif fmt == "html":
-        from spillway.gate.html import compare_page
-
-        write(args.output, compare_page(comparison))
-    elif to_file:
-        buffer = io.StringIO()
-        _print_table(comparison, args, buffer)
-        write(args.output, (text_marker("compare") + buffer.getvalue()).encode())
-    if fmt == "table":
-        _print_table(comparison, args)
-    elif to_file and fmt != "github":
-        # The document went to the file: the terminal gets the verdict and the counts only.
-        print(comparison.sentence(), flush=True)
-    return status
-
-
-def _github(comparison, args) -> None:
-    from spillway.gate.github import annotation_lines, append_step_summary, compare_annotations
-    from spillway.gate.markdown import compare_markdown
-
-    level = "error" if args.fail_on_worse else "warning"
-    summary = compare_markdown(comparison, args.all, args.limit, args.names)
-    append_step_summary(summary)
-    if args.output not in (None, "-"):
-        write(args.output, (markdown_marker("compare") + summary).encode())
-    for line in annotation_lines(compare_annotations(comparison, args.new[0], args.against, args.names, level)):
-        print(line, flush=True)
-    _print_table(comparison, args)
-
-
-def _print_table(comparison, args, file=None) -> None:
-    from spillway.gate.table import print_compare
-    from spillway.report.table import console as make_console
-
-    print_compare(comparison, make_console(file), everything=args.all, limit=args.limit, names=args.names)
-
-
-
-def _sarif(comparison, args) -> bytes:
-    """Results located at the kernel's line of a baseline file given as a side
-    (OLD first), else at that baseline's first line, else at the first NEW path."""
-    import re
-
-    from spillway.gate import sarif
-
-    located: dict[tuple[str, str], sarif.Location] = {}
-    baselines = []
-    for path in args.against + args.new:
-        with open(path, "rb") as handle:
-            if not re.match(rb'\s*\{\s*"schema"\s*:\s*"spillway\.baseline/', handle.read(256)):
-                continue
-            handle.seek(0)
-            lines = sarif.kernel_lines(handle.read())
-        baselines.append(path)
-        for kernel, line in lines.items():
-            located.setdefault(kernel, sarif.Location(path, line))
-    fallback = sarif.Location(baselines[0] if baselines else args.new[0])
-    return sarif.document([sarif.compare_run(comparison, lambda target, key: located.get((target, key), fallback),
-                                             sarif.category_for("compare"))])
+    model = CompareModel(comparison, tuple(args.new), tuple(args.against), tuple(old.baselines + new.baselines),
+                         "error" if args.fail_on_worse else "warning")
+    emit(model, fmt, args.output, View(args.names, args.limit, args.all))
+    return 1 if args.fail_on_worse and comparison.has_worse else 0

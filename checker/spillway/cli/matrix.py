@@ -22,30 +22,32 @@ from typing import TYPE_CHECKING, Any
 
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
-from spillway.cli.common import dump_json, stdout_console
-from spillway.cli.output import (Outputs, add_output_options, add_table_options, chosen_format, markdown_marker,
-                                 text_marker, write)
+from spillway.cli.common import stdout_console
+from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format, markdown_marker, write
 
 if TYPE_CHECKING:  # bound at run time by _imports()
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
 
     from spillway import matrix as mx
-    from spillway.matrix import check_render
+    from spillway.render import github as render_github, sarif as render_sarif, table as render_table
+    from spillway.render.emit import emit
+    from spillway.render.models import MatrixListModel, MatrixPairModel, MatrixSummaryModel, View
 
 
 def _imports() -> None:
     """Bind the heavy modules (pydantic through spillway.matrix, rich) only
     when a matrix command runs: building the parser must stay cheap, as
     every `spillway report` builds it."""
-    global mx, Console, escape, Table, check_render
+    global mx, Console, escape, render_github, render_sarif, render_table, emit
+    global MatrixListModel, MatrixPairModel, MatrixSummaryModel, View
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
 
     from spillway import matrix as mx
-    from spillway.matrix import check_render
+    from spillway.render import github as render_github, sarif as render_sarif, table as render_table
+    from spillway.render.emit import emit
+    from spillway.render.models import MatrixListModel, MatrixPairModel, MatrixSummaryModel, View
 
 
 def _heavy(run):
@@ -91,6 +93,7 @@ def register(subparsers) -> None:
 
     build = commands.add_parser("build", help="build cells into BUILD/<cell>/ (parallel, incremental)")
     common(build)
+    _lines_option(build)
     build.set_defaults(run=_heavy(run_build))
 
     check = commands.add_parser("check", help="build if needed, then gate each cell against its baseline")
@@ -153,12 +156,20 @@ def register(subparsers) -> None:
                      help="Markdown, GitHub: only rows where cells differ (the table shows only them unless --all)")
     collect.add_argument("--all", action="store_true", help="the table: every kernel and figure, not only where the "
                                                           "cells differ")
-    collect.set_defaults(run=_heavy(run_run), no_build=False)
+    collect.set_defaults(run=_heavy(run_run), no_build=False, lines=False)
+
+
+def _lines_option(sub) -> None:
+    sub.add_argument("--lines", action="store_true",
+                     help="also build each cell's debug twin (its kernels again with -gline-tables-only, into "
+                          "BUILD/<cell>/lines/), where source lines come from; cells whose own flags give line "
+                          "tables have none (cells.toml lines = \"twin\" asks for it on every build)")
 
 
 def _check_options(sub, no_build: bool = True) -> None:
     if no_build:
         sub.add_argument("--no-build", action="store_true", help="check what is built; do not build first")
+        _lines_option(sub)
     sub.add_argument("--gate", metavar="METRICS", help="override the baselines' gated metrics")
     _occupancy_option(sub, "occupancy model to gate with, and of the side-by-side view (default: each "
                            "baseline's own, llvm22 for a version-1 baseline; the view: llvm23)")
@@ -181,8 +192,9 @@ def _view_model(args) -> str:
 # -- shared pieces ---------------------------------------------------------------------
 
 def _err() -> Console:
-    return Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=200,
-                                                                    color_system=None, soft_wrap=True)
+    if sys.stderr.isatty():
+        return Console(stderr=True, emoji=False, highlight=False)
+    return Console(stderr=True, width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
 
 
 def _load(args) -> tuple[mx.Matrix, Path]:
@@ -196,11 +208,17 @@ def _load(args) -> tuple[mx.Matrix, Path]:
 class Progress:
     """Build progress on stderr: bars on a terminal, one line per step otherwise."""
 
-    def __init__(self, matrix: mx.Matrix):
+    def __init__(self, matrix: mx.Matrix, wants_twin=lambda cell: False):
         self.total = len(matrix.engine.sources) + 1
+        self.twin_steps = sum(source.endswith(".hip") for source in matrix.engine.sources) + 1
+        self.wants_twin = wants_twin
         self.console = _err()
         self.live = self.console.is_terminal
+        if self.live:       # bars: cursor controls of spillway's own, beneath the guarded stream
+            from spillway.cli.common import progress_console
+            self.console = progress_console()
         self.tasks: dict[str, Any] = {}              # rich TaskIDs
+        self.totals: dict[str, int] = {}             # steps per cell
         self.bar: Any = None
         if self.live:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bars, TextColumn, TimeElapsedColumn
@@ -229,7 +247,8 @@ class Progress:
     def _bars(self, cell, event, step) -> None:
         assert self.bar is not None
         if event == "planned":
-            self.tasks[cell.name] = self.bar.add_task(cell.name, total=self.total, status="")
+            self.totals[cell.name] = self.total + (self.twin_steps if self.wants_twin(cell) else 0)
+            self.tasks[cell.name] = self.bar.add_task(cell.name, total=self.totals[cell.name], status="")
             return
         task = self.tasks.get(cell.name)
         if task is None:
@@ -241,12 +260,15 @@ class Progress:
             if event == "failed":
                 self.bar.update(task, status=f"[red]failed: {escape(step.label)}[/]")
         elif event == "finished":
-            self.bar.update(task, completed=self.total)
+            self.bar.update(task, completed=self.totals[cell.name])
 
 
-def _build(matrix: mx.Matrix, build_dir: Path, cells: list[mx.Cell], jobs: int) -> list[mx.CellBuild]:
-    with Progress(matrix) as progress:
-        return mx.Builder(matrix, build_dir, jobs, progress).build(cells)
+def _build(matrix: mx.Matrix, build_dir: Path, cells: list[mx.Cell], jobs: int, lines: bool = False
+           ) -> list[mx.CellBuild]:
+    builder = mx.Builder(matrix, build_dir, jobs, lines=lines)
+    with Progress(matrix, builder.wants_twin) as progress:
+        builder.progress = progress
+        return builder.build(cells)
 
 
 def _selected(args, matrix: mx.Matrix) -> tuple[list[mx.Cell], set[str]]:
@@ -264,8 +286,9 @@ def _print_builds(console: Console, builds: list[mx.CellBuild], matrix: mx.Matri
             console.print(escape(f"FAILED   {name}: {b.reason}{log}"), highlight=False)
         else:
             what = f"{b.compiled} of {b.objects} objects compiled" if b.status == "built" else "up to date"
+            twin = f"; debug twin {_rel(b.twin, matrix)}" if b.twin else ""
             console.print(escape(f"{b.status.upper():<8} {name}: {_rel(b.library, matrix)} ({what}, "
-                                 f"{b.seconds:.1f} s)"), highlight=False)
+                                 f"{b.seconds:.1f} s{twin})"), highlight=False)
 
 
 def _rel(path: Path | None, matrix: mx.Matrix) -> str:
@@ -293,42 +316,7 @@ def run_list(args) -> int:
         availability = mx.probe(cell)
         rows.append((cell, availability, matrix.resolve(cell.baseline).is_file()))
     Outputs([str(matrix.path)], force=args.force).claim(args.output, "-o")
-    if fmt == "json":
-        from spillway import __version__
-        from spillway.matrix.documents import MATRIX_LIST_SCHEMA
-
-        available = sum(1 for _, a, _ in rows if a.available)
-        document = {"schema": MATRIX_LIST_SCHEMA, "spillway_version": __version__, "cells_file": str(matrix.path),
-                    "summary": {"cells": len(rows), "available": available}, "cells": [
-            {"name": c.name, "description": c.description, "toolchain": c.toolchain(), "source": c.source,
-             "local": c.local, "cxx": c.cxx, "targets": c.targets, "available": a.available,
-             "reason": a.reason, "compiler": a.version, "baseline": c.baseline, "baseline_exists": present}
-            for c, a, present in rows]}
-        write(args.output, dump_json(document))
-        return 0
-    table = Table(title=f"cells of {_rel(matrix.path, matrix)}", title_justify="left")
-    table.add_column("cell", no_wrap=True)
-    table.add_column("toolchain")
-    table.add_column("from")
-    table.add_column("targets")
-    table.add_column("baseline")
-    table.add_column("available here", overflow="fold", ratio=1)
-    for cell, availability, present in rows:
-        status = f"yes: {availability.version}" if availability.available else f"no: {availability.reason}"
-        origin = f"{cell.source} ({cell.system})" if cell.in_root else cell.source
-        table.add_row(escape(cell.name), escape(cell.toolchain()), escape(origin), " ".join(cell.targets),
-                      "yes" if present else "missing", escape(status))
-    import io
-
-    from spillway.report.table import console as make_console
-
-    buffer = io.StringIO() if args.output not in (None, "-") else None
-    console = make_console(buffer)
-    console.print(table)
-    available = sum(1 for _, a, _ in rows if a.available)
-    console.print(f"{available} of {len(rows)} cells available here", highlight=False)
-    if buffer is not None:
-        write(args.output, (text_marker("matrix list") + buffer.getvalue()).encode())
+    emit(MatrixListModel(str(matrix.path), _rel(matrix.path, matrix), tuple(rows)), fmt, args.output)
     return 0
 
 
@@ -338,7 +326,7 @@ def run_build(args) -> int:
     matrix, build_dir = _load(args)
     cells, required = _selected(args, matrix)
     start = time.monotonic()
-    builds = _build(matrix, build_dir, cells, args.jobs)
+    builds = _build(matrix, build_dir, cells, args.jobs, args.lines)
     console = stdout_console()
     _print_builds(console, builds, matrix)
     counts = {s: sum(1 for b in builds if b.status == s) for s in ("built", "up to date", "failed", "skipped")}
@@ -368,7 +356,7 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
                 builds.append(mx.CellBuild(cell, "failed", f"not built (no {_rel(library, matrix)}; "
                                                             f"run spillway matrix build {cell.name})"))
     else:
-        builds = _build(matrix, build_dir, cells, args.jobs)
+        builds = _build(matrix, build_dir, cells, args.jobs, args.lines)
     checks = []
     junit_dir = Path(args.junit_dir) if args.junit_dir else None
     if junit_dir:
@@ -376,12 +364,19 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
     for build in builds:
         checked = build.status not in ("skipped", "failed")
         junit = junit_dir / f"{build.cell.name}.xml" if junit_dir and checked else None
-        result = mx.check_cell(matrix, build_dir, build, args.gate, junit, getattr(args, "occupancy_model", None),
+        result = mx.check_cell(matrix, build_dir, build, args.gate, getattr(args, "occupancy_model", None),
                                strict_flags=args.strict_flags)
+        if junit and result.result is not None:
+            from spillway.errors import SpillwayError
+            from spillway.render import junit as junit_xml
+            try:
+                junit_xml.write(str(junit), result.result, build.cell.name)
+            except SpillwayError as exc:
+                result = mx.CellCheck(build.cell, "error", str(exc))
         result.required = build.cell.name in required
         if junit_dir and result.verdict in ("skipped", "error"):
             # Every cell has its file, so a collector sees skipped and broken cells too.
-            from spillway.gate.junit import unchecked_document, write_bytes
+            from spillway.render.junit import unchecked_document, write_bytes
             write_bytes(str(junit_dir / f"{build.cell.name}.xml"),
                         unchecked_document(build.cell.name, result.verdict, result.reason))
         checks.append(result)
@@ -391,7 +386,7 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
 def run_check(args) -> int:
     matrix, build_dir = _load(args)
     checks, _ = _checks(args, matrix, build_dir)
-    check_render.print_checks(stdout_console(), checks)
+    render_table.print_checks(stdout_console(), checks)
     return mx.exit_status(checks)
 
 
@@ -431,59 +426,14 @@ def _emit_summary(fmt: str, output: str | None, summary: mx.Summary, differing: 
                   verdicts: list[dict] | None = None, everything: bool = False) -> None:
     """The cells side by side in ``fmt``; the table shows only what differs
     unless ``everything`` (Markdown: every row unless ``differing``)."""
-    import io
-
-    from spillway.report.table import console as make_console
-
-    if fmt == "html":
-        from spillway.matrix.html import summary_page
-
-        write(output, summary_page(summary, verdicts))
-    elif fmt == "json":
-        write(output, dump_json(mx.summary_json(summary)))
-    elif fmt == "markdown":
-        write(output, (markdown_marker("matrix summary") + mx.summary_markdown(summary, differing)).encode())
-    elif output not in (None, "-"):
-        buffer = io.StringIO()
-        console = make_console(buffer)
-        mx.print_summary(console, summary, names, everything)
-        write(output, (text_marker("matrix summary") + buffer.getvalue()).encode())
-    else:
-        mx.print_summary(make_console(), summary, names, everything)
+    emit(MatrixSummaryModel(summary, tuple(verdicts) if verdicts is not None else None), fmt, output,
+         View(names, 0, everything, differing))
 
 
 def _compare_two(args, fmt: str, matrix: mx.Matrix, build_dir: Path, old: mx.Cell, new: mx.Cell) -> int:
-    import io
-
-    from spillway.gate.markdown import compare_markdown
-    from spillway.gate.table import compare_table
-    from spillway.report.table import console as make_console
-
     comparison = mx.compare_cells(matrix, build_dir, old, new, _view_model(args))
-    status = 1 if args.fail_on_worse and comparison.has_worse else 0
-    if fmt == "html":
-        from spillway.gate.html import compare_page
-
-        write(args.output, compare_page(comparison, title=f"spillway matrix compare {old.name} {new.name}"))
-    elif fmt == "json":
-        write(args.output, comparison.json_chunks())
-    elif fmt == "markdown":
-        text = compare_markdown(comparison, args.all, 0, args.names)
-        write(args.output, (markdown_marker("compare") + text).encode())
-    else:
-        buffer = io.StringIO()
-        console = make_console(None if args.output in (None, "-") else buffer)
-        grid, shown, _ = compare_table(comparison, args.all, console=console, names=args.names)
-        console.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
-                             f"gfx11 rows: {new.name} built "
-                             f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
-                             f"{' '.join(t for t in old.targets if t.startswith('gfx11')) or '-'}"), highlight=False)
-        if shown:
-            console.print(grid)
-        console.print(escape(comparison.sentence()), highlight=False)
-        if args.output not in (None, "-"):
-            write(args.output, (text_marker("compare") + buffer.getvalue()).encode())
-    return status
+    emit(MatrixPairModel(comparison, old, new), fmt, args.output, View(args.names, 0, args.all))
+    return 1 if args.fail_on_worse and comparison.has_worse else 0
 
 
 # -- baseline ------------------------------------------------------------------------------
@@ -524,7 +474,7 @@ def run_run(args) -> int:
     document_on_stdout = fmt in ("json", "markdown", "sarif", "html") and args.output in (None, "-")
     console = _err() if document_on_stdout else stdout_console()
     # The first screen: each cell's verdict and why, then what changed between the cells, then the failures.
-    check_render.print_verdicts(console, checks)
+    render_table.print_verdicts(console, checks)
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
     summary = mx.summarize(matrix, build_dir, built, _view_model(args)) if built else None
     if summary is not None and summary.cells:
@@ -542,59 +492,13 @@ def run_run(args) -> int:
             if fmt == "table" and args.output not in (None, "-"):
                 console.print(f"wrote {args.output}", highlight=False)
     if fmt == "github":
-        _github_run(checks, summary, args)
+        table = render_github.matrix_run(checks, summary, args.differing)
+        if args.output not in (None, "-") and table is not None:
+            write(args.output, markdown_marker("matrix summary") + table)
     elif fmt == "sarif":
-        write(args.output, _sarif_run(checks, matrix))
+        write(args.output, render_sarif.matrix_log(checks, matrix))
         if args.output not in (None, "-"):
             console.print(f"wrote {args.output}", highlight=False)
-    check_render.print_details(console, checks)
+    render_table.print_details(console, checks)
     console.print(f"matrix {args.matrix_command}: {time.monotonic() - start:.1f} s", highlight=False)
     return mx.exit_status(checks)
-
-
-def _github_run(checks: list[mx.CellCheck], summary, args) -> None:
-    """One annotation per failing kernel and metric (at most ten), and the
-    job summary: each cell's verdict, then the side-by-side table."""
-    from spillway.gate.github import Annotation, annotation_lines, append_step_summary
-
-    notes = []
-    lines = ["**spillway matrix run**", ""]
-    for c in checks:
-        lines.append(f"- `{c.cell.name}`: {c.verdict.upper()} {c.reason}")
-        if c.verdict == "error":
-            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", c.reason))
-        for f in c.failures:
-            text = check_render.failure_text(f)
-            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
-                                    f"{text}; accept with: {check_render.accept_command(c, [f['key']])}"))
-    lines.append("")
-    if summary is not None and summary.cells:
-        lines.append(mx.summary_markdown(summary, args.differing))
-    append_step_summary("\n".join(lines))
-    if args.output not in (None, "-") and summary is not None and summary.cells:
-        write(args.output, (markdown_marker("matrix summary") + mx.summary_markdown(summary, args.differing)).encode())
-    for line in annotation_lines(notes):
-        print(line, flush=True)
-
-
-def _sarif_run(checks: list[mx.CellCheck], matrix: mx.Matrix) -> bytes:
-    """One SARIF run per checked cell (a passing cell's empty run closes its
-    fixed alerts), located in the cell's baseline file (its path from the
-    matrix's root: the repository's, as code scanning resolves it)."""
-    from spillway.gate import sarif
-    from spillway.gate.check import Finding
-
-    runs = []
-    for c in checks:
-        if c.verdict not in ("pass", "fail"):
-            continue
-        lines = matrix.resolve(c.cell.baseline).read_bytes()
-
-        def accept(finding: Finding, c: mx.CellCheck = c) -> str:
-            return check_render.accept_command(c, [finding.key])
-
-        runs.append(sarif.findings_run(
-            [Finding.from_document(f) for f in c.failures], c.cell.baseline, lines,
-            sarif.category_for("matrix", c.cell.name), accept,
-            {"cell": c.cell.name, "baseline": c.cell.baseline, "summary": c.reason}))
-    return sarif.document(runs)

@@ -22,10 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
-from typing import Callable, Iterable
 
-from spillway import atomic
 from spillway.errors import UsageError
 
 ALL_FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "html")
@@ -57,16 +54,10 @@ _JSON_MARK = re.compile(rb'\A\s*\{\s*("schema"\s*:\s*"spillway\.[a-z-]+/[0-9]+"'
 # SARIF logs whose first run is spillway's (gate.sarif writes the tool first).
 _SARIF_MARK = re.compile(rb'\A\{\s*"\$schema"\s*:\s*"[^"]*sarif[^"]*",\s*"version"\s*:\s*"2\.1\.0",'
                          rb'\s*"runs"\s*:\s*\[\s*\{\s*"tool"\s*:\s*\{\s*"driver"\s*:\s*\{\s*"name"\s*:\s*"spillway"')
-# Header lines of the TSV files spillway writes (registered by the renderers).
-TSV_HEADERS: set[bytes] = set()
-
-
-def markdown_marker(what: str) -> str:
-    return f"<!-- spillway {what}: written by spillway; safe to overwrite with spillway -->\n"
-
-
-def text_marker(what: str) -> str:
-    return f"# spillway {what}\n"
+# Writing a document (atomically, or to standard output) is render.emit's; the header
+# lines of the TSV files spillway writes are render.tsv's.
+from spillway.render.emit import markdown_marker, text_marker, write, write_text, write_to  # noqa: E402,F401
+from spillway.render.tsv import TSV_HEADERS  # noqa: E402
 
 
 def add_output_options(parser: argparse.ArgumentParser, formats: tuple[str, ...], *,
@@ -174,40 +165,6 @@ class Outputs:
         return path
 
 
-def write_to(path: str | None, produce: Callable[[int], None], chunks: Callable[[], Iterable[bytes]]) -> None:
-    """``write`` for a producer that writes to a file descriptor itself: the
-    claimed file's (atomically) or standard output's, for None or '-'.
-    ``chunks`` gives the same bytes in pieces, for a standard output that has
-    no descriptor (closed, or captured)."""
-    if path is None or path == "-":
-        try:
-            fd = sys.stdout.fileno()
-        except (OSError, ValueError, AttributeError):
-            write(path, chunks())     # type: ignore[arg-type]  # pieces, as write takes them
-            return
-        sys.stdout.flush()
-        produce(fd)
-        return
-    try:
-        atomic.write_with(path, produce)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-
-
-def write(path: str | None, data: bytes | Iterable[bytes]) -> None:
-    """Write to a claimed file atomically, or to stdout for None or '-'."""
-    chunks = (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data   # or pieces of it
-    if path is None or path == "-":
-        for chunk in chunks:
-            sys.stdout.buffer.write(chunk)
-        sys.stdout.flush()
-        return
-    try:
-        atomic.write_chunks(path, chunks)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-
-
 # -- old-style `--json FILE` --------------------------------------------------------------
 
 # Names after an old-style --json that were meant as the output file.
@@ -269,7 +226,7 @@ def old_style_json(argv: list[str]) -> None:
 
 def add_table_options(parser: argparse.ArgumentParser, *, limit: bool = True) -> None:
     """--names and --limit, in the same words everywhere."""
-    from spillway.report.table import DEFAULT_LIMIT
+    from spillway.render.table import DEFAULT_LIMIT
 
     group = parser.add_argument_group("tables")
     group.add_argument("--names", choices=("short", "full"), default="short",

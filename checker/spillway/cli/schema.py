@@ -3,8 +3,7 @@ one's published JSON schema (docs/schemas/NAME-VERSION.json)."""
 
 from __future__ import annotations
 
-import json
-
+from spillway import json_codec
 from spillway.cli.output import Outputs, add_output_options, chosen_format, write
 from spillway.schemas import DESCRIPTIONS, SCHEMAS, schema_for
 
@@ -34,6 +33,7 @@ def run(args) -> int:
     schema = schema_for(args.name)
     # $id first: it names the file as spillway's (a later -o may replace it).
     ordered = {"$id": schema["$id"], "$schema": schema["$schema"]}
-    ordered.update(json.loads(json.dumps({k: v for k, v in schema.items() if k not in ordered}, sort_keys=True)))
-    write(args.output, (json.dumps(ordered, indent=2) + "\n").encode())
+    ordered.update(json_codec.loads(json_codec.dumps({k: v for k, v in schema.items() if k not in ordered},
+                                                     sort_keys=True)))
+    write(args.output, json_codec.dumps(ordered, indent=True) + b"\n")
     return 0

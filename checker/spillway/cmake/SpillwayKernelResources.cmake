@@ -22,12 +22,12 @@
 # The test runs `spillway check <binary> --baseline <file>`: it passes when
 # every kernel is within its baseline and fails (exit 1) naming each kernel
 # over it.  It reads the binary statically and needs no GPU, hence the `cpu`
-# label.  Each failure ends with the `spillway baseline write ... --allow KEY
-# --reason TEXT` command that accepts it.
+# label.  Each failure ends with the `spillway baseline write ... --allow-key
+# KEY --reason TEXT` command that accepts it.
 #
 # It also adds the target <NAME>_baseline, which writes the baseline when it
 # is missing and tightens it otherwise (allowances only go down; growth needs
-# the --allow command above):
+# the --allow-key command above):
 #   cmake --build <build dir> --target kernel_resources_test_baseline
 # A missing baseline makes the test fail with that command and the spillway
 # command that does the same.

@@ -46,8 +46,10 @@ def _compiler_from_comment(data: bytes) -> str:
     return "; ".join(dict.fromkeys(compilers))
 
 
-def parse(data: memoryview | bytes) -> CodeObject:
-    """Parse one code object.  Raises InputError with offsets inside it."""
+def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObject:
+    """Parse one code object.  Raises InputError with offsets inside it.
+    ``max_kernels``: more kernels listed in its notes is an InputError before
+    they are decoded (--max-kernels)."""
     data = memoryview(data)
     if len(data) < 64:
         raise InputError(f"truncated ELF header ({len(data)} bytes)", container=CONTAINER, offset=0)
@@ -76,18 +78,31 @@ def parse(data: memoryview | bytes) -> CodeObject:
     # Every NT_AMDGPU_METADATA note counts: Tensile links one code object per
     # kernel into one file, which leaves one metadata note per kernel.
     documents: list[dict | metadata.NoteResources] = []
+    listed = 0      # kernels of the notes before this one
     for note_data, note_offset in notes:
         try:
             for name, note_type, desc, position in metadata.iter_notes(note_data):
                 if name == metadata.AMDGPU_NOTE_NAME and note_type == metadata.NT_AMDGPU_METADATA:
+                    # Counted before they are decoded (a kernel takes a byte at least: a smaller
+                    # note cannot list too many).
+                    if max_kernels is not None and listed + len(desc) > max_kernels:
+                        count = listed + (metadata.kernel_count(desc) or 0)
+                        if count > max_kernels:
+                            raise InputError(f"its metadata lists {count} kernels, more than the {max_kernels} "
+                                             f"a run reads (--max-kernels N raises the limit)",
+                                             container=f"{CONTAINER} note", offset=position)
                     fast = metadata.read_fast(desc)
                     if fast is not None:
                         documents.append(fast)
+                        listed += len(fast.kernels)
                         continue
                     try:
-                        documents.append(metadata.decode_resources(desc))
+                        decoded = metadata.decode_resources(desc)
                     except InputError as exc:
                         raise exc.within(f"{CONTAINER} note", position) from None
+                    documents.append(decoded)
+                    entries = decoded.get(b"amdhsa.kernels")
+                    listed += len(entries) if isinstance(entries, (list, tuple)) else 0
         except InputError as exc:
             raise exc.within(f"{CONTAINER} note section", note_offset) from None
     if not documents:

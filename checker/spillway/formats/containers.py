@@ -104,17 +104,25 @@ class ScanResult:
 DEFAULT_MAX_INFLATION = 64
 MIN_INPUT_ALLOWANCE = 256 << 20
 DEFAULT_MAX_DECOMPRESSED_TOTAL = 64 << 30
+# Kernels one run (one side of a comparison) may read: each costs about 1.5 KB over the process
+# tree, and a 5.7 MB wheel can list a million (6 bytes each, deflated; 22-30 s and 1.4-6.5 GB).
+# Twice the largest library measured: librocsparse1 7.2.4, 249,970 kernels in 406 MB (the whole
+# librocblas5 7.2.4 package: 227,238; the densest real file, a Tensile .co: 670 bytes per kernel).
+DEFAULT_MAX_KERNELS = 500_000
 
 
 class DecompressionBudget:
     """Counts the bytes a run inflates (or will inflate: compressed bundles
     are charged their declared size when found, before anything is inflated),
-    per input file and per run, and refuses amplification."""
+    per input file and per run, and the kernels the run reads
+    (charge_kernels), and refuses amplification."""
 
     def __init__(self, max_inflation: float = DEFAULT_MAX_INFLATION,
-                 max_total: int = DEFAULT_MAX_DECOMPRESSED_TOTAL):
+                 max_total: int = DEFAULT_MAX_DECOMPRESSED_TOTAL, max_kernels: int = DEFAULT_MAX_KERNELS):
         self.max_inflation = max_inflation
         self.max_total = max_total
+        self.max_kernels = max_kernels
+        self.kernels = 0
         self.total = 0
         self.file = ""
         self.file_size = 0
@@ -139,6 +147,16 @@ class DecompressionBudget:
             raise InputError(f"this run's compressed inputs declare {self.total} bytes in total, more than "
                              f"the limit {self.max_total} (--max-decompressed-total SIZE raises it)",
                              file=name, container=container)
+
+    def charge_kernels(self, count: int, name: str) -> None:
+        self.kernels += count
+        if self.kernels > self.max_kernels:
+            raise too_many_kernels(self.max_kernels, name)
+
+
+def too_many_kernels(limit: int, name: str, container: str | None = None) -> InputError:
+    return InputError(f"more than {limit} kernels in this run (the largest ROCm library measured holds "
+                      f"249,970); --max-kernels N raises the limit", file=name, container=container)
 
 
 @dataclass(frozen=True)

@@ -21,27 +21,32 @@ written from those facts, not from its code.
   field holds the code object index), and ``.rocm_kpack_ref`` holds a msgpack
   map {"kernel_name": str, "kpack_search_paths": [str]}; search paths are
   relative to the binary's folder and ``@GFXARCH@`` stands for the
-  architecture.
+  architecture.  What the tools write: ``("../" * depth) + ".kpack/" +
+  group + "_@GFXARCH@.kpack"``, depth being the binary's below the install
+  prefix (rocm-kpack ``artifact_splitter.py``, ``packing_visitor.py``
+  ``_compute_kpack_search_pattern``; the runtime's ``loader.cpp`` replaces
+  @GFXARCH@ by each architecture the device asks for, never a wildcard).
 * Manifest ``.kpm``: msgpack {"format_version": 1, "component_name",
   "prefix", "kpack_files": {arch: {"file", "size", "kernel_count"}}}, files
   next to the manifest.
 
 The parsers are pure functions over memoryviews; ``find_archives`` is the one
-place that looks at the file system.  msgpack is decoded with size limits.
+place that looks at the file system.  msgpack is decoded by msgspec, which
+checks every length against the bytes left before it builds anything.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import struct
 from dataclasses import dataclass, field
 
-import msgpack
+import msgspec
 
 from spillway.errors import InputError
 from spillway.formats.walk import advance
 from spillway.formats import bundles
+from spillway.resources.targets import MACH_TO_PROCESSOR
 
 MAGIC = b"KPAK"
 HEADER_SIZE = 16
@@ -54,6 +59,18 @@ GFXARCH = "@GFXARCH@"
 ARCHIVE_SUFFIX = ".kpack"
 MANIFEST_SUFFIX = ".kpm"
 SCHEMES = ("none", "zstd-per-kernel")
+
+# A marker's search paths come from the binary, so they are untrusted: each
+# must be a relative path to a .kpack file in the form the tools write (see
+# search_path_refusal), and @GFXARCH@ is replaced by each processor LLVM
+# names, as the runtime replaces it by the device's: no wildcard, so at most
+# MAX_SEARCH_PATHS x len(ARCHITECTURES) = 16 x 64 = 1,024 files are looked
+# at (a stat each).  Real markers hold one or two paths, climbing one to a
+# few folders (ROCm wheels: lib/ or lib/<library>/).
+MAX_SEARCH_PATHS = 16
+MAX_PARENT_STEPS = 16
+MAX_SEARCH_PATH_LENGTH = 1024
+ARCHITECTURES = tuple(sorted(name for name in MACH_TO_PROCESSOR.values() if name.startswith("gfx")))
 
 
 @dataclass(frozen=True)
@@ -101,15 +118,22 @@ class Manifest:
     files: list[ManifestFile] = field(default_factory=list)
 
 
+_DECODER = msgspec.msgpack.Decoder()
+
+
 def _unpack(data: memoryview | bytes, what: str, container: str, offset: int):
     try:
-        return msgpack.unpackb(bytes(data), raw=False, strict_map_key=False)
-    except msgpack.ExtraData:
-        raise InputError(f"{what}: bytes after the msgpack document", container=container,
+        return _DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        reason = str(exc).replace("MessagePack data is malformed: ", "")
+        if reason.startswith("trailing characters"):
+            raise InputError(f"{what}: bytes after the msgpack document", container=container,
+                             offset=offset) from None
+        raise InputError(f"{what} is not valid msgpack ({reason[:1].lower() + reason[1:]})", container=container,
                          offset=offset) from None
-    except (ValueError, TypeError, OverflowError, msgpack.UnpackException, RecursionError) as exc:
-        raise InputError(f"{what} is not valid msgpack ({type(exc).__name__})", container=container,
-                         offset=offset) from None
+    except RecursionError:
+        raise InputError(f"{what} is not valid msgpack (nested deeper than the decoder reads)",
+                         container=container, offset=offset) from None
 
 
 def _int(value, what: str, container: str, offset: int) -> int:
@@ -260,6 +284,54 @@ def parse_reference(data: memoryview, offset: int) -> Reference:
     return Reference(kernel_name, paths)
 
 
+def marker_refusal(reference: Reference) -> str | None:
+    """Why the marker's search paths are not followed (the first refused
+    one, or too many of them), or None."""
+    paths = reference.search_paths
+    if len(paths) > MAX_SEARCH_PATHS:
+        return f"{len(paths)} kpack search paths, more than the {MAX_SEARCH_PATHS} spillway follows"
+    for path in paths:
+        refusal = search_path_refusal(path)
+        if refusal:
+            return f"kpack search path {path[:200]!r}{'...' if len(path) > 200 else ''} refused: {refusal}"
+    return None
+
+
+def search_path_refusal(path: str) -> str | None:
+    """Why a marker's search path is not followed, or None: it must be
+    relative (no /, ~ or backslash), printable, without glob characters, name
+    a .kpack file, hold @GFXARCH@ at most once, and climb only at its start
+    (at most MAX_PARENT_STEPS ``..``) and then only into a ``.kpack`` folder,
+    as the tools write it (``../../.kpack/blas_lib_@GFXARCH@.kpack``)."""
+    if not path:
+        return "empty"
+    if len(path) > MAX_SEARCH_PATH_LENGTH:
+        return f"longer than {MAX_SEARCH_PATH_LENGTH} characters"
+    if not path.isprintable():
+        return "holds a control or formatting character"
+    if path.startswith("/"):
+        return "an absolute path"
+    for character, what in (("~", "a ~ (home folder)"), ("\\", "a backslash"), ("*", "a glob character *"),
+                            ("?", "a glob character ?"), ("[", "a glob character ["), ("]", "a glob character ]")):
+        if character in path:
+            return f"holds {what}"
+    if path.count(GFXARCH) > 1:
+        return f"holds {GFXARCH} more than once"
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    climbs = 0
+    while climbs < len(parts) and parts[climbs] == "..":
+        climbs += 1
+    if ".." in parts[climbs:]:
+        return "climbs with .. after a folder name"
+    if climbs > MAX_PARENT_STEPS:
+        return f"climbs {climbs} folders (at most {MAX_PARENT_STEPS})"
+    if climbs and (len(parts) < climbs + 2 or parts[climbs] != ".kpack"):
+        return "climbs with .. into a folder other than .kpack"
+    if not parts or not parts[-1].endswith(ARCHIVE_SUFFIX) or parts[-1] == ARCHIVE_SUFFIX:
+        return f"does not name a {ARCHIVE_SUFFIX} file"
+    return None
+
+
 def parse_wrappers(data: memoryview, offset: int) -> list[tuple[bytes, int]]:
     """(magic, code object index) of each 24-byte __CudaFatBinaryWrapper."""
     if len(data) % 24:
@@ -270,24 +342,27 @@ def parse_wrappers(data: memoryview, offset: int) -> list[tuple[bytes, int]]:
 
 
 def search_patterns(reference: Reference, host_path: str) -> list[str]:
-    """Where the runtime would look, relative to the binary's folder."""
+    """Where the runtime would look, relative to the binary's folder (the
+    paths were checked by parse_reference)."""
     base = os.path.dirname(host_path)
-    return [os.path.normpath(os.path.join(base, os.path.expanduser(p))) for p in reference.search_paths]
+    return [os.path.normpath(os.path.join(base, p)) for p in reference.search_paths]
+
+
+def candidates(pattern: str) -> list[str]:
+    """The files a search pattern names: @GFXARCH@ replaced by each known
+    processor (ARCHITECTURES), as the runtime replaces it by the device's."""
+    if GFXARCH not in pattern:
+        return [pattern]
+    return [pattern.replace(GFXARCH, arch) for arch in ARCHITECTURES]
 
 
 def find_archives(patterns: list[str], extra: tuple[str, ...] = ()) -> list[str]:
-    """Archives matching the patterns (@GFXARCH@ = any architecture), then
-    the archives named on the command line (files, .kpm manifests for the
-    archives they list, or folders searched for *.kpack).  Sorted, without
-    duplicates."""
+    """Archives the patterns name (candidates), then the archives named on
+    the command line (files, .kpm manifests for the archives they list, or
+    folders searched for *.kpack).  Sorted per pattern, without duplicates."""
     found: list[str] = []
     for pattern in patterns:
-        if GFXARCH in pattern:
-            pieces = pattern.split(GFXARCH)
-            matches = glob.glob("*".join(glob.escape(piece) for piece in pieces))
-        else:
-            matches = [pattern] if os.path.isfile(pattern) else []
-        found.extend(sorted(m for m in matches if os.path.isfile(m)))
+        found.extend(sorted(path for path in candidates(pattern) if os.path.isfile(path)))
     for path in extra:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
@@ -404,11 +479,17 @@ def read_for_binary(reference: Reference, indexes: set[int], host_path: str | No
     """The code objects of a split host binary, from the archives its
     search paths lead to (or the ones named on the command line).  No
     archive, or no code object for this binary in them: InputError naming
-    what was looked for."""
-    patterns = search_patterns(reference, host_path) if host_path else []
+    what was looked for.  A marker with a refused search path
+    (marker_refusal) is InputError before any file is looked at, or not
+    followed at all when archives are named (``extra``: --kpack)."""
+    container = f"section {REF_SECTION}"
+    refusal = marker_refusal(reference)
+    if refusal and not extra:
+        raise InputError(f"split binary (kpack): {refusal}; name its archives with --kpack", file=host_name,
+                         container=container)
+    patterns = search_patterns(reference, host_path) if host_path and not refusal else []
     archives = find_archives(patterns, extra)
     looked = patterns + list(extra)
-    container = f"section {REF_SECTION}"
     if not archives:
         where = ", ".join(looked) if looked else "nothing (the binary is inside an archive, so its search " \
                                                  "paths have no folder)"

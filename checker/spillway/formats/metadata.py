@@ -8,7 +8,6 @@ import struct
 from operator import itemgetter
 from typing import Annotated, Any, Literal, NamedTuple, NoReturn
 
-import msgpack
 import msgspec
 
 from spillway.errors import InputError
@@ -53,13 +52,12 @@ def iter_notes(data: bytes | memoryview):
                            what="note record")
 
 
-# Keys are read as bytes (msgpack raw mode): decoding every string of the
-# argument lists is a third of the time on large libraries.
-_COUNTS = (b".vgpr_count", b".agpr_count", b".sgpr_count", b".vgpr_spill_count", b".sgpr_spill_count",
-           b".private_segment_fixed_size", b".group_segment_fixed_size", b".wavefront_size",
-           b".max_flat_workgroup_size")
-_REQUIRED = {b".vgpr_count", b".sgpr_count", b".private_segment_fixed_size",
-             b".group_segment_fixed_size", b".wavefront_size", b".max_flat_workgroup_size"}
+# What the exact path reads of a kernel's map, as LLVM names it.
+_COUNTS = (".vgpr_count", ".agpr_count", ".sgpr_count", ".vgpr_spill_count", ".sgpr_spill_count",
+           ".private_segment_fixed_size", ".group_segment_fixed_size", ".wavefront_size",
+           ".max_flat_workgroup_size")
+_REQUIRED = {".vgpr_count", ".sgpr_count", ".private_segment_fixed_size",
+             ".group_segment_fixed_size", ".wavefront_size", ".max_flat_workgroup_size"}
 
 
 def _text(value, what: str) -> str:
@@ -73,7 +71,7 @@ def _text(value, what: str) -> str:
     raise InputError(f"metadata {what} is {value!r}, not a string")
 
 
-def _flag(kernel: dict, key: bytes, where: str) -> bool | None:
+def _flag(kernel: dict, key: str, where: str) -> bool | None:
     value = kernel.get(key)
     if value is None:
         return None
@@ -81,95 +79,135 @@ def _flag(kernel: dict, key: bytes, where: str) -> bool | None:
         return value
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    raise InputError(f"kernel {where}: metadata {key.decode()} is {value!r}, not a boolean")
+    raise InputError(f"kernel {where}: metadata {key} is {value!r}, not a boolean")
 
 
-def decode(desc: bytes | memoryview) -> dict:
-    """Decode the msgpack document; any malformation is an InputError."""
+def kernel_count(desc: bytes | memoryview) -> int | None:
+    """The length of the note's ``amdhsa.kernels`` array, read without
+    decoding the kernels (the top-level map's values are kept undecoded,
+    msgspec.Raw, and the array's header is read from its first bytes); None
+    when the note does not say (no such key, malformed: the full decode names
+    the problem)."""
     try:
-        document = msgpack.unpackb(desc, raw=True, use_list=False, strict_map_key=False)
-    except Exception as exc:  # msgpack raises many types for bad input
-        raise InputError(f"malformed msgpack metadata ({type(exc).__name__}: {exc})") from None
-    if not isinstance(document, dict):
-        raise InputError("metadata is not a msgpack map")
-    return document
+        top = _MAP.decode(desc)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    raw = top.get("amdhsa.kernels")
+    if raw is None:
+        return None
+    head = bytes(memoryview(raw)[:5])
+    if head and 0x90 <= head[0] <= 0x9F:            # fixarray
+        return head[0] & 0x0F
+    if head[:1] == b"\xdc" and len(head) >= 3:      # array 16
+        return int.from_bytes(head[1:3], "big")
+    if head[:1] == b"\xdd" and len(head) >= 5:      # array 32
+        return int.from_bytes(head[1:5], "big")
+    return None
 
 
-# What decode_resources keeps of a kernel's map: what kernels_from reads.
-_KERNEL_KEYS = frozenset((b".name", b".symbol", b".uses_dynamic_stack", b".workgroup_processor_mode") + _COUNTS)
-_TOP_KEYS = frozenset((b"amdhsa.kernels", b"amdhsa.target"))
+# -- the exact path ------------------------------------------------------------
+#
+# A note the fast path refuses is read again here, so that the error names
+# what is wrong (or, for what the fast path does not take but LLVM's readers
+# do -- a name of the bin type or not UTF-8, a key that is not a string --
+# the note is read).  msgspec walks the note's structure, keeping each value
+# undecoded (msgspec.Raw): a malformation anywhere is an error, the argument
+# lists (most of a note's bytes) are skipped, and each value read is then
+# decoded alone, so a wrong type is named with its field.
+
+_WHOLE = msgspec.msgpack.Decoder(msgspec.Raw)      # (decoding checks the structure, not the strings)
+_MAP = msgspec.msgpack.Decoder(dict[Any, msgspec.Raw])
+_ARRAY = msgspec.msgpack.Decoder(list[msgspec.Raw])
+_VALUE = msgspec.msgpack.Decoder()
+_KERNEL_KEYS = (".name", ".symbol", ".uses_dynamic_stack", ".workgroup_processor_mode") + _COUNTS
+# msgpack's str and map formats: the first byte -> the length of the header it starts
+_STR_HEADERS = {**{first: 1 for first in range(0xA0, 0xC0)}, 0xD9: 2, 0xDA: 3, 0xDB: 5}
+_MAP_HEADERS = {**{first: 1 for first in range(0x80, 0x90)}, 0xDE: 3, 0xDF: 5}
 
 
-def _wrong_type(exc: ValueError) -> bool:
-    return "Unexpected type" in str(exc)
+def _malformed(exc: Exception) -> InputError:
+    if isinstance(exc, RecursionError):
+        reason = "nested deeper than the decoder reads"
+    else:
+        reason = str(exc).replace("MessagePack data is malformed: ", "")
+        reason = reason[:1].lower() + reason[1:]
+    return InputError(f"malformed msgpack metadata ({reason})")
+
+
+def _value(raw: msgspec.Raw | bytes):
+    """A value of a note whose structure was checked, decoded; a string that
+    is not UTF-8 as its bytes (a name is read from them, an error shows them)."""
+    try:
+        return _VALUE.decode(raw)
+    except msgspec.DecodeError:         # a string in it is not UTF-8
+        pass
+    data = bytes(raw)
+    header = _STR_HEADERS.get(data[0])
+    if header is not None:
+        return data[header:]
+    try:
+        return [_value(item) for item in _ARRAY.decode(data)]
+    except msgspec.ValidationError:     # not an array: a map
+        return {key: _value(item) for key, item in _map(data).items()}
+
+
+def _map(raw: msgspec.Raw | bytes | memoryview) -> dict:
+    """A map of a note whose structure was checked, its values undecoded (a
+    key that is not UTF-8 as its bytes; keys that are arrays or maps, which
+    name nothing read, left out).  ValidationError when it is not a map."""
+    try:
+        return _MAP.decode(raw)
+    except msgspec.DecodeError:         # a key is a string that is not UTF-8, or a map
+        pass
+    data = bytes(raw)
+    header = _MAP_HEADERS.get(data[0])
+    if header is None:
+        raise msgspec.ValidationError("not a map")
+    count = int.from_bytes(data[1:header], "big") if header > 1 else data[0] & 0x0F
+    # The members, as the array of 2 * count values they are (an array32 header before them).
+    members = _ARRAY.decode(b"\xdd" + (2 * count).to_bytes(4, "big") + data[header:])
+    keys = [_value(key) for key in members[::2]]
+    return {key: value for key, value in zip(keys, members[1::2]) if not isinstance(key, (list, dict))}
 
 
 def decode_resources(desc: bytes | memoryview) -> dict:
-    """``decode`` restricted to what ``kernels_from`` and ``target_of`` read:
-    the same document for them, but the parts nobody reads (argument lists,
-    most of a note's bytes) are skipped by msgpack without being built, which
-    halves the time on ROCm libraries.  Malformations are the same InputErrors
-    as ``decode``'s (a trailing byte, a truncated note, a top level that is
-    not a map); a kernel entry or list of the wrong type is kept as it is, for
-    kernels_from to name."""
-    unpacker = msgpack.Unpacker(raw=True, use_list=False, strict_map_key=False,
-                                max_buffer_size=max(len(desc), 1))
-    unpacker.feed(desc)
-    document: dict = {}
+    """The document ``kernels_from`` and ``target_of`` read: ``amdhsa.target``
+    and, of each kernel's map in ``amdhsa.kernels``, the fields they read
+    (a kernel entry or list of the wrong type is kept as it is, for
+    kernels_from to name).  A malformed note (a trailing byte, a truncated
+    one, a byte msgpack does not use, nesting too deep, a key that cannot be
+    a key) or one whose top level is not a map is an InputError."""
     try:
+        _WHOLE.decode(desc)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise _malformed(exc) from None
+    try:
+        top = _map(desc)
+    except msgspec.ValidationError:
+        raise InputError("metadata is not a msgpack map") from None
+    document: dict = {}
+    if "amdhsa.target" in top:
+        document["amdhsa.target"] = _value(top["amdhsa.target"])
+    if "amdhsa.kernels" in top:
         try:
-            count = unpacker.read_map_header()
-        except ValueError as exc:
-            if _wrong_type(exc):
-                unpacker.unpack()           # a whole object of another type: say so, as decode does
-                raise InputError("metadata is not a msgpack map") from None
-            raise
-        unpack, skip = unpacker.unpack, unpacker.skip
-        for _ in range(count):
-            key = unpack()
-            if key not in _TOP_KEYS:        # (hashed: an unhashable key is malformed, as for decode)
-                skip()
-                continue
-            if key != b"amdhsa.kernels":
-                document[key] = unpacker.unpack()
-                continue
+            entries = _ARRAY.decode(top["amdhsa.kernels"])
+        except msgspec.ValidationError:
+            document["amdhsa.kernels"] = _value(top["amdhsa.kernels"])     # not a list: kernels_from says so
+            return document
+        kernels: list = []
+        for entry in entries:
             try:
-                entries = unpacker.read_array_header()
-            except ValueError as exc:
-                if not _wrong_type(exc):
-                    raise
-                document[key] = unpacker.unpack()     # not a list: kernels_from says so
+                fields = _map(entry)
+            except msgspec.ValidationError:
+                kernels.append(_value(entry))                              # not a map: kernels_from says so
                 continue
-            kernels = []
-            for _ in range(entries):
-                try:
-                    fields = unpacker.read_map_header()
-                except ValueError as exc:
-                    if not _wrong_type(exc):
-                        raise
-                    kernels.append(unpacker.unpack())  # not a map: kernels_from says so
-                    continue
-                kernel = {}
-                for _ in range(fields):
-                    name = unpack()
-                    # (``in`` hashes the key: an unhashable one is malformed, as for decode)
-                    if name in _KERNEL_KEYS:
-                        kernel[name] = unpack()
-                    else:
-                        skip()
-                kernels.append(kernel)
-            document[key] = tuple(kernels)
-        if unpacker.tell() != len(desc):
-            raise msgpack.ExtraData(None, b"")
-    except InputError:
-        raise
-    except Exception as exc:  # msgpack raises many types for bad input
-        raise InputError(f"malformed msgpack metadata ({type(exc).__name__}: {exc})") from None
+            kernels.append({key: _value(fields[key]) for key in _KERNEL_KEYS if key in fields})
+        document["amdhsa.kernels"] = kernels
     return document
 
 
 def target_of(document: dict) -> str | None:
-    value = document.get(b"amdhsa.target")
+    value = document.get("amdhsa.target")
     return None if value is None else _text(value, "amdhsa.target")
 
 
@@ -181,13 +219,13 @@ _required_of = itemgetter(*_REQUIRED_INDEXES)
 def _not_a_count(name: str, counts: tuple) -> NoReturn:
     bad, value = next((k, v) for k, v in zip(_COUNTS, counts)
                       if v is not None and (v.__class__ is not int or v < 0))
-    raise InputError(f"kernel {name}: metadata {bad.decode()} is {value!r}, not a count")
+    raise InputError(f"kernel {name}: metadata {bad} is {value!r}, not a count")
 
 
 def kernels_from(document: dict) -> list[KernelMetadata]:
     """Kernel records of a metadata document.  Written for speed: this runs
     for every kernel of libraries with tens of thousands of them."""
-    kernels = document.get(b"amdhsa.kernels", ())
+    kernels = document.get("amdhsa.kernels", ())
     if not isinstance(kernels, (list, tuple)):
         raise InputError("metadata amdhsa.kernels is not a list")
     out: list[KernelMetadata] = []
@@ -196,11 +234,11 @@ def kernels_from(document: dict) -> list[KernelMetadata]:
         if kernel.__class__ is not dict:
             raise InputError(f"metadata amdhsa.kernels[{index}] is not a map")
         get = kernel.get
-        name = get(b".name")
+        name = get(".name")
         # Names are ASCII manglings; a stray byte must not abort the report.
         name = name.decode("utf-8", "replace") if name.__class__ is bytes else \
             _text(name, f"amdhsa.kernels[{index}].name")
-        symbol = get(b".symbol", b"")
+        symbol = get(".symbol", "")
         symbol = symbol.decode("utf-8", "replace") if symbol.__class__ is bytes else \
             _text(symbol, f"amdhsa.kernels[{index}].symbol")
         counts: tuple[Any, ...] = tuple(map(get, _COUNTS))   # checked below: ints (or None where optional)
@@ -208,23 +246,23 @@ def kernels_from(document: dict) -> list[KernelMetadata]:
             _not_a_count(name, counts)
         if None in _required_of(counts):
             missing = next(i for i in _REQUIRED_INDEXES if counts[i] is None)
-            raise InputError(f"kernel {name}: metadata lacks {_COUNTS[missing].decode()}")
+            raise InputError(f"kernel {name}: metadata lacks {_COUNTS[missing]}")
         vgpr, agpr, sgpr, vspill, sspill, private, group, wave, max_wg = counts
         # (the bitwise or of integers is negative when one of them is)
         if vgpr | sgpr | private | group | max_wg | (agpr or 0) | (vspill or 0) | (sspill or 0) < 0:
             _not_a_count(name, counts)
         if wave != 32 and wave != 64:
             raise InputError(f"kernel {name}: wavefront size {wave} is neither 32 nor 64")
-        dynamic = get(b".uses_dynamic_stack")
-        wgp = get(b".workgroup_processor_mode")
+        dynamic = get(".uses_dynamic_stack")
+        wgp = get(".workgroup_processor_mode")
         if dynamic is None:
             dynamic = False
         elif dynamic.__class__ is not bool:
-            dynamic = bool(_flag(kernel, b".uses_dynamic_stack", name))
+            dynamic = bool(_flag(kernel, ".uses_dynamic_stack", name))
         if wgp is not None and wgp.__class__ is not bool:
             # LLVM writes the mode as an integer 0 or 1
             wgp = (wgp == 1) if wgp.__class__ is int and (wgp == 0 or wgp == 1) else \
-                _flag(kernel, b".workgroup_processor_mode", name)
+                _flag(kernel, ".workgroup_processor_mode", name)
         append(KernelMetadata(name, symbol, vgpr, agpr, sgpr, vspill or 0, sspill or 0, private,
                               dynamic, group, wave, max_wg, wgp))
     return out

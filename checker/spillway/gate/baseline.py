@@ -67,11 +67,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Final, Iterator, Literal, Mapping, Optional, Sequence, get_type_hints
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from spillway import __version__, atomic
-from spillway.paths import dumps as json_dumps, loads as json_loads, readable
+from spillway import json_codec
+from spillway.paths import readable
 from spillway.report.record import PATH_ENCODING
 from spillway.errors import InputError, UsageError
 from spillway.gate.kernels import Inputs, Kernel, KernelUsage, Resources
@@ -152,6 +152,19 @@ class Provenance(BaseModel):
                           "(-frecord-command-line); check warns when a build's differ. Absent: not known")
 
 
+class Removal(BaseModel):
+    """A kernel, or a whole target, the baseline had and the build no longer
+    builds, whose removal was accepted (baseline write --allow-removed KEY,
+    --allow-removed-target TARGET, with --reason)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str = Field(description="Target ID")
+    key: Optional[str] = Field(None, description="The kernel's stable key; absent: every kernel of the target "
+                                                 "(the target is no longer built)")
+    reason: str = Field(min_length=1, description="Why it was removed")
+
+
 class _Header(BaseModel):
     """What every version holds before its kernels."""
 
@@ -171,6 +184,10 @@ class _Header(BaseModel):
     kernels_written_from: Optional[dict[str, int]] = Field(
         None, description="Per target, the number of distinct kernels (target, key) the baseline was written "
                           "from, recorded or not")
+    removed: Optional[list[Removal]] = Field(
+        None, description="Kernels and targets no longer built whose removal was accepted, with why (check fails "
+                          "on a baseline kernel or target the build no longer has until then); sorted by target "
+                          "and key; absent when there is none")
 
 
 class Baseline(_Header):
@@ -184,6 +201,13 @@ class Baseline(_Header):
     @property
     def records_every_kernel(self) -> bool:
         return self.record_all is not False
+
+    def targets_built(self) -> set[str]:
+        """The targets the build it was written from had (and every build it is held to
+        must have): ``kernels_written_from``'s, else (versions 1 and 2 files without it)
+        the provenance's; with those of its kernels."""
+        found = set(self.kernels_written_from) if self.kernels_written_from else set(self.provenance.targets)
+        return found | {e.target for e in self.kernels}
 
 
 # -- version 3: one line per key ------------------------------------------------
@@ -374,11 +398,21 @@ def _validated(path: str, validate) -> Baseline:
 
 
 def load_baseline(path: str) -> Baseline:
+    return read_baseline(path)[0]
+
+
+def read_baseline(path: str) -> tuple[Baseline, bytes]:
+    """The baseline file at ``path``, and its bytes as read (check's SARIF locates
+    each kernel at its line in them: the file is read once)."""
     try:
         with open(readable(path), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise InputError(f"cannot read baseline: {exc.strerror}", file=path) from None
+    return parse_baseline_bytes(data, path), data
+
+
+def parse_baseline_bytes(data: bytes, path: str) -> Baseline:
     if _SCHEMA_FIELD.search(data[:512]):
         # Versions 1 and 2, validated straight from the bytes by pydantic-core:
         # about a third faster than a dict first on 80,000 kernels.  (Version 3
@@ -388,8 +422,8 @@ def load_baseline(path: str) -> Baseline:
         except InputError:
             pass   # explained below, from the parsed document
     try:
-        document = json_loads(data)
-    except orjson.JSONDecodeError as exc:
+        document = json_codec.loads(data)
+    except json_codec.JSONDecodeError as exc:
         raise InputError(f"not a spillway baseline: not valid JSON ({exc})", file=path) from None
     return parse_baseline(document, path)
 
@@ -418,13 +452,17 @@ def render(baseline: Baseline) -> bytes:
     head["schema"] = SCHEMA_V4 if _records_code(baseline) else SCHEMA
     if head["provenance"]["flags"] is None:   # not known: left out, as files before it were written
         del head["provenance"]["flags"]
+    if not head["removed"]:                   # none accepted: left out, as files before it were written
+        del head["removed"]
+    else:                                     # a target's removal has no key
+        head["removed"] = [{k: v for k, v in r.items() if v is not None} for r in head["removed"]]
     if head["record_all"] is None:   # version 1: every kernel read was recorded
         head["record_all"] = True
         written_from: dict[str, int] = {}
         for entry in baseline.kernels:
             written_from[entry.target] = written_from.get(entry.target, 0) + 1
         head["kernels_written_from"] = dict(sorted(written_from.items()))
-    text = json_dumps(head, option=orjson.OPT_INDENT_2)
+    text = json_codec.dumps(head, indent=True)
     assert text.endswith(b"\n}")
     gate = list(baseline.gate)
     lines: list[bytes] = []
@@ -436,7 +474,7 @@ def render(baseline: Baseline) -> bytes:
         while at < len(entries) and entries[at].key == key:
             targets.append(_target_dict(entries[at], gate))
             at += 1
-        lines.append(json_dumps({"key": key, "targets": targets}))
+        lines.append(json_codec.dumps({"key": key, "targets": targets}))
     body = b'  "kernels": [\n' + b",\n".join(b"    " + line for line in lines) + b"\n  ]" if lines \
         else b'  "kernels": []'
     return text[:-2] + b",\n" + body + b"\n}\n"
@@ -578,11 +616,39 @@ def pattern_matches(pattern: str, usage: KernelUsage) -> bool:
     tried against the stable key, the demangled name, the demangled name
     without versioned namespaces and the short name (no return type, no
     parameters: ``topk<32>``)."""
-    shown = display_key(usage.name)
-    candidates = (usage.key, usage.name, shown, short_name(shown))
+    return _named(pattern, usage.key, usage.name)
+
+
+def _named(pattern: str, key: str, name: str) -> bool:
+    """pattern_matches for a kernel known by its key and demangled name (--allow-removed)."""
+    shown = display_key(name)
+    candidates = (key, name, shown, short_name(shown))
     if any(c in pattern for c in "*?["):
         return any(fnmatch.fnmatchcase(c, pattern) for c in candidates)
     return pattern in candidates
+
+
+@dataclass(frozen=True)
+class Allow:
+    """One ``--allow PATTERN`` (pattern_matches) or ``--allow-key KEY`` (the
+    stable key itself, character for character: what every printed accept
+    command uses, since a kernel named ``*kernel*`` is also a glob), with its
+    reason."""
+
+    text: str
+    reason: str
+    exact_key: bool = False
+    given_as: Optional[str] = None     # the option that gave it (--allow-removed-key ...); None: --allow[-key]
+
+    def matches(self, usage: KernelUsage) -> bool:
+        return self.matches_key(usage.key, usage.name)
+
+    def matches_key(self, key: str, name: str) -> bool:
+        return key == self.text if self.exact_key else _named(self.text, key, name)
+
+    @property
+    def option(self) -> str:
+        return self.given_as or ("--allow-key" if self.exact_key else "--allow")
 
 
 @dataclass
@@ -603,8 +669,17 @@ class UpdateResult:
     raised: list[Change] = field(default_factory=list)     # went up because --allow said so
     refused: list[Change] = field(default_factory=list)    # would go up; kept at the old value
     added: list[Kernel] = field(default_factory=list)
-    removed: list[tuple[str, str, str]] = field(default_factory=list)
+    removed: list[tuple[str, str, str]] = field(default_factory=list)     # gone, removal accepted
+    removed_targets: list[str] = field(default_factory=list)              # gone whole, removal accepted
+    # Gone from the build without --allow-removed: kept, so check keeps failing on them.
+    kept_removed: list[tuple[str, str, str]] = field(default_factory=list)
+    kept_targets: list[tuple[str, Optional[int]]] = field(default_factory=list)   # (target, kernels written from)
     kept_other_targets: int = 0
+
+    @property
+    def kept(self) -> bool:
+        """Something would have gone up or away without --allow / --allow-removed (exit 1)."""
+        return bool(self.refused or self.kept_removed or self.kept_targets)
 
 
 def needs_every_kernel(gate) -> bool:
@@ -621,21 +696,29 @@ def recorded_by_default(resources: Resources, gate: tuple[str, ...]) -> bool:
 
 
 def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: Baseline | None = None,
-          allows: Sequence[tuple[str, str]] = (), targets: list[str] | None = None,
+          allows: Sequence[Allow] = (), targets: list[str] | None = None,
           record_all: bool = False, digests: Mapping[str, str] | None = None,
-          flags: list[str] | None = None) -> UpdateResult:
+          flags: list[str] | None = None, allow_removed: Sequence[Allow] = (),
+          allow_removed_targets: Sequence[tuple[str, str]] = ()) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.  ``digests``:
     sha256_path of inputs already worked out (SourceHasher); the others are
     hashed here.  ``flags``: the build's code-generation flags (None: not
     known; an update then keeps the previous baseline's).
 
     Updating: allowances that went down are tightened; an allowance that
-    would go up keeps its old value (reported in ``refused``) unless an
-    ``allows`` pattern matches the kernel, whose reason is then stored (on a
+    would go up keeps its old value (reported in ``refused``) unless one of
+    ``allows`` matches the kernel, whose reason is then stored (on a
     new baseline every matched kernel gets the reason).  A kernel new to the
     baseline starts from zero scratch and zero spills, so a new kernel that
-    spills needs --allow too.  Kernels gone from the build are dropped,
-    except on targets excluded with ``targets``.
+    spills needs --allow too.
+
+    A kernel of the baseline the build no longer has, and a target it no
+    longer builds at all (every kernel of it gone), are kept (``kept_removed``,
+    ``kept_targets``: check keeps failing on them) unless an ``allow_removed``
+    pattern matches the kernel or ``allow_removed_targets`` names the target
+    (``(pattern or target, reason)``); then they are dropped and the removal
+    and its reason recorded (``removed``).  Targets excluded with ``targets``
+    are carried over as they were.
 
     Without ``record_all`` (and unless a gate needs every kernel, or the
     previous baseline recorded every kernel on purpose) only kernels whose
@@ -653,7 +736,7 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         note = previous.note
     old_entries = {(e.target, e.key): e for e in previous.kernels} if previous else {}
     result = UpdateResult(baseline=None, updated=previous is not None)  # type: ignore[arg-type]
-    matched_patterns: set[str] = set()
+    matched: set[Allow] = set()
     entries: list[Entry] = []
     allowances: dict[tuple, Allowance] = {}
     if record_all or allows:
@@ -670,11 +753,11 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             # The machine code's figures are recorded only when gated (version 4).
             resources = dataclasses.replace(resources, loop_scratch=None, agpr_copies=None)
         reasons = []
-        for pattern, reason in allows:
-            if pattern_matches(pattern, usage):
-                matched_patterns.add(pattern)
-                if reason not in reasons:
-                    reasons.append(reason)
+        for named in allows:
+            if named.matches(usage):
+                matched.add(named)
+                if named.reason not in reasons:
+                    reasons.append(named.reason)
         prev = old_entries.get(ident)
         if not record_all and not reasons and not recorded_by_default(resources, gate):
             if prev is not None:            # at zero now: tightened, then held to zero by its absence
@@ -729,18 +812,21 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
             kept_reason = prev.reason if prev else None
         entries.append(Entry(target=usage.target, key=usage.key, name=usage.name,
                              allow=_shared_allowance(allowances, allow), recorded=resources, reason=kept_reason))
+    removals = _removals(inputs, previous, targets, allow_removed, allow_removed_targets, result)
     for ident, entry in old_entries.items():
         if ident in inputs.usage:
             continue
         if targets and not target_selected(entry.target, targets):
             entries.append(entry)          # a target this run did not read: carry it over
             result.kept_other_targets += 1
-        else:
-            result.removed.append((entry.target, entry.key, entry.name))
-    unmatched = [p for p, _ in allows if p not in matched_patterns]
+        elif ident in removals.kept:
+            entries.append(entry)          # gone without --allow-removed: kept, check fails on it
+    unmatched = [named for named in allows if named not in matched]
     if unmatched:
-        raise UsageError(f"--allow {unmatched[0]!r} matches no kernel (patterns are exact names or globs "
-                         f"matched against the stable key and the demangled name)")
+        first = unmatched[0]
+        raise UsageError(f"{first.option} {first.text!r} matches no kernel " + (
+            "(the stable key, exactly)" if first.exact_key else
+            "(patterns are exact names or globs matched against the stable key and the demangled name)"))
     provenance = Provenance(
         spillway_version=__version__,
         created="",
@@ -758,12 +844,101 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         for target, count in previous.kernels_written_from.items():   # targets this run did not read
             if not target_selected(target, targets):
                 written_from[target] = count
+    for target, known in result.kept_targets:      # still expected: check fails until it is built or accepted
+        written_from[target] = known if known is not None else sum(1 for e in entries if e.target == target)
     baseline = Baseline(note=note, gate=list(gate), provenance=provenance, occupancy_model=occupancy_model,
                         record_all=record_all, kernels_written_from=dict(sorted(written_from.items())),
-                        kernels=entries)
+                        removed=removals.recorded or None, kernels=entries)
     baseline.provenance.created = _created(baseline, previous)
     result.baseline = baseline
     return result
+
+
+@dataclass
+class _Removals:
+    kept: set[Kernel]                   # baseline kernels gone from the build, kept
+    recorded: list[Removal]             # the baseline's accepted removals, old and new
+
+
+def vanished(baseline: Baseline, usage: Mapping[Kernel, Any], targets: Sequence[str] = (),
+             declared: Sequence[str] = ()) -> tuple[list[str], list[Entry]]:
+    """What of ``baseline`` the build (``usage``) no longer has, among the targets
+    ``targets`` selects: (the targets with no kernel built, sorted; the kernels
+    gone on the other targets, in the baseline's order).  ``declared``: targets
+    the build must have besides (a matrix cell's; a processor matches its
+    feature variants)."""
+    built = {target for target, _key in usage}
+    expected = [t for t in sorted(baseline.targets_built()) if target_selected(t, list(targets))]
+    gone = [t for t in expected if t not in built]
+    for target in declared:
+        if (target_selected(target, list(targets)) and target not in gone
+                and not any(target_selected(b, [target]) for b in built)):
+            gone.append(target)
+    missing = set(gone)
+    kernels = [e for e in baseline.kernels if (e.target, e.key) not in usage and e.target not in missing
+               and target_selected(e.target, list(targets))]
+    return sorted(gone), kernels
+
+
+def _removals(inputs: Inputs, previous: Baseline | None, targets: list[str] | None,
+              allow_removed: Sequence[Allow], allow_removed_targets: Sequence[tuple[str, str]],
+              result: UpdateResult) -> _Removals:
+    """What an update does with the previous baseline's kernels and targets the
+    build no longer has: drops those ``allow_removed`` (patterns) and
+    ``allow_removed_targets`` accept, recording why, and keeps the others
+    (``result.kept_removed``, ``kept_targets``); an accept that matches nothing
+    gone is a UsageError, as an --allow that matches no kernel is."""
+    if previous is None:
+        if allow_removed or allow_removed_targets:
+            raise UsageError("--allow-removed and --allow-removed-target accept what an existing baseline has and "
+                             "the build no longer builds: there is no baseline to update")
+        return _Removals(set(), [])
+    gone_targets, gone_kernels = vanished(previous, inputs.usage, targets or ())
+    accepted_targets: dict[str, str] = {}
+    for target, reason in allow_removed_targets:
+        matching = [t for t in gone_targets if target_selected(t, [target])]
+        if not matching:
+            raise UsageError(f"--allow-removed-target {target!r}: the baseline has no such target that the build "
+                             f"no longer builds (gone: {', '.join(gone_targets) or 'none'})")
+        for found in matching:
+            accepted_targets.setdefault(found, reason)
+    written_from = previous.kernels_written_from or {}
+    for target in gone_targets:
+        if target in accepted_targets:
+            result.removed_targets.append(target)
+        else:
+            result.kept_targets.append((target, written_from.get(target)))
+    kept: set[Kernel] = {(e.target, e.key) for e in previous.kernels
+                         if e.target in gone_targets and e.target not in accepted_targets}
+    recorded = {(r.target, r.key): r for r in previous.removed or ()}
+    matched: set[Allow] = set()
+    for entry in gone_kernels:
+        accepting = [named for named in allow_removed if named.matches_key(entry.key, entry.name)]
+        reasons = [named.reason for named in accepting]
+        matched.update(accepting)
+        if reasons:
+            result.removed.append((entry.target, entry.key, entry.name))
+            recorded[(entry.target, entry.key)] = Removal(target=entry.target, key=entry.key,
+                                                          reason="; ".join(dict.fromkeys(reasons)))
+        else:
+            result.kept_removed.append((entry.target, entry.key, entry.name))
+            kept.add((entry.target, entry.key))
+    unmatched = [named for named in allow_removed if named not in matched]
+    if unmatched:
+        first = unmatched[0]
+        raise UsageError(f"{first.given_as or '--allow-removed'} {first.text!r} matches no baseline kernel the build "
+                         f"no longer has " + ("(the stable key, exactly)" if first.exact_key else
+                                              "(patterns are exact names or globs matched against the stable key "
+                                              "and the demangled name)"))
+    for target, reason in accepted_targets.items():
+        # The target's kernels go with it (recorded once, for the target).
+        recorded = {k: r for k, r in recorded.items() if k[0] != target}
+        recorded[(target, None)] = Removal(target=target, reason=reason)
+    # A removal recorded before whose kernel or target is built again is no longer one.
+    built = {target for target, _key in inputs.usage}
+    recorded = {k: r for k, r in recorded.items()
+                if not (k in inputs.usage or (k[1] is None and k[0] in built))}
+    return _Removals(kept, [recorded[k] for k in sorted(recorded, key=lambda k: (k[0], k[1] or ""))])
 
 
 def update_summary(result: UpdateResult, shown: str) -> str:
@@ -777,8 +952,16 @@ def update_summary(result: UpdateResult, shown: str) -> str:
     if result.updated:
         details = [f"{len(result.tightened)} allowances tightened", f"{len(result.raised)} loosened with --allow",
                    f"{len(result.added)} kernels added", f"{len(result.removed)} removed"]
+        if result.removed_targets:
+            details.append(f"target{'s' if len(result.removed_targets) != 1 else ''} "
+                           f"{', '.join(result.removed_targets)} removed")
         if result.refused:
             details.append(f"{len(result.refused)} kept because they would go up without --allow")
+        if result.kept_removed or result.kept_targets:
+            kept = [f"{len(result.kept_removed)} kernel{'s' if len(result.kept_removed) != 1 else ''}"] \
+                if result.kept_removed else []
+            kept += [f"target {target}" for target, _ in result.kept_targets]
+            details.append(f"{' and '.join(kept)} no longer built kept without --allow-removed")
         if result.kept_other_targets:
             details.append(f"{result.kept_other_targets} kept for targets not read")
         summary += " (" + ", ".join(details) + ")"

@@ -1,10 +1,20 @@
 """The check: every kernel of a build held to its allowance in a baseline
-(gate.metrics: what each metric measures and which way it holds), into one
-CheckResult: the model every rendering of ``spillway check`` reads."""
+(gate.metrics: what each metric measures and which way it holds), and every
+kernel and target of the baseline still built, into one CheckResult: the
+model every rendering of ``spillway check`` reads.
+
+A baseline kernel the build no longer has, and a target the baseline was
+written from (``kernels_written_from``; a matrix cell's declared targets too)
+that has no kernel in the build, fail the check (issue 31: a build whose
+gfx1151 code vanished passed) until ``baseline write --allow-removed KEY`` or
+``--allow-removed-target TARGET`` records the removal and why.  A baseline
+written without --record-all names only the kernels it records: the others
+are counted per target, and a target with fewer kernels than it was written
+from is a note (``fewer_kernels``), as the kernels gone cannot be named."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Callable, Final, Iterable, Optional
 
@@ -18,7 +28,7 @@ from spillway.resources.targets import target_selected
 if TYPE_CHECKING:  # pragma: no cover
     from spillway.gate.baseline import Baseline
 
-CHECK_SCHEMA: Final = "spillway.check/2"
+CHECK_SCHEMA: Final = "spillway.check/3"     # version 2 with removed_targets and fewer_kernels; removals fail
 
 
 @dataclass(slots=True)
@@ -46,7 +56,8 @@ class Finding:
         """The one wording of a finding with its kernel, for check, the matrix and SARIF:
         ``topk<32> [gfx1100]: scratch 272 B/lane, allowed at most 0 B/lane``."""
         from spillway.resources.names import table_name
-        return f"{table_name(self.name, names)} [{self.target}]: {self.message()}"
+        from spillway.untrusted import visible     # (name and target come from the binary)
+        return f"{visible(table_name(self.name, names))} [{visible(self.target)}]: {self.message()}"
 
     def message(self) -> str:
         """``scratch 272 B/lane, allowed at most 0 B/lane (kernel not in the baseline)``"""
@@ -62,18 +73,75 @@ class Finding:
         return text
 
 
+@dataclass(frozen=True)
+class RemovedTarget:
+    """A target the build has no kernel for: one the baseline was written from
+    (``kernels``: how many kernels it had there, None when not known), or one
+    the build declares (a matrix cell's targets in cells.toml)."""
+
+    target: str
+    kernels: Optional[int] = None
+    declared: bool = False           # the build declares it (a matrix cell)
+    in_baseline: bool = True         # the baseline was written from it
+
+    def line(self) -> str:
+        """``target gfx1151: no kernel built for it (the baseline was written from 66 kernels on it)``"""
+        why = []
+        if self.in_baseline:
+            why.append(f"the baseline was written from {self.kernels} kernel{'s' if self.kernels != 1 else ''} on it"
+                       if self.kernels else "the baseline has it")
+        if self.declared:
+            why.append("the cell declares it in cells.toml")
+        return f"target {self.target}: no kernel built for it ({'; '.join(why)})"
+
+
+@dataclass(frozen=True)
+class FewerKernels:
+    """A baseline written without --record-all, and a target the build has
+    fewer kernels on than the baseline was written from (a note: kernels at
+    zero are not recorded, so those gone cannot be named)."""
+
+    target: str
+    built: int
+    written_from: int
+    unnamed: int          # at least this many gone that the baseline does not record (those it records are named)
+
+    def line(self) -> str:
+        return (f"{self.target}: {self.built} kernels built, the baseline was written from {self.written_from}: at "
+                f"least {self.unnamed} of the kernels it does not record (its gate found them at zero) "
+                f"{'are' if self.unnamed != 1 else 'is'} no longer built (a baseline written with --record-all "
+                f"names and gates each)")
+
+
+@dataclass(frozen=True)
+class RemovalCommands:
+    """The commands that accept what a check found no longer built (``baseline
+    write ... --allow-removed KEY`` / ``--allow-removed-target TARGET``), worded by
+    the caller (gate.commands.CheckCommands, a matrix cell)."""
+
+    kernel: Callable[[str], str]                           # a key -> its command
+    target: Callable[[RemovedTarget], str]                 # a removed target -> its command (or what to do)
+    every: Callable[["CheckResult"], tuple[str, int]]      # (one command for all, kernels left out of it)
+
+
 @dataclass
 class CheckResult:
     baseline_path: str
     gate: tuple[str, ...]
     kernels: int
     findings: Sequence[Finding]            # every kernel x metric, sorted
-    vanished: list[tuple[str, str, str]]   # (target, key, name) in the baseline, not in the build
+    # (target, key, name) in the baseline, not in the build (a failure; those of removed targets are not listed)
+    vanished: list[tuple[str, str, str]]
     new_kernels: list[tuple[str, str, str]]
     # The occupancy model the build was read with: the baseline's unless overridden (version 1: llvm22).
     occupancy_model: str = UNNAMED_MODEL
     # The findings that did not pass, in the same order (None: taken from ``findings``).
     failing: Optional[list[Finding]] = None
+    removed_targets: list[RemovedTarget] = field(default_factory=list)    # a failure each
+    fewer_kernels: list[FewerKernels] = field(default_factory=list)       # notes
+    # (target, key) -> gate.source_location.SourceLocation of failing kernels whose binaries have line
+    # tables (filled in by the command for the formats that point at source: json, sarif).
+    sources: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.failing is None:
@@ -96,28 +164,39 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.vanished and not self.removed_targets
 
     def summary(self) -> str:
         plural = "s" if self.kernels != 1 else ""
-        if self.passed:
-            text = f"OK: {self.kernels} kernel{plural} within baseline"
-        else:
+        failing = []
+        if self.failures:
             detail = ", ".join(f"{m}: {n}" for m, n in self.by_metric().items())
-            text = f"FAIL: {self.failed_kernels} of {self.kernels} kernel{plural} over their baseline ({detail})"
-        extras = []
-        if self.new_kernels:
-            extras.append(f"{len(self.new_kernels)} not in the baseline")
+            failing.append(f"{self.failed_kernels} of {self.kernels} kernel{plural} over their baseline ({detail})")
+        if self.removed_targets:
+            names = ", ".join(t.target for t in self.removed_targets)
+            failing.append(f"target{'s' if len(self.removed_targets) != 1 else ''} {names} no longer built")
         if self.vanished:
-            extras.append(f"{len(self.vanished)} baseline kernel{'s' if len(self.vanished) != 1 else ''} "
-                          f"no longer built")
-        return text + (f"; {', '.join(extras)}" if extras else "")
+            failing.append(f"{len(self.vanished)} baseline kernel{'s' if len(self.vanished) != 1 else ''} "
+                           f"no longer built")
+        text = "FAIL: " + "; ".join(failing) if failing else f"OK: {self.kernels} kernel{plural} within baseline"
+        if self.new_kernels:
+            text += f"; {len(self.new_kernels)} not in the baseline"
+        return text
 
     def counts(self) -> dict[str, object]:
-        """``summary`` of the v2 document: counts only (the text is ``sentence``)."""
+        """``summary`` of the document: counts only (the text is ``sentence``)."""
         return {"kernels": self.kernels, "failed_kernels": self.failed_kernels,
                 "failures": len(self.failures), "by_metric": self.by_metric(),
-                "added": len(self.new_kernels), "removed": len(self.vanished)}
+                "added": len(self.new_kernels), "removed": len(self.vanished),
+                "removed_targets": len(self.removed_targets)}
+
+    def _failure_json(self, f: Finding) -> dict:
+        found = {"target": f.target, "key": f.key, "name": f.name, "metric": f.metric, "allowed": f.allowed,
+                 "actual": f.actual, "new_kernel": f.new_kernel, "dynamic_stack": f.dynamic_stack}
+        source = self.sources.get((f.target, f.key))
+        if source is not None:
+            found["source"] = source.as_dict()
+        return found
 
     def to_json(self) -> dict:
         return {
@@ -129,17 +208,19 @@ class CheckResult:
             "passed": self.passed,
             "summary": self.counts(),
             "sentence": self.summary(),
-            "failures": [{"target": f.target, "key": f.key, "name": f.name, "metric": f.metric,
-                          "allowed": f.allowed, "actual": f.actual, "new_kernel": f.new_kernel,
-                          "dynamic_stack": f.dynamic_stack} for f in self.failures],
+            "failures": [self._failure_json(f) for f in self.failures],
             "added": [{"target": t, "key": k, "name": n} for t, k, n in self.new_kernels],
             "removed": [{"target": t, "key": k, "name": n} for t, k, n in self.vanished],
+            "removed_targets": [{"target": t.target, "kernels_written_from": t.kernels, "declared": t.declared,
+                                 "in_baseline": t.in_baseline} for t in self.removed_targets],
+            "fewer_kernels": [{"target": f.target, "built": f.built, "written_from": f.written_from,
+                               "unnamed": f.unnamed} for f in self.fewer_kernels],
         }
 
 
 def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable[str],
           targets: list[str] | None = None, baseline_path: str = "",
-          occupancy_model: Optional[str] = None) -> CheckResult:
+          occupancy_model: Optional[str] = None, declared_targets: Sequence[str] = ()) -> CheckResult:
     """Hold every kernel of ``usage`` to its allowance in ``baseline``.
 
     ``occupancy_model`` is the model ``usage`` was read with (--occupancy-model);
@@ -150,6 +231,10 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     held to the value recorded when the baseline was written.  Kernels absent
     from the baseline are held to ``new_kernel_allowance`` (zero scratch, no
     dynamic stack, zero spills; other metrics unconstrained).
+
+    Every baseline kernel and every target the baseline was written from, and
+    each of ``declared_targets`` (a matrix cell's), must still be built, among
+    the targets ``targets`` selects (checking a subset says nothing of the others).
     """
     gate = tuple(m for m in METRICS if m in set(gate))
     refuse_without_code(usage, gate)
@@ -187,10 +272,7 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     by_order = {name: index for index, name in enumerate(gate)}
     failing.sort(key=lambda f: (f.target, f.name, f.key, by_order[f.metric]))
     new_kernels.sort(key=lambda v: (v[0], v[2], v[1]))
-    wanted = targets or []
-    vanished = sorted(((e.target, e.key, e.name) for ident, e in entries.items()
-                       if ident not in usage and target_selected(e.target, wanted)),
-                      key=lambda v: (v[0], v[2], v[1]))
+    removed_targets, vanished, fewer = _removals(usage, baseline, targets or [], declared_targets)
 
     def every_finding() -> list[Finding]:
         order = sorted((ident[0], kernel.name, ident[1], ident) for ident, kernel in usage.items())
@@ -200,7 +282,34 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
         return findings
 
     return CheckResult(baseline_path, gate, len(usage), _Findings(every_finding), vanished, new_kernels,
-                       occupancy_model or baseline.occupancy_model or UNNAMED_MODEL, failing)
+                       occupancy_model or baseline.occupancy_model or UNNAMED_MODEL, failing, removed_targets, fewer)
+
+
+def _removals(usage: dict[Kernel, KernelUsage], baseline: "Baseline", wanted: list[str],
+              declared: Sequence[str]) -> tuple[list[RemovedTarget], list[tuple[str, str, str]], list[FewerKernels]]:
+    """What the build no longer has: targets, the kernels on the others, and (a baseline
+    of the non-zero kernels only) the targets with fewer kernels than it was written from."""
+    from spillway.gate.baseline import vanished as missing
+
+    gone, kernels = missing(baseline, usage, wanted, declared)
+    written_from = baseline.kernels_written_from or {}
+    of_baseline = baseline.targets_built()
+    removed_targets = [RemovedTarget(t, written_from.get(t) if t in of_baseline else None,
+                                     any(target_selected(t, [d]) for d in declared), t in of_baseline) for t in gone]
+    vanished = sorted(((e.target, e.key, e.name) for e in kernels), key=lambda v: (v[0], v[2], v[1]))
+    fewer = []
+    if not baseline.records_every_kernel and written_from:
+        built: dict[str, int] = {}
+        for target, _key in usage:
+            built[target] = built.get(target, 0) + 1
+        named: dict[str, int] = {}
+        for target, _key, _name in vanished:
+            named[target] = named.get(target, 0) + 1
+        fewer = [FewerKernels(target, built[target], count, count - built[target] - named.get(target, 0))
+                 for target, count in sorted(written_from.items())
+                 if target in built and count - built[target] - named.get(target, 0) > 0
+                 and target_selected(target, wanted)]
+    return removed_targets, vanished, fewer
 
 
 def _kernel_findings(ident: Kernel, kernel: KernelUsage, entry, gate: tuple[str, ...],

@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, Optional, Sequence
 
 from spillway import __version__
+from spillway.gate.code_change import (ONLY_SPILL_AND_ALU, ONLY_SPILL_TRAFFIC, LinesChange, MixChange, lines_change,
+                                       mix_change)
 from spillway.gate.kernels import CodeFigures, Kernel, KernelUsage, Resources
 from spillway.gate.totals import Totals, totals
-from spillway.paths import document_chunks
+from spillway.json_codec import document_chunks
 from spillway.resources.occupancy import DEFAULT_MODEL
 
 COMPARE_SCHEMA: Final = "spillway.compare/3"
@@ -76,6 +78,22 @@ class KernelDiff:
         if new.scratch_in_loops == 0 < old.scratch_in_loops:
             return ["spills moved out of the loops"]
         return []
+
+    def mix_change(self) -> Optional[MixChange]:
+        """What changed in the instruction mix (None: a side has none: not
+        read, a report older than version 4, instances that differ)."""
+        old, new = self.old_code, self.new_code
+        if old is None or new is None or old.mix is None or new.mix is None:
+            return None
+        return mix_change(old.mix, new.mix)
+
+    def lines_change(self) -> Optional[LinesChange]:
+        """Which source lines gained or lost scratch bytes in loops (None: a
+        side has no line table)."""
+        old, new = self.old_code, self.new_code
+        if old is None or new is None:
+            return None
+        return lines_change(old.loop_lines, old.lines_complete, new.loop_lines, new.lines_complete)
 
     @property
     def status(self) -> Status:
@@ -187,6 +205,14 @@ class Comparison:
             moved = sum(1 for k in self.kernels if "spills moved into a loop" in k.code_notes())
             if moved:
                 said.append(f"{kernels(moved)} with spills moved into a loop")
+            verdicts = [found.verdict for k in self.kernels if k.old_code is not None and k.new_code is not None
+                        and k.old_code.code_sha256 != k.new_code.code_sha256 and (found := k.mix_change()) is not None]
+            if verdicts.count(ONLY_SPILL_TRAFFIC):
+                said.append(f"{kernels(verdicts.count(ONLY_SPILL_TRAFFIC))} with the same arithmetic and only "
+                            f"spill traffic changed")
+            if verdicts.count(ONLY_SPILL_AND_ALU):
+                said.append(f"{kernels(verdicts.count(ONLY_SPILL_AND_ALU))} with the same matrix and memory work "
+                            f"and only spill traffic and ALU changed")
             sentence += " Code: " + ", ".join(said) + "."
         return sentence
 
@@ -235,9 +261,11 @@ CODE_COUNT_NAMES = {"identical code": "identical", "same figures, code changed":
 
 
 def _code_json(diff: KernelDiff) -> dict:
+    mix, lines = diff.mix_change(), diff.lines_change()
     return {"verdict": diff.code_verdict, "notes": diff.code_notes(),
             "old": None if diff.old_code is None else diff.old_code.as_dict(),
-            "new": None if diff.new_code is None else diff.new_code.as_dict()}
+            "new": None if diff.new_code is None else diff.new_code.as_dict(),
+            "mix": None if mix is None else mix.as_dict(), "lines": None if lines is None else lines.as_dict()}
 
 
 def _usage_json(usage: KernelUsage) -> dict:

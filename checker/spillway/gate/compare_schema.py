@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
+from spillway.constants import MIX_CLASSES
+from spillway.gate.code_change import MIX_VERDICTS
 from spillway.gate.compare import COMPARE_SCHEMA, CodeVerdict, Status
 from spillway.gate.kernels import Resources
 
@@ -35,6 +37,38 @@ def json_schema() -> dict:
         agpr_copies: int = Field(description="agpr_writes + agpr_reads (worst instance)")
         complete: bool = Field(description="Every instance decoded to its end (isa status complete)")
 
+    class ClassChange(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        class_: Literal[MIX_CLASSES] = Field(alias="class")  # type: ignore[valid-type]
+        old: int
+        new: int
+
+    class MixChangeModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        verdict: Literal[MIX_VERDICTS] = Field(  # type: ignore[valid-type]
+            description="arithmetic: valu, salu, vmem, smem, lds, matrix; spill traffic: scratch, agpr_copy; the "
+                        "rest (branch, waitcnt, other) is control")
+        changed: list[ClassChange] = Field(description="Each class whose count differs, in class order")
+
+    class LineChangeModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        file: str = Field(description="Relative to the compile unit's DW_AT_comp_dir when under it; \"\" with "
+                                      "line 0: accesses with no line")
+        line: int
+        old_loop_bytes: int = Field(description="Scratch bytes per lane in loops on that line, OLD")
+        new_loop_bytes: int
+
+    class LinesChangeModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        gained: list[LineChangeModel] = Field(description="Most gained first (at most 5)")
+        lost: list[LineChangeModel] = Field(description="Most lost first (at most 5)")
+        more_gained: int
+        more_lost: int
+
     class CodeDiffModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
@@ -45,6 +79,12 @@ def json_schema() -> dict:
             description="spills moved into a loop: scratch_in_loops 0 before, more after; out: the reverse")
         old: Optional[CodeFiguresModel]
         new: Optional[CodeFiguresModel]
+        mix: Optional[MixChangeModel] = Field(None, description="What changed in the instruction mix (null: a side "
+                                                                "has none: not read, a report older than "
+                                                                "spillway.report/4, or instances that differ)")
+        lines: Optional[LinesChangeModel] = Field(None, description="Source lines that gained or lost scratch bytes "
+                                                                    "per lane in loops (null: a side has no DWARF "
+                                                                    "line table)")
 
     class DiffModel(BaseModel):
         model_config = ConfigDict(extra="forbid")

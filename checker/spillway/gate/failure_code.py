@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spillway.untrusted import visible
 from spillway.isa.evidence import COMPLETE, KernelCode
 
 
@@ -39,7 +40,8 @@ class FailureCode:
                 f"{self.agpr_copies} AGPR copies")
         if self.calls:
             text += f", {self.calls} call{'s' if self.calls != 1 else ''} (callees not counted)"
-        text += ", complete" if self.status == COMPLETE else f", decoding stopped: {self.status}"
+        # (a status names the target, which comes from the binary: one visible line)
+        text += ", complete" if self.status == COMPLETE else f", decoding stopped: {visible(self.status)}"
         if self.instances > 1:
             text += f" (worst of {self.instances} instances)"
         return text
@@ -47,3 +49,19 @@ class FailureCode:
 
 def failures_code(found: dict[tuple[str, str], list[KernelCode]]) -> dict[tuple[str, str], FailureCode]:
     return {kernel: FailureCode.fold(codes) for kernel, codes in found.items() if codes}
+
+
+def failing_code(result, paths: list[str], options, limit: int) -> dict[tuple[str, str], FailureCode] | None:
+    """The machine code of a check's failures the text shows (the first ``limit``; 0: all),
+    by (target, key): the binaries among ``paths`` read again for them (report JSON inputs
+    have none to decode).  None when the check passed."""
+    if not result.failures:
+        return None
+    from spillway.gate.reading import sniff_json
+    from spillway.report.kernel_code import evidence_of_kernels
+
+    binaries = [p for p in paths if not sniff_json(p)]
+    if not binaries:
+        return None
+    shown = result.failures[:limit] if limit else result.failures
+    return failures_code(evidence_of_kernels(binaries, options, {(f.target, f.key) for f in shown}))

@@ -18,6 +18,8 @@ from typing import Annotated, Iterable, Optional
 
 from pydantic import ConfigDict, Field
 
+from spillway.constants import MIX_CLASSES
+from spillway.paths import relative_path
 from spillway.report.fields import FIELDS, RESOURCE_FIELDS
 from spillway.report.report_input import NEED_ORDER   # occupancy_next's resources, as it lists them
 from spillway.resources.occupancy import UNNAMED_MODEL
@@ -104,17 +106,38 @@ class CodeFigures:
     scratch_in_loops: int            # scratch accesses inside loops
     agpr_copies: int                 # agpr_writes + agpr_reads
     complete: bool                   # every instance decoded to its end
+    # The instruction mix (isa.mix: counts in MIX_CLASSES order); None when a report without it (versions
+    # 2 and 3) was read, or the kernel's instances differ in it.
+    mix: Optional[tuple[int, ...]] = None
+    # Source lines with scratch bytes in loops: (file relative to its comp_dir, line, loop bytes per lane)
+    # from the isa object's source_lines; None without a line table, or when the instances differ.
+    loop_lines: Optional[tuple[tuple[str, int, int], ...]] = None
+    lines_complete: bool = True      # loop_lines lists every such line (the record's ``more`` was 0)
 
     @classmethod
     def from_isa(cls, isa: dict) -> "CodeFigures":
+        mix = isa.get("mix")
+        lines = isa.get("source_lines")
+        loop_lines = None
+        complete = True
+        if isinstance(lines, dict) and lines.get("status") == "placed":
+            comp_dir = lines.get("comp_dir", "")
+            loop_lines = tuple((relative_path(row["file"], comp_dir), row["line"],
+                                row["loop_load_bytes"] + row["loop_store_bytes"]) for row in lines["top"])
+            complete = not lines.get("more")
         return cls((isa["code_sha256"],), isa["scratch_load_bytes"] + isa["scratch_store_bytes"],
-                   isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"], isa["status"] == "complete")
+                   isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"], isa["status"] == "complete",
+                   tuple(mix[name] for name in MIX_CLASSES) if isinstance(mix, dict) else None, loop_lines,
+                   complete)
 
     def worst(self, other: "CodeFigures") -> "CodeFigures":
         return CodeFigures(tuple(sorted(set(self.code_sha256) | set(other.code_sha256))),
                            max(self.scratch_bytes, other.scratch_bytes),
                            max(self.scratch_in_loops, other.scratch_in_loops),
-                           max(self.agpr_copies, other.agpr_copies), self.complete and other.complete)
+                           max(self.agpr_copies, other.agpr_copies), self.complete and other.complete,
+                           self.mix if self.mix == other.mix else None,
+                           self.loop_lines if self.loop_lines == other.loop_lines else None,
+                           self.lines_complete and other.lines_complete)
 
     def as_dict(self) -> dict:
         return {"code_sha256": list(self.code_sha256), "scratch_bytes": self.scratch_bytes,
@@ -265,6 +288,9 @@ class Inputs:
     compilers: set[str] = field(default_factory=set)
     code_object_versions: set[int] = field(default_factory=set)
     occupancy_models: set[str] = field(default_factory=set)
+    # Baseline files read as a side (compare): (the path as named, ``-`` for standard
+    # input; its bytes), for the outputs that locate kernels at their lines.
+    baselines: list[tuple[str, bytes]] = field(default_factory=list)
 
     def note_records(self, records: Iterable[dict]) -> None:
         for record in records:

@@ -57,7 +57,9 @@ def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool
         if isinstance(schema, str) and schema.startswith(BASELINE_PREFIX):
             if not allow_baseline:
                 raise InputError("is a baseline file, not a build; pass it with --baseline", file=path)
-            baseline = parse_baseline(_whole_json(report.path, path), path)
+            data = _whole_file(report.path, path)
+            baseline = parse_baseline(_parsed_json(data, path), path)
+            inputs.baselines.append((path, data))
             part = {k: u for k, u in baseline_usage(baseline).items()
                     if target_selected(u.target, options.targets)}
             baseline_usage_parts.append(part)
@@ -144,17 +146,21 @@ def _report_part(records: Iterable[dict], targets: list[str], model: str) -> Inp
     return part
 
 
-def _whole_json(path: str, file: str):
+def _whole_file(path: str, file: str) -> bytes:
     """A baseline named among a build's paths (compare), read whole (baselines
-    are small by default; gate.baseline checks them)."""
-    import orjson
-
-    from spillway.paths import loads as json_loads
-
+    are small by default; gate.baseline checks them): its bytes are kept for
+    the outputs that point at its lines (SARIF), so no output opens it again."""
     try:
         with open(path, "rb") as handle:
-            return json_loads(handle.read())
+            return handle.read()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=file) from None
-    except orjson.JSONDecodeError as exc:
+
+
+def _parsed_json(data: bytes, file: str):
+    from spillway import json_codec
+
+    try:
+        return json_codec.loads(data)
+    except json_codec.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc}", file=file) from None

@@ -19,6 +19,11 @@ imports resources and formats only.
   the same figures (report.code_evidence).
 - ``evidence``: per-kernel figures (``evidence()``, ``KernelCode``) and the
   kernels' ranges in a code object (``kernel_ranges()``).
+- ``listing``: one kernel instruction by instruction (``spillway code``).
+- ``source_lines``: each instruction's file:line:column from the DWARF line
+  tables (formats.dwarf_lines), and per kernel its scratch accesses, AGPR
+  copies and loops with their lines and the scratch bytes per source line;
+  debug twins (issue 32).
 """
 
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges

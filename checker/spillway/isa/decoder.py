@@ -9,7 +9,6 @@ that add dwords: a source of 0xFF (32-bit literal) or, on gfx1250, 0xFE
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -17,6 +16,7 @@ from typing import Iterator
 
 import spillway.isa.encodings as encodings
 from spillway.isa.encodings import Encoding
+from spillway import json_codec
 from spillway.resources.targets import processor_of
 
 _VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
@@ -68,8 +68,8 @@ def family_of(target: str) -> str | None:
 
 @lru_cache(maxsize=None)
 def load_family(name: str) -> Family:
-    text = resources.files("spillway.isa").joinpath("tables").joinpath(f"{name}.json").read_text()
-    return family_from_table(name, json.loads(text))
+    text = resources.files("spillway.isa").joinpath("tables").joinpath(f"{name}.json").read_bytes()
+    return family_from_table(name, json_codec.loads(text))
 
 
 def family_from_table(name: str, data: dict) -> Family:

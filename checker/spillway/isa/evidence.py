@@ -37,7 +37,6 @@ output counting mnemonics by the rules below gets the same figures.
 from __future__ import annotations
 
 import hashlib
-import json
 from bisect import bisect_left, bisect_right
 import re
 import struct
@@ -46,9 +45,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
+from spillway import json_codec
 from spillway.errors import InputError
 from spillway.formats.codeobject import CONTAINER, ElfImage, is_amdgpu_elf
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
+from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
 
 COMPLETE = "complete"
 
@@ -97,6 +98,8 @@ class KernelCode:
     innermost_loops: int = 0                  # loop spans holding no other span
     scratch_in_innermost_loops: int = 0       # scratch accesses inside at least one innermost span
     loop_depth_max: int = 0                   # the most loop spans holding one offset
+    # Instruction mix (isa.mix): instructions per class, in MIX_CLASSES order (() when the code was not read).
+    mix: tuple[int, ...] = ()
 
 
 # Families whose FLAT-encoded scratch_* says "VGPR address" by the SVE bit (13); the other GFX9
@@ -131,8 +134,8 @@ def accumulator_widths(family: str) -> dict[str, int]:
     for the families with AGPRs (tables/accumulators.json, written by
     scripts/generate-isa-accumulators.py from llvm-mc's output); empty for
     the others (WMMA/SWMMAC accumulate in VGPRs)."""
-    text = resources.files("spillway.isa").joinpath("tables").joinpath("accumulators.json").read_text()
-    return dict(json.loads(text)["families"].get(family, {}))
+    text = resources.files("spillway.isa").joinpath("tables").joinpath("accumulators.json").read_bytes()
+    return dict(json_codec.loads(text)["families"].get(family, {}))
 
 
 def accumulator_agprs(family: str, mnemonic: str, bits: int) -> list[range]:
@@ -411,7 +414,9 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
     matrix: list[tuple[str, int]] = []
     copies: list[tuple[int, int]] = []
     moves: list[tuple[int, int]] = []
+    mix = [0] * len(MIX_CLASSES)
     for instruction, kind in listing:
+        mix[mix_class(instruction.mnemonic)] += 1
         if kind in (BUFFER_LOAD, BUFFER_STORE, SCRATCH_LOAD, SCRATCH_STORE):
             if is_scratch_access(instruction, kind, psb):
                 accesses.append((instruction.offset, kind, instruction.mnemonic,
@@ -427,7 +432,7 @@ def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
                 if move is not None:
                     moves.append(move)
     split = agpr_split(family.name, matrix, copies, moves)
-    return assemble(raw, len(listing), stop, starts.__contains__, branches, accesses, counts, split)
+    return assemble(raw, len(listing), stop, starts.__contains__, branches, accesses, counts, split, mix)
 
 
 def branch_target(offset: int, bits: int) -> int:
@@ -489,11 +494,12 @@ def nesting(spans: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], int]:
 
 def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] | None, is_start,
              branches: list[tuple[int, int]], accesses: list[tuple[int, int, str, bool]], counts: list[int],
-             agpr_copies: tuple[int, int]) -> KernelCode:
+             agpr_copies: tuple[int, int], mix: Sequence[int] = ()) -> KernelCode:
     """The record from what decoding found: the instruction count, where it
     stopped, the branches (offset, target), the counted scratch accesses
-    (offset, kind, mnemonic, VGPR-addressed), the other kinds' counts and the
-    AGPR copies as (spill copies, accumulator moves)."""
+    (offset, kind, mnemonic, VGPR-addressed), the other kinds' counts, the
+    AGPR copies as (spill copies, accumulator moves) and the instructions per
+    isa.mix.mix_class (scratch accesses under VMEM)."""
     size = len(raw)
     decoded_end = stop[0] if stop else size
     problems: list[tuple[int, str]] = [stop] if stop else []
@@ -543,7 +549,8 @@ def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] |
         scratch_slot_load_bytes=by_address[0], scratch_slot_store_bytes=by_address[1],
         scratch_addressed_load_bytes=by_address[2], scratch_addressed_store_bytes=by_address[3],
         agpr_spill_copies=agpr_copies[0], agpr_accumulator_moves=agpr_copies[1],
-        innermost_loops=len(innermost), scratch_in_innermost_loops=in_innermost, loop_depth_max=deepest)
+        innermost_loops=len(innermost), scratch_in_innermost_loops=in_innermost, loop_depth_max=deepest,
+        mix=with_scratch(mix, loads + stores) if mix else (0,) * len(MIX_CLASSES))
 
 
 # --- code objects -------------------------------------------------------------------------------

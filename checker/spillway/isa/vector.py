@@ -8,17 +8,24 @@ numpy (a dependency) is imported only here, by callers that decode.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 import spillway.isa.encodings as encodings
-from spillway.isa.decoder import DecodeError, Opcode, decode, family_of, load_family
+from spillway.isa.listing import (ACCUMULATOR_ROLE, ADDRESSED_ROLE, AGPR_READ_KIND, AGPR_WRITE_KIND, CALL_KIND,
+                                  MATRIX_KIND, SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND, SLOT_ROLE, SPILL_COPY_ROLE,
+                                  KernelListing, ListedInstruction, kernel_listing, loops_of)
+from spillway.isa.source_lines import (LineTraffic, ObjectLines, branches_of, decoded_kernel, kernel_lines,
+                                       traffic_rows)
+from spillway.isa.decoder import DecodeError, Instruction, Opcode, decode, family_of, load_family
+from spillway.isa.mix import MIX_CLASSES, mix_class
+from spillway.isa.evidence import access_bytes, branch_target, copied_agpr
 from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, BUFFER_STORE, CALL, FLAT, KINDS, LDS,
                                    MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, accumulator_mask, accvgpr_move,
-                                   assemble, branch_targets, classify, evidence, psb_quads)
+                                   assemble, branch_targets, classify, evidence, nesting, psb_quads)
 
 _VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
 INVALID = -1
@@ -167,6 +174,17 @@ def _pairs(name: str) -> tuple[dict[int, list[tuple[int, int, int, int]]], dict[
             prefix_of[entry] = opcode.length
             entry += 1
     return out, prefix_of
+
+
+@lru_cache(maxsize=None)
+def _fields_shift(name: str) -> np.ndarray:
+    """Per flat opcode index: dwords from an instruction's start to the
+    words that hold its fields (a pair's: its second's; else 0)."""
+    _pairs_of, prefix_of = _pairs(name)
+    shift = np.zeros(len(_names(name)), np.int64)
+    for entry, length in prefix_of.items():
+        shift[entry] = length // 4
+    return shift
 
 
 # Where a pair was joined: the first's dword, and its own length, kind and flat opcode index.
@@ -359,13 +377,16 @@ def _marks(words: np.ndarray, size_of: np.ndarray, ranges: list[tuple[int, int]]
 _COUNTED = (FLAT, AGPR_WRITE, AGPR_READ, MATRIX, LDS, CALL)
 
 
-def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str) -> list[KernelCode]:
+def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
+                  keep: dict | None = None) -> list[KernelCode]:
     """evidence() of every (start, size, private segment buffer) kernel of one
     code section at once: boundaries, kinds and counts from the arrays for
     every kernel together (per-kernel Python only for its branches and
     scratch accesses), the entry block walked by the reference decoder only
     where a MUBUF access needs it.  Equal to evidence() kernel by kernel
-    (tests/unit/isa/test_vector.py)."""
+    (tests/unit/isa/test_vector.py).  ``keep``: a dict that receives the
+    decoded arrays and the private segment buffer quads it worked out
+    (listings_many() and line_traffic_many() take them)."""
     view = memoryview(code)
     name = family_of(target)
     simple = [name is None or size <= 0 or start < 0 or start + size > len(view) or start % 4
@@ -380,6 +401,8 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         size_of = size_of.astype(np.int64)
         _unjoin_crossing(joined, size_of, kinds, opcodes, ranges)
         positions, stops = _marks(words, size_of, ranges)
+        if keep is not None:      # for listings_many() of some of these kernels: decoded once
+            keep.update(words=words, size_of=size_of, kinds=kinds, opcodes=opcodes, positions=positions)
     except ValueError:
         return [evidence(view, start, size, target, psb) for start, size, psb in kernels]
     assert name is not None
@@ -421,6 +444,7 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
     lows, highs = low.tolist(), high.tolist()
     stop_at = [int(stops[a]) * 4 if b > a else None for a, b in zip(stop_low.tolist(), stop_high.tolist())]
     counts_of = list(zip(*counted)) if counted[0] else []
+    mixes = _mix_counts(_mix_classes(name)[opcodes[positions]], low, high)
     out = []
     number = 0
     for (start, size, psb), alone in zip(kernels, simple):
@@ -460,6 +484,8 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         if buffers:
             listing = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
             quads = psb_quads(listing, branch_targets(branches, size), psb, family.layout == "gfx9")
+            if keep is not None:
+                keep.setdefault("quads", {})[(start, size, psb)] = quads
             for i in buffers:
                 encoding, mnemonic = names[picked_opcode[i]]
                 if encoding == "MUBUF" and ((next_word[i] >> 16) & 0x1F) * 4 in quads:
@@ -471,9 +497,36 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
             split = _agpr_split(words, positions[lows[number]:highs[number]], kind_all[lows[number]:highs[number]],
                                 opcodes, names, name)
         # (assemble asks is_start only of branch targets)
-        out.append(assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts, split))
+        out.append(assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts, split,
+                            mixes[number]))
         number += 1
     return out
+
+
+@lru_cache(maxsize=None)
+def _mix_classes(name: str) -> np.ndarray:
+    """isa.mix.mix_class of each flat opcode index (_names)."""
+    return np.array([mix_class(mnemonic) for _e, mnemonic in _names(name)], np.int64)
+
+
+def _mix_counts(classes: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[list[int]]:
+    """Instructions per mix class of each kernel, whose instructions are
+    ``classes[low[k]:high[k]]``: one bincount over (kernel, class) pairs
+    when the slices are disjoint (a code object's kernels), else one per
+    kernel."""
+    width = len(MIX_CLASSES)
+    if not len(low):
+        return []
+    slices = sorted(zip(low.tolist(), high.tolist()))
+    if any(stop > following for (_first, stop), (following, _end) in zip(slices, slices[1:])):
+        return [np.bincount(classes[first:stop], minlength=width).tolist()
+                for first, stop in zip(low.tolist(), high.tolist())]
+    owner = np.full(len(classes), -1, np.int64)
+    for number, (first, stop) in enumerate(zip(low.tolist(), high.tolist())):
+        owner[first:stop] = number
+    mine = owner >= 0
+    counts = np.bincount(owner[mine] * width + classes[mine], minlength=len(low) * width)
+    return counts.reshape(len(low), width).tolist()
 
 
 def _agpr_split(words: np.ndarray, dwords: np.ndarray, kinds: np.ndarray, opcodes: np.ndarray,
@@ -554,3 +607,376 @@ def _stop_message(raw: memoryview, stop_at: int, family) -> tuple[int, str]:
         return (error.offset, f"{error.message} at +{error.offset:#x}")
     return (stop_at, f"stopped at +{stop_at:#x}")
 
+
+
+# --- listings (isa.listing) of chosen kernels, for their source lines (isa.source_lines) ----------
+
+_LISTED_KINDS = (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE, AGPR_WRITE, AGPR_READ, MATRIX, CALL, BRANCH)
+_PLACED_KINDS = frozenset(_LISTED_KINDS) - {BRANCH}
+_ACCESSES = (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE)
+_LISTED_AS = {SCRATCH_LOAD: SCRATCH_LOAD_KIND, BUFFER_LOAD: SCRATCH_LOAD_KIND, SCRATCH_STORE: SCRATCH_STORE_KIND,
+              BUFFER_STORE: SCRATCH_STORE_KIND, AGPR_WRITE: AGPR_WRITE_KIND, AGPR_READ: AGPR_READ_KIND,
+              MATRIX: MATRIX_KIND, CALL: CALL_KIND}
+
+
+def _is_mubuf(names: tuple[tuple[str, str], ...], opcode: int) -> bool:
+    return names[opcode][0] == "MUBUF"
+# psb_quads() reads an instruction's offset, mnemonic, encoding and bits: the entry block's are made from the
+# arrays with this stand-in for the table row they came from.
+_FROM_ARRAYS = Opcode("", 0, (), ())
+
+
+def _entry(words: np.ndarray, positions: np.ndarray, kinds: np.ndarray, opcodes: np.ndarray, size_of: np.ndarray,
+           names: tuple[tuple[str, str], ...], base: int):
+    """(Instruction, kind) of a kernel's instructions from its first (``base``: its byte offset in ``words``),
+    made as psb_quads() takes them, up to where it stops asking."""
+    last = len(words) - 1
+    for chunk in range(0, len(positions), 64):
+        dwords = positions[chunk:chunk + 64]
+        bits = (words[dwords].astype(np.uint64)
+                | (words[np.minimum(dwords + 1, last)].astype(np.uint64) << np.uint64(32))).tolist()
+        for dword, word, kind, opcode, length in zip(dwords.tolist(), bits, kinds[dwords].tolist(),
+                                                     opcodes[dwords].tolist(), size_of[dwords].tolist()):
+            encoding, mnemonic = names[opcode]
+            yield Instruction(dword * 4 - base, length, encoding, _FROM_ARRAYS, word, mnemonic), kind
+
+
+def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
+                  figures: list[KernelCode], decoded: dict | None = None
+                  ) -> list[tuple[KernelListing, list[tuple[int, int]]]]:
+    """isa.listing.kernel_listing() of each (start, size, private segment
+    buffer) kernel of one code section, and its branches ((offset, target),
+    for isa.source_lines' basic blocks), given its figures (evidence_many's:
+    the listing carries them, they are not worked out again).  Only these
+    kernels' words are decoded (a library's kernels with scratch or AGPR
+    copies are a fifth of its code); equal to kernel_listing() kernel by
+    kernel (tests/unit/isa/test_source_lines.py)."""
+    view = memoryview(code)
+    name = family_of(target)
+    alone = [name is None or size <= 0 or start < 0 or start + size > len(view) or start % 4 or size % 4
+             for start, size, _psb in kernels]
+    out: list[tuple[KernelListing, list[tuple[int, int]]] | None] = [None] * len(kernels)
+    for number, ((start, size, psb), single) in enumerate(zip(kernels, alone)):
+        if single:
+            out[number] = (kernel_listing(view, start, size, target, psb),
+                           branches_of(decoded_kernel(view, start, size, target)))
+    chosen = [number for number, single in enumerate(alone) if not single]
+    if chosen:
+        assert name is not None
+        if decoded is not None and decoded.get("words") is not None:
+            # evidence_many's arrays of the whole section: each kernel where it is.
+            words, size_of, kinds, opcodes, positions = (decoded["words"], decoded["size_of"], decoded["kinds"],
+                                                         decoded["opcodes"], decoded["positions"])
+            compact = view
+            ranges = [(kernels[n][0], kernels[n][1]) for n in chosen]
+        else:
+            # The chosen kernels' words side by side, each kernel a range of its own.
+            compact = memoryview(b"".join(view[kernels[n][0]:kernels[n][0] + kernels[n][1]] for n in chosen))
+            words = np.frombuffer(compact, dtype="<u4").astype(np.uint32)
+            ranges = []
+            at = 0
+            for n in chosen:
+                ranges.append((at, kernels[n][1]))
+                at += kernels[n][1]
+            size_of, kinds, opcodes, joined = _decode_words(words, name)
+            size_of = size_of.astype(np.int64)
+            _unjoin_crossing(joined, size_of, kinds, opcodes, ranges)
+            positions, _stops = _marks(words, size_of, ranges)
+        family = load_family(name)
+        names = _names(name)
+        starts = np.array([r[0] for r in ranges], np.int64) // 4
+        ends = np.array([r[0] + r[1] for r in ranges], np.int64) // 4
+        low = np.searchsorted(positions, starts).tolist()
+        high = np.searchsorted(positions, ends).tolist()
+        kind_all = kinds[positions]
+        wanted = np.nonzero(np.isin(kind_all, _LISTED_KINDS) | np.isin(opcodes[positions], _accvgpr_movs(name)))[0]
+        picked = positions[wanted]
+        picked_kind = kind_all[wanted].tolist()
+        picked_opcode = opcodes[picked].tolist()
+        last = len(words) - 1
+        fields_at = np.minimum(picked + _fields_shift(name)[opcodes[picked]], last)   # a pair's: its second's
+        picked_bits = (words[fields_at].astype(np.uint64)
+                       | (words[np.minimum(fields_at + 1, last)].astype(np.uint64) << np.uint64(32))).tolist()
+        picked_length = size_of[picked].tolist()
+        picked_at = (picked * 4).tolist()
+        picked_addressed = _vgpr_addressed(family, _mubuf(name)[opcodes[picked]], words[picked],
+                                           words[np.minimum(picked + 1, last)]).tolist()
+        bounds_low = np.searchsorted(wanted, low).tolist()
+        bounds_high = np.searchsorted(wanted, high).tolist()
+        movs_of = set(_accvgpr_movs(name).tolist())
+        # Per opcode: (what it is listed as, its width) -- worked out once.
+        listed_as: dict[tuple[int, int], tuple[str, int | None]] = {}
+        for index, n in enumerate(chosen):
+            start, size, psb = kernels[n]
+            base = ranges[index][0]
+            span = range(bounds_low[index], bounds_high[index])
+            branches = [(picked_at[i] - base, branch_target(picked_at[i] - base, picked_bits[i]))
+                        for i in span if picked_kind[i] == BRANCH]
+            quads: set[int] = set()
+            if any(picked_kind[i] in (BUFFER_LOAD, BUFFER_STORE) for i in span):
+                quads = psb_quads(_entry(words, positions[low[index]:high[index]], kinds, opcodes, size_of, names,
+                                         base),
+                                  branch_targets(branches, size), psb, family.layout == "gfx9")
+            held = bytearray(512)
+            if any(picked_kind[i] == MATRIX for i in span):
+                matrix = [(names[picked_opcode[i]][1], picked_bits[i]) for i in span if picked_kind[i] == MATRIX]
+                movs = [m for i in span if picked_opcode[i] in movs_of
+                        for m in [accvgpr_move(names[picked_opcode[i]][0], picked_bits[i])] if m is not None]
+                held = accumulator_mask(family.name, matrix, movs)
+            loops = loops_of(figures[n].loop_spans)
+            heads = sorted(loop.start for loop in loops)
+            tails = sorted(loop.end for loop in loops)
+            listed = []
+            for i in span:
+                kind = picked_kind[i]
+                if kind not in _PLACED_KINDS:
+                    continue
+                opcode, bits = picked_opcode[i], picked_bits[i]
+                if kind in (BUFFER_LOAD, BUFFER_STORE) and (not _is_mubuf(names, opcode)
+                                                            or ((bits >> 48) & 0x1F) * 4 not in quads):
+                    continue
+                what, width = listed_as.get((kind, opcode)) or listed_as.setdefault(
+                    (kind, opcode), (_LISTED_AS[kind], access_bytes(names[opcode][1]) if kind in _ACCESSES else None))
+                role = ""
+                if kind in _ACCESSES:
+                    role = ADDRESSED_ROLE if picked_addressed[i] else SLOT_ROLE
+                elif kind == AGPR_WRITE or kind == AGPR_READ:
+                    agpr = copied_agpr(kind, bits)
+                    role = ACCUMULATOR_ROLE if agpr is not None and held[agpr] else SPILL_COPY_ROLE
+                at = picked_at[i] - base
+                # loops holding the offset: heads at or before it, less ends before it
+                depth = bisect_right(heads, at) - bisect_left(tails, at) if heads else 0
+                listed.append(ListedInstruction(at, picked_length[i], names[opcode][1], what, width, depth, role))
+            out[n] = (KernelListing(figures[n], loops, tuple(listed)), branches)
+    return [found for found in out if found is not None]
+
+
+
+# --- per-line scratch traffic (isa.source_lines.by_line) of many kernels, from the arrays ---------
+
+_TRAFFIC_KINDS = (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE, AGPR_WRITE, AGPR_READ, MATRIX, BRANCH)
+
+
+def line_traffic_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
+                      figures: list[KernelCode], decoded: dict, lines: ObjectLines | None,
+                      sections: list[str]) -> list[tuple[LineTraffic, ...]]:
+    """isa.source_lines.kernel_lines(...).by_line of each (start, size,
+    private segment buffer) kernel of one code section, in ``sections[n]``,
+    given its figures and evidence_many's ``keep`` of the section: the
+    accesses, copies, loops, blocks and rows found with arrays, no object
+    per instruction (what report --isa needs at library scale).  Equal to
+    by_line kernel by kernel (tests/unit/isa/test_source_lines.py)."""
+    view = memoryview(code)
+    name = family_of(target)
+    if lines is None:
+        return [() for _ in kernels]
+    usable = decoded.get("words") is not None and name is not None
+    simple = [not usable or size <= 0 or start < 0 or start + size > len(view) or start % 4 or size % 4
+              for start, size, _psb in kernels]
+    out: list[tuple[LineTraffic, ...]] = []
+    if all(simple):
+        for (start, size, psb), section, code_figures in zip(kernels, sections, figures):
+            (listing, branches), = listings_many(view, [(start, size, psb)], target, [code_figures])
+            out.append(kernel_lines(listing, branches, lines, section, start).by_line)
+        return out
+    assert name is not None
+    words, size_of, kinds, opcodes, positions = (decoded["words"], decoded["size_of"], decoded["kinds"],
+                                                 decoded["opcodes"], decoded["positions"])
+    family = load_family(name)
+    names = _names(name)
+    last = len(words) - 1
+    low = np.searchsorted(positions, np.array([k[0] for k in kernels], np.int64) // 4).tolist()
+    high = np.searchsorted(positions, np.array([(k[0] + max(k[1], 0)) // 4 for k in kernels], np.int64)).tolist()
+    kind_all = kinds[positions]
+    wanted = np.nonzero(np.isin(kind_all, _TRAFFIC_KINDS) | np.isin(opcodes[positions], _accvgpr_movs(name)))[0]
+    picked = positions[wanted]
+    picked_kind = kind_all[wanted].astype(np.int64)
+    picked_opcode = opcodes[picked]
+    fields_at = np.minimum(picked + _fields_shift(name)[picked_opcode], last)   # a pair's: its second's
+    word0 = words[fields_at].astype(np.int64)
+    word1 = words[np.minimum(fields_at + 1, last)].astype(np.int64)
+    picked_at = picked * 4
+    bounds_low = np.searchsorted(wanted, low).tolist()
+    bounds_high = np.searchsorted(wanted, high).tolist()
+    widths = _widths(name)
+    mubuf = _mubuf(name)
+    movs_of = _accvgpr_movs(name)
+    rows = _RowIndex(lines)
+    known_quads = decoded.get("quads", {})
+    for n, (start, size, psb) in enumerate(kernels):
+        if simple[n]:
+            (listing, branches), = listings_many(view, [(start, size, psb)], target, [figures[n]])
+            out.append(kernel_lines(listing, branches, lines, sections[n], start).by_line)
+            continue
+        if not lines.covers(sections[n], start, size):
+            out.append(())
+            continue
+        mine = slice(bounds_low[n], bounds_high[n])
+        kind, opcode, bits0, bits1 = picked_kind[mine], picked_opcode[mine], word0[mine], word1[mine]
+        at = picked_at[mine] - start
+        branch = kind == BRANCH
+        branch_at = at[branch]
+        simm16 = bits0[branch] & 0xFFFF
+        aims = branch_at + 4 + 4 * np.where(simm16 >= 0x8000, simm16 - 0x10000, simm16)
+        after = branch_at + 4
+        blocks = np.unique(np.concatenate(([0], aims[(aims >= 0) & (aims < size)], after[after < size])))
+        access = (kind == SCRATCH_LOAD) | (kind == SCRATCH_STORE)
+        buffer = (kind == BUFFER_LOAD) | (kind == BUFFER_STORE)
+        if buffer.any():
+            quads = known_quads.get((start, size, psb))
+            if quads is None:
+                quads = psb_quads(_entry(words, positions[low[n]:high[n]], kinds, opcodes, size_of, names, start),
+                                  branch_targets(list(zip(branch_at.tolist(), aims.tolist())), size), psb,
+                                  family.layout == "gfx9")
+            resource = ((bits1 >> 16) & 0x1F) * 4
+            access |= buffer & mubuf[opcode] & np.isin(resource, sorted(quads))
+        copies = (kind == AGPR_WRITE) | (kind == AGPR_READ)
+        if not access.any() and not copies.any():
+            out.append(())
+            continue
+        # Scratch accesses: bytes, stores, inside a loop span / an innermost one.
+        access_at = at[access]
+        width = np.maximum(widths[opcode[access]], 0)
+        store = (kind[access] == SCRATCH_STORE) | (kind[access] == BUFFER_STORE)
+        spans = list(figures[n].loop_spans)
+        in_loop = _inside(access_at, spans)
+        in_innermost = _inside(access_at, nesting(sorted(spans, key=lambda span: span[1]))[0]) if spans else in_loop
+        # AGPR copies: a spill copy unless the AGPR is a matrix op's accumulator.
+        copy_at = at[copies]
+        spill = np.ones(len(copy_at), bool)
+        if len(copy_at) and (kind == MATRIX).any():
+            matrix_rows = np.nonzero(kind == MATRIX)[0].tolist()
+            matrix = [(names[int(opcode[i])][1], int(bits0[i]) | int(bits1[i]) << 32) for i in matrix_rows]
+            movs = [m for i in np.nonzero(np.isin(opcode, movs_of))[0].tolist()
+                    for m in [accvgpr_move(names[int(opcode[i])][0], int(bits0[i]) | int(bits1[i]) << 32)]
+                    if m is not None]
+            held = np.frombuffer(bytes(accumulator_mask(family.name, matrix, movs)), np.uint8).astype(bool)
+            agpr = np.where(kind[copies] == AGPR_WRITE, bits0[copies] & 0xFF, (bits1[copies] & 0x1FF) - 256)
+            spill = ~((agpr >= 0) & held[np.maximum(agpr, 0)])
+        found, inferred = rows.place(sections[n], start, np.concatenate((access_at, copy_at)), blocks)
+        count = len(access_at)
+        keys, inverse = np.unique(rows.line_keys(found), return_inverse=True)
+        inverse = inverse.reshape(-1)
+        load = ~store
+        columns = [
+            np.bincount(inverse[:count], weights=width * load, minlength=len(keys)),
+            np.bincount(inverse[:count], weights=width * store, minlength=len(keys)),
+            np.bincount(inverse[:count], weights=width * load * in_loop, minlength=len(keys)),
+            np.bincount(inverse[:count], weights=width * store * in_loop, minlength=len(keys)),
+            np.bincount(inverse[:count], weights=width * load * in_innermost, minlength=len(keys)),
+            np.bincount(inverse[:count], weights=width * store * in_innermost, minlength=len(keys)),
+            np.bincount(inverse[:count], minlength=len(keys)),
+            np.bincount(inverse[:count], weights=inferred[:count], minlength=len(keys)),
+            np.bincount(inverse[count:], minlength=len(keys)),
+            np.bincount(inverse[count:], weights=spill, minlength=len(keys))]
+        sums = np.rint(np.stack(columns, axis=1)).astype(np.int64).tolist()
+        totals: dict[tuple[str, int], list[int]] = {}
+        for key, figures_of in zip(keys.tolist(), sums):
+            line = rows.line_of_key(key)
+            merged = totals.get(line)
+            totals[line] = figures_of if merged is None else [a + b for a, b in zip(merged, figures_of)]
+        out.append(traffic_rows(totals))
+    return out
+
+
+def _inside(offsets: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
+    """Whether each offset lies in at least one [low, high] span: spans started at or before it, less those
+    ended before it."""
+    if not spans:
+        return np.zeros(len(offsets), bool)
+    starts = np.sort(np.array([low for low, _high in spans], np.int64))
+    ends = np.sort(np.array([high for _low, high in spans], np.int64))
+    return (np.searchsorted(starts, offsets, "right") - np.searchsorted(ends, offsets, "left")) > 0
+
+
+@lru_cache(maxsize=None)
+def _widths(name: str) -> np.ndarray:
+    """Bytes per lane each flat opcode index (_names) names as a memory access (-1: none)."""
+    return np.array([-1 if (found := access_bytes(mnemonic)) is None else found for _e, mnemonic in _names(name)],
+                    np.int64)
+
+
+class _RowIndex:
+    """ObjectLines' sequences as arrays: each table's rows, and for each row
+    the nearest earlier row of its table that has a line and a length (the
+    line-0 inference of ObjectLines.place_many, for sorted sequences)."""
+
+    def __init__(self, lines: ObjectLines):
+        self.lines = lines
+        self.tables = []
+        for table in lines.tables:
+            address = np.frombuffer(table.rows.address, np.uint64).astype(np.int64)
+            line = np.frombuffer(table.rows.line, np.uint32)
+            index = np.arange(len(address), dtype=np.int64)
+            valid = (line != 0) & (address < np.append(address[1:], np.iinfo(np.int64).min))
+            earlier = np.concatenate(([-1], np.maximum.accumulate(np.where(valid, index, -1))[:-1]))
+            self.tables.append((address, line, earlier))
+        self.offsets = np.cumsum([0] + [len(table.rows) for table in lines.tables])
+        # (table, file, line) of every row as one number: table << 48 | file << 32 | line; rows that cannot
+        # (2**15 tables, 2**16 files) are numbered as they are, with 1 << 62 (line_of_key looks them up).
+        files = [np.frombuffer(table.rows.file, np.uint32).astype(np.int64) for table in lines.tables]
+        self.by_row = len(lines.tables) >= 1 << 15 or any(len(f) and f.max() >= 1 << 16 for f in files)
+        if self.by_row:
+            self.keys = (np.int64(1) << 62) | np.arange(int(self.offsets[-1]), dtype=np.int64)
+        else:
+            self.keys = np.concatenate([(np.int64(number) << 48) | found << 32
+                                        | np.frombuffer(table.rows.line, np.uint32).astype(np.int64)
+                                        for number, (table, found) in enumerate(zip(lines.tables, files))]) \
+                if lines.tables else np.zeros(0, np.int64)
+        self.seen: dict[int, tuple[str, int]] = {}
+
+    def place(self, section: str, start: int, offsets: np.ndarray, blocks: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """(the row each instruction at ``start + offset`` takes, numbered
+        across the tables, -1 for none; whether by inference)."""
+        found = np.full(len(offsets), -1, np.int64)
+        inferred = np.zeros(len(offsets), bool)
+        spans = self.lines.spans.get(section, [])
+        if not spans or not len(offsets):
+            return found, inferred
+        where = offsets + start
+        lows = np.array(self.lines.lows[section], np.int64)
+        which = np.searchsorted(lows, where, "right") - 1
+        floors = start + blocks[np.searchsorted(blocks, offsets, "right") - 1]
+        for span_number in np.unique(which[which >= 0]).tolist():
+            low, high, number, sequence_number = spans[span_number]
+            sequence = self.lines.tables[number].sequences[sequence_number]
+            mine = np.nonzero((which == span_number) & (where < high))[0]
+            address, line, earlier = self.tables[number]
+            base = sequence.base
+            row = np.searchsorted(address[sequence.first:sequence.stop - 1], where[mine] + base, "right") - 1 \
+                + sequence.first
+            ok = row >= sequence.first
+            mine, row = mine[ok], row[ok]
+            direct = line[row] != 0
+            found[mine[direct]] = row[direct] + self.offsets[number]
+            zero, zero_row = mine[~direct], row[~direct]
+            source = earlier[zero_row]
+            usable = (source >= sequence.first) & (address[np.maximum(source, 0) + 1] > floors[zero] + base)
+            found[zero[usable]] = source[usable] + self.offsets[number]
+            inferred[zero[usable]] = True
+        return found, inferred
+
+    def line_keys(self, rows: np.ndarray) -> np.ndarray:
+        """A number per (table, file, line) of each row numbered across the tables (-1 for -1)."""
+        keys = np.full(len(rows), -1, np.int64)
+        valid = rows >= 0
+        keys[valid] = self.keys[rows[valid]]
+        return keys
+
+    def line_of_key(self, key: int) -> tuple[str, int]:
+        """(file path, line) of a line_keys() number (("", 0) for -1)."""
+        if key < 0:
+            return "", 0
+        known = self.seen.get(key)
+        if known is None:
+            if self.by_row:
+                row = key & ((1 << 62) - 1)
+                number = int(np.searchsorted(self.offsets, row, "right")) - 1
+                rows = self.lines.tables[number].rows
+                local = row - int(self.offsets[number])
+                known = (self.lines.path(number, rows.file[local]), rows.line[local])
+            else:
+                known = (self.lines.path(key >> 48, (key >> 32) & 0xFFFF), key & 0xFFFFFFFF)
+            self.seen[key] = known
+        return known

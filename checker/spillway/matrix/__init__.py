@@ -6,7 +6,8 @@ each build against its own baseline, and comparing cells.
 Modules: ``cells`` (the cells file), ``toolchains`` (is a toolchain here;
 system roots), ``build`` (incremental, parallel builds), ``gating`` (gate
 and baseline, through spillway.gate directly), ``summary`` (cells side by
-side) and ``summary_render`` (its table, Markdown and JSON), ``documents``
+side, and its JSON document; spillway.render draws its table, Markdown and page), ``lines`` (source
+lines of a cell's kernels: its own line tables or its debug twin's), ``documents``
 (published JSON schemas), ``exits`` (exit statuses).
 This package re-exports what ``spillway matrix`` uses.
 """
@@ -17,13 +18,12 @@ from spillway.matrix.build import Builder, CellBuild, build_exit_status, library
 from spillway.matrix.cells import Cell, Matrix, System, load
 from spillway.matrix.exits import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, exit_status as run_exit_status
 from spillway.matrix.gating import CellCheck, check_cell, exit_status, required_cells, write_baseline
-from spillway.matrix.summary import Summary, compare_cells, short_name, summarize
-from spillway.matrix.summary_render import print_summary, summary_json, summary_markdown, summary_table
+from spillway.matrix.summary import Summary, compare_cells, short_name, summarize, summary_json
 from spillway.matrix.toolchains import Availability, probe
 
 __all__ = [
     "Availability", "Builder", "Cell", "CellBuild", "CellCheck", "EXIT_FAILED", "EXIT_OK", "EXIT_SKIPPED",
     "EXIT_USAGE", "Matrix", "Summary", "System", "build_exit_status", "check_cell", "compare_cells",
     "exit_status", "library_path", "load", "probe", "recipe_environment", "required_cells", "run_exit_status",
-    "print_summary", "short_name", "summarize", "summary_json", "summary_markdown", "summary_table", "write_baseline",
+    "short_name", "summarize", "summary_json", "write_baseline",
 ]

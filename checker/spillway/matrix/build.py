@@ -4,7 +4,17 @@
 incremental: every object has a stamp, a hash of everything that goes into it
 (recipe, source, headers, compiler identity, cell flags); an object whose
 stamp matches is not rebuilt.  Cells of a root system build inside it: the
-recipe gets ``SPW_ROOT`` and enters the root itself."""
+recipe gets ``SPW_ROOT`` and enters the root itself.
+
+A debug twin (cells.toml ``lines = "twin"``, or ``Builder(lines=True)``: every
+cell without line tables of its own): the cell's kernel sources compiled a
+second time with its flags and ``-gline-tables-only`` (objects
+``obj/<source>.lines.o``, beside the release's, so CI's object cache and
+upload rules treat them alike) and linked with the release's host objects into
+``<build>/<cell>/lines/<library>``; spillway takes source lines from it for
+the release's kernels whose code is the same (report.library_lines).  A cell
+with no twin asked for plans exactly the steps, stamps and build.json it
+always had."""
 
 from __future__ import annotations
 
@@ -17,9 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal, Optional
 
-import orjson
-
-from spillway import atomic
+from spillway import atomic, json_codec
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
 from spillway.matrix.cells import Cell, Matrix
@@ -41,10 +49,12 @@ class Step:
     seconds: float = 0.0
     ran: bool = False
     error: str = ""
+    twin: bool = False      # a step of the cell's debug twin
 
     @property
     def label(self) -> str:
-        return self.source.name if self.source else self.output.name
+        name = self.source.name if self.source else self.output.name
+        return f"{name} (lines)" if self.twin else name
 
 
 @dataclass
@@ -58,6 +68,7 @@ class CellBuild:
     seconds: float = 0.0
     log: Optional[Path] = None
     version: str = ""
+    twin: Optional[Path] = None   # the debug twin's library, when one was asked for and built
 
 
 def _digest(*parts) -> str:
@@ -81,16 +92,17 @@ def _tree_digest(folders: list[Path]) -> str:
 
 
 def recipe_environment(matrix: Matrix, cell: Cell, compiler: str | None = None,
-                       root: Path | None = None) -> dict[str, str]:
-    """The SPW_* variables matrix/compile.sh takes for this cell.  SPW_HIP only
-    when the cell uses a real HIP, SPW_CLANG and SPW_ROOT only for cells that
-    build in a root (so the other cells' stamps stay what they were)."""
+                       root: Path | None = None, twin: bool = False) -> dict[str, str]:
+    """The SPW_* variables matrix/compile.sh takes for this cell (``twin``:
+    for its debug twin).  SPW_HIP only when the cell uses a real HIP,
+    SPW_CLANG and SPW_ROOT only for cells that build in a root (so the other
+    cells' stamps stay what they were)."""
     env = {
         "SPW_CXX": compiler or cell.cxx,
         "SPW_TARGETS": " ".join(cell.targets),
         "SPW_COV": cell.code_object_version,
         "SPW_COMPRESS": "1" if cell.compress else "0",
-        "SPW_FLAGS": " ".join(cell.flags),
+        "SPW_FLAGS": " ".join(cell.twin_flags() if twin else cell.flags),
         "SPW_INCLUDE": ":".join(str(matrix.resolve(h)) for h in matrix.engine.headers),
     }
     if cell.hip != "mini":
@@ -114,8 +126,20 @@ def library_path(matrix: Matrix, build_dir: Path, cell: Cell) -> Path:
     return cell_dir(build_dir, cell) / matrix.engine.library
 
 
-def _object_name(source: str) -> str:
-    return Path(source).name + ".o"
+TWIN_DIR = "lines"
+
+
+def twin_path(matrix: Matrix, build_dir: Path, cell: Cell) -> Path:
+    """Where the cell's debug twin's library goes."""
+    return cell_dir(build_dir, cell) / TWIN_DIR / matrix.engine.library
+
+
+def _object_name(source: str, twin: bool = False) -> str:
+    return Path(source).name + (".lines.o" if twin else ".o")
+
+
+def _has_kernels(source: str) -> bool:
+    return source.endswith(".hip")
 
 
 ProgressHook = Callable[[Cell, str, Step | None], None]   # (cell, event, step)
@@ -125,14 +149,18 @@ class Builder:
     """Builds cells with a pool of `jobs` recipe processes."""
 
     def __init__(self, matrix: Matrix, build_dir: Path, jobs: int = MATRIX_DEFAULT_JOBS,
-                 progress: ProgressHook | None = None):
+                 progress: ProgressHook | None = None, lines: bool = False):
         self.matrix = matrix
         self.build_dir = build_dir
         self.jobs = max(1, jobs)
         self.progress = progress or (lambda cell, event, step: None)
+        self.lines = lines          # a debug twin of every cell without line tables of its own
+
+    def wants_twin(self, cell: Cell) -> bool:
+        return cell.lines == "twin" or (self.lines and not cell.line_tables)
 
     # Everything that decides what a cell's objects contain, except the source.
-    def _cell_identity(self, cell: Cell, availability: Availability) -> str:
+    def _cell_identity(self, cell: Cell, availability: Availability, twin: bool = False) -> str:
         recipe = self.matrix.resolve(self.matrix.engine.recipe)
         headers = [self.matrix.resolve(h) for h in self.matrix.engine.headers]
         compiler = availability.compiler_file or Path(availability.compiler or cell.cxx)
@@ -142,24 +170,47 @@ class Builder:
                            stat.st_size, int(stat.st_mtime))
         except OSError:
             compiler_id = (str(compiler), 0, 0)
-        env = recipe_environment(self.matrix, cell)
+        env = recipe_environment(self.matrix, cell, twin=twin)
         for place in _PLACES:
             env.pop(place, None)
         return _digest(recipe.read_bytes() if recipe.is_file() else b"", _tree_digest(headers), compiler_id,
                        availability.version, sorted(env.items()))
 
-    def plan(self, cell: Cell, availability: Availability) -> tuple[list[Step], Step]:
+    def plan(self, cell: Cell, availability: Availability) -> tuple[list[Step], list[Step]]:
+        """The cell's compile steps and link steps (its library's, then its
+        debug twin's when one is asked for)."""
         root = cell_dir(self.build_dir, cell)
         identity = self._cell_identity(cell, availability)
         steps = []
+        contents = {}
         for source in self.matrix.engine.sources:
             path = self.matrix.resolve(source)
             if not path.is_file():
                 raise UsageError(f"{self.matrix.path}: engine source {source} does not exist under {self.matrix.root}")
-            stamp = _digest(identity, source, path.read_bytes())
+            contents[source] = path.read_bytes()
+            stamp = _digest(identity, source, contents[source])
             steps.append(Step(cell, "compile", path, root / "obj" / _object_name(source), stamp))
         link_stamp = _digest(identity, self.matrix.engine.library, [s.stamp for s in steps])
-        return steps, Step(cell, "link", None, root / self.matrix.engine.library, link_stamp)
+        links = [Step(cell, "link", None, root / self.matrix.engine.library, link_stamp)]
+        if self.wants_twin(cell):
+            twin_identity = self._cell_identity(cell, availability, twin=True)
+            twins = {source: Step(cell, "compile", self.matrix.resolve(source),
+                                  root / "obj" / _object_name(source, twin=True),
+                                  _digest(twin_identity, source, contents[source]), twin=True)
+                     for source in self.matrix.engine.sources if _has_kernels(source)}
+            # The twin's library: its kernel objects, and the release's host objects.
+            objects = [twins[source] if source in twins else step
+                       for source, step in zip(self.matrix.engine.sources, steps)]
+            steps += twins.values()
+            links.append(Step(cell, "link", None, twin_path(self.matrix, self.build_dir, cell),
+                              _digest(twin_identity, self.matrix.engine.library, [s.stamp for s in objects]),
+                              twin=True))
+        return steps, links
+
+    def _link_inputs(self, step: Step) -> list[str]:
+        folder = self.build_dir / step.cell.name / "obj"
+        return [str(folder / _object_name(source, step.twin and _has_kernels(source)))
+                for source in self.matrix.engine.sources]
 
     @staticmethod
     def _fresh(step: Step) -> bool:
@@ -174,12 +225,12 @@ class Builder:
         step.output.parent.mkdir(parents=True, exist_ok=True)
         stamp = step.output.with_name(step.output.name + ".stamp")
         stamp.unlink(missing_ok=True)
+        if step.twin:
+            env = dict(env, SPW_FLAGS=" ".join(step.cell.twin_flags()))
         if step.kind == "compile":
             command = ["bash", str(recipe), "compile", str(step.source), str(step.output)]
         else:
-            objects = [str(self.build_dir / step.cell.name / "obj" / _object_name(s))
-                       for s in self.matrix.engine.sources]
-            command = ["bash", str(recipe), "link", str(step.output), *objects]
+            command = ["bash", str(recipe), "link", str(step.output), *self._link_inputs(step)]
         log = step.output.with_name(step.output.name + ".log")
         start = time.monotonic()
         try:
@@ -200,24 +251,25 @@ class Builder:
 
     def build(self, cells: list[Cell]) -> list[CellBuild]:
         results: dict[str, CellBuild] = {}
-        work: dict[str, tuple[list[Step], Step, dict[str, str]]] = {}
+        work: dict[str, tuple[list[Step], list[Step], dict[str, str]]] = {}
         for cell in cells:
             availability = probe(cell)
             if not availability.available:
                 results[cell.name] = CellBuild(cell, "skipped", availability.reason)
                 self.progress(cell, "skipped", None)
                 continue
-            compiles, link = self.plan(cell, availability)
+            compiles, links = self.plan(cell, availability)
             env = dict(os.environ, **recipe_environment(self.matrix, cell, availability.compiler,
                                                         availability.root))
-            work[cell.name] = (compiles, link, env)
-            results[cell.name] = CellBuild(cell, "up to date", library=link.output, objects=len(compiles),
+            work[cell.name] = (compiles, links, env)
+            results[cell.name] = CellBuild(cell, "up to date", library=links[0].output, objects=len(compiles),
                                            version=availability.version)
-            self.progress(cell, "planned", link)
+            self.progress(cell, "planned", links[0])
 
         started = {name: time.monotonic() for name in work}
         pending: dict[Future, Step] = {}
         remaining = {name: 0 for name in work}
+        linking = {name: 0 for name in work}
         failed: set[str] = set()
         with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="spillway-build") as pool:
             def submit(step: Step, env: dict[str, str]) -> None:
@@ -225,14 +277,18 @@ class Builder:
                 pending[pool.submit(self._run, step, env)] = step
 
             def finish_compiles(name: str) -> None:
-                compiles, link, env = work[name]
+                compiles, links, env = work[name]
                 if name in failed:
-                    self._done(results[name], started[name], compiles, link)
-                elif self._fresh(link) and not any(s.ran for s in compiles):
-                    self.progress(link.cell, "fresh", link)
-                    self._done(results[name], started[name], compiles, link)
-                else:
-                    submit(link, env)
+                    self._done(results[name], started[name], compiles, links)
+                    return
+                for link in links:
+                    if self._fresh(link) and not any(s.ran for s in compiles if _links(link, s)):
+                        self.progress(link.cell, "fresh", link)
+                    else:
+                        linking[name] += 1
+                        submit(link, env)
+                if not linking[name]:
+                    self._done(results[name], started[name], compiles, links)
 
             for name, (compiles, link, env) in work.items():
                 for step in compiles:
@@ -257,26 +313,30 @@ class Builder:
                         if remaining[name] == 0:
                             finish_compiles(name)
                     else:
-                        compiles, link, _ = work[name]
-                        self._done(results[name], started[name], compiles, link)
+                        linking[name] -= 1
+                        if not linking[name]:
+                            compiles, links, _ = work[name]
+                            self._done(results[name], started[name], compiles, links)
         return [results[cell.name] for cell in cells]
 
-    def _done(self, result: CellBuild, started: float, compiles: list[Step], link: Step) -> None:
+    def _done(self, result: CellBuild, started: float, compiles: list[Step], links: list[Step]) -> None:
         result.compiled = sum(1 for s in compiles if s.ran)
         result.seconds = time.monotonic() - started
-        broken = [s for s in [*compiles, link] if s.error]
+        broken = [s for s in [*compiles, *links] if s.error]
         if broken:
             first = broken[0]
             result.status = "failed"
             result.library = None
             result.log = first.output.with_name(first.output.name + ".log")
             result.reason = f"{first.kind} {first.label}: {first.error}"
-        elif result.compiled or link.ran:
-            result.status = "built"
-        self._write_provenance(result, compiles, link)
+        else:
+            if result.compiled or any(link.ran for link in links):
+                result.status = "built"
+            result.twin = next((link.output for link in links if link.twin), None)
+        self._write_provenance(result, compiles, links)
         self.progress(result.cell, "finished", None)
 
-    def _write_provenance(self, result: CellBuild, compiles: list[Step], link: Step) -> None:
+    def _write_provenance(self, result: CellBuild, compiles: list[Step], links: list[Step]) -> None:
         """build/<cell>/build.json: what was built, with which compiler and flags."""
         cell = result.cell
         folder = cell_dir(self.build_dir, cell)
@@ -288,9 +348,18 @@ class Builder:
             "system": cell.system,
             "environment": {k: v for k, v in recipe_environment(self.matrix, cell).items() if k not in _PLACES},
             "sources": self.matrix.engine.sources, "library": self.matrix.engine.library,
-            "stamp": link.stamp,
+            "stamp": links[0].stamp,
         }
-        atomic.write_bytes(str(folder / "build.json"), orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        if len(links) > 1:    # a debug twin: only then, so a build without one writes what it always wrote
+            document["lines"] = {"library": f"{TWIN_DIR}/{self.matrix.engine.library}",
+                                 "flags": cell.twin_flags(), "stamp": links[1].stamp}
+        atomic.write_bytes(str(folder / "build.json"), json_codec.dumps(document, indent=True) + b"\n")
+
+
+def _links(link: Step, compiled: Step) -> bool:
+    """Whether ``link`` takes ``compiled``'s object: the release's library its
+    own objects; the twin's its kernel objects and the release's host ones."""
+    return compiled.twin == link.twin or (link.twin and not _has_kernels(str(compiled.source)))
 
 
 def _first_error(output: str) -> str:

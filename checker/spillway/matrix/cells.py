@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
@@ -15,6 +15,12 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from spillway.errors import UsageError
+from spillway.gate.metrics import MetricName
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:   # Python 3.10 (supported): the same parser as a package (a dependency there)
+    import tomli as tomllib
 
 CELLS_FILE = Path("matrix") / "cells.toml"
 SCHEMA = "1"
@@ -24,6 +30,12 @@ _CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*$")
 # First LLVM major that knows a processor (for clear errors on old cells).
 _KNOWN_FROM = {"gfx942": 17, "gfx1150": 17, "gfx1151": 17, "gfx1200": 18, "gfx1201": 18, "gfx950": 20}
+# clang's options that set the debug information level: the last one given wins
+# (-gdwarf-N sets the DWARF version and, as the last, full debug information).
+_DEBUG_LEVEL = re.compile(r"^-g(|[0-3]|line-tables-only|line-directives-only|dwarf|dwarf-[2-5]|gdb[0-3]?|full)$")
+# What a debug twin adds to the cell's flags: line tables only (README "Source lines": the code
+# stays byte-identical, full -g changes it).
+TWIN_FLAGS = ("-gline-tables-only",)
 # The system a cell without `system = ...` belongs to, and the one a cells file without
 # [systems] has: this machine.
 HOST_SYSTEM = "bookworm"
@@ -117,7 +129,8 @@ class Cell(BaseModel):
     compress: bool = False
     flags: list[str] = []
     baseline: str = Field(min_length=1)
-    gate: list[Literal["scratch", "spills", "occupancy", "vgprs", "lds"]] = ["scratch"]
+    gate: list[MetricName] = ["scratch"]
+    lines: Literal["", "twin"] = ""      # "twin": every build also builds a debug twin (build/<cell>/lines/)
 
     _system: Optional[System] = PrivateAttr(default=None)
 
@@ -152,6 +165,14 @@ class Cell(BaseModel):
             raise ValueError(f"compress = true needs clang >= 19 (clang {major} rejects --offload-compress)")
         if self.code_object_version == "6" and major < 17:
             raise ValueError(f"code_object_version \"6\" needs clang >= 19 (clang {major} accepts 4 and 5)")
+        levels = [flag for flag in self.flags if _DEBUG_LEVEL.match(flag)]
+        if "-gline-tables-only" in levels and levels[-1].startswith("-gdwarf"):
+            raise ValueError(f"flags: {' '.join(levels)} is full debug information (clang's last -g option sets "
+                             f"the level, and full -g changes the code): write {levels[-1]} -gline-tables-only "
+                             f"for line tables only")
+        if self.lines == "twin" and self.line_tables:
+            raise ValueError(f"lines = \"twin\": the cell's own flags ({' '.join(levels)}) already give its "
+                             f"code line tables")
         late = [t for t in self.targets if major < _KNOWN_FROM.get(t.split(":")[0], 0)]
         if late:
             raise ValueError(f"clang {major} does not know {', '.join(late)} (use gfx1100 / gfx90a)")
@@ -162,6 +183,18 @@ class Cell(BaseModel):
         """Built on developer machines from Debian packages (on the host, or in
         a root), installed by scripts/install-toolchains.sh; not through Nix."""
         return self.source == "debian"
+
+    @property
+    def line_tables(self) -> bool:
+        """Its own build has line tables: a debug-level flag, the last of
+        them not -g0."""
+        levels = [flag for flag in self.flags if _DEBUG_LEVEL.match(flag)]
+        return bool(levels) and levels[-1] != "-g0"
+
+    def twin_flags(self) -> list[str]:
+        """The flags of its debug twin: its own, then line tables only (last, so
+        a -gdwarf-N of its own sets the version only)."""
+        return [*self.flags, *TWIN_FLAGS]
 
     @property
     def system_info(self) -> System:

@@ -30,8 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Final
 
-import orjson
-
+from spillway import json_codec
 from spillway.errors import UsageError
 from spillway.matrix.build import _PLACES, CellBuild, cell_dir, recipe_environment
 from spillway.matrix.cells import Cell, Matrix
@@ -83,7 +82,7 @@ def job_matrix(cells: list[Cell]) -> bytes:
     if not cells:
         # GitHub refuses a matrix without entries; say so here rather than there.
         raise UsageError("no cell selected: a job matrix needs at least one")
-    return orjson.dumps({"include": [job_entry(c) for c in cells]}) + b"\n"
+    return json_codec.dumps({"include": [job_entry(c) for c in cells]}) + b"\n"
 
 
 # -- fan-in ------------------------------------------------------------------------------
@@ -93,10 +92,10 @@ PROVENANCE: Final = "build.json"
 
 def _read_provenance(path: Path) -> dict:
     try:
-        document = orjson.loads(path.read_bytes())
+        document = json_codec.loads(path.read_bytes())
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    except orjson.JSONDecodeError as exc:
+    except json_codec.JSONDecodeError as exc:
         raise UsageError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(document, dict) or not isinstance(document.get("cell"), str):
         raise UsageError(f"{path}: not a cell's build.json (no \"cell\")")

@@ -9,11 +9,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
-import orjson
-
-from spillway import atomic
+from spillway import atomic, json_codec
 from spillway.errors import SpillwayError
 from spillway.matrix.build import CellBuild, cell_dir, library_path
 from spillway.matrix.cells import Cell, Matrix
@@ -31,22 +29,30 @@ class CellCheck:
     required: bool = False
     report: Optional[Path] = None    # the check's JSON document (build/<cell>/check.json)
     flags_warning: str = ""          # the cell's flags differ from its baseline's (a failure with strict_flags)
+    # What the cell no longer builds (failures): baseline kernels (target, key, name), and targets of its
+    # baseline or of its cells.toml entry.
+    removed: list[tuple[str, str, str]] = field(default_factory=list)
+    removed_targets: list = field(default_factory=list)       # gate.check.RemovedTarget
+    result: Any = None               # pass / fail: the gate.check.CheckResult (its JUnit file, spillway.render)
 
 
-def _read(library: Path, occupancy_model: str | None = None):
+def _read(library: Path, occupancy_model: str | None = None, gate=()):
+    """The cell's library, its machine code decoded too when ``gate`` holds a
+    machine-code metric (loop_scratch, agpr_copies), as check and baseline write read it."""
+    from spillway.gate.metrics import needs_code
     from spillway.gate.reading import read_sources
     from spillway.report.reader import ReadOptions
     from spillway.resources.occupancy import DEFAULT_MODEL
-    return read_sources([str(library)], ReadOptions(occupancy_model=occupancy_model or DEFAULT_MODEL))
+    return read_sources([str(library)], ReadOptions(occupancy_model=occupancy_model or DEFAULT_MODEL,
+                                                    isa=needs_code(gate)))
 
 
 def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional[str] = None,
-               junit: Optional[Path] = None, occupancy_model: Optional[str] = None,
-               strict_flags: bool = False) -> CellCheck:
-    """Gate one built cell; writes build/<cell>/check.json (and ``junit``).
+               occupancy_model: Optional[str] = None, strict_flags: bool = False) -> CellCheck:
+    """Gate one built cell; writes build/<cell>/check.json (the caller its JUnit
+    file, from the result the CellCheck keeps).
     The cell's flags are compared with those its baseline recorded: a
     difference is a warning, or with ``strict_flags`` a failure."""
-    from spillway.gate import junit as junit_xml
     from spillway.gate.baseline import load_baseline, recorded_model
     from spillway.gate.check import check
     from spillway.gate.flags import cell_flags, compare as compare_flags
@@ -69,13 +75,12 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
         baseline = load_baseline(str(baseline_path))
         # The baseline's occupancy model unless told otherwise (version 1: llvm22).
         model = occupancy_model or recorded_model(baseline)
-        inputs = _read(library, model)
+        inputs = _read(library, model, metrics or baseline.gate)
+        # Every kernel and target of the baseline, and every target the cell declares, must be built.
         result = check(inputs.usage, baseline, metrics or baseline.gate, baseline_path=str(baseline_path),
-                       occupancy_model=model)
-        if junit:
-            junit_xml.write(str(junit), result, cell.name)
+                       occupancy_model=model, declared_targets=cell.targets)
         document = result.to_json()
-        atomic.write_bytes(str(result_path), orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic.write_bytes(str(result_path), json_codec.dumps(document, indent=True) + b"\n")
     except SpillwayError as exc:
         return CellCheck(cell, "error", str(exc))
     # The cell's flags are what its build used (a collected build made with others is refused before).
@@ -83,9 +88,11 @@ def check_cell(matrix: Matrix, build_dir: Path, build: CellBuild, gate: Optional
     warning = differ.sentence() if differ else ""
     if warning and strict_flags:
         return CellCheck(cell, "fail", f"{result.summary()}; {warning} [--strict-flags]", document["failures"],
-                         report=result_path, flags_warning=warning)
+                         report=result_path, flags_warning=warning, removed=result.vanished,
+                         removed_targets=result.removed_targets, result=result)
     return CellCheck(cell, "pass" if result.passed else "fail", result.summary(), document["failures"],
-                     report=result_path, flags_warning=warning)
+                     report=result_path, flags_warning=warning, removed=result.vanished,
+                     removed_targets=result.removed_targets, result=result)
 
 
 def exit_status(checks: list[CellCheck]) -> int:
@@ -129,6 +136,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     up (kept, as the command keeps it)."""
     from spillway.gate.baseline import (build as build_baseline, load_baseline, recorded_model, update_summary,
                                         write_baseline as write_file)
+    from spillway.gate.commands import accept_removed_command
     from spillway.gate.flags import cell_flags
 
     cell = build.cell
@@ -143,7 +151,7 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         # one is renamed over it: a run killed before that keeps the old file.
         previous = load_baseline(str(baseline_path)) if baseline_path.is_file() and not fresh else None
         # An update keeps the model the baseline was written with (version 1: llvm22).
-        inputs = _read(Path(library), recorded_model(previous) if previous else None)
+        inputs = _read(Path(library), recorded_model(previous) if previous else None, cell.gate)
         inputs.sources = [library]
         result = build_baseline(inputs, note=baseline_note(matrix, build_dir, build), gate=tuple(cell.gate),
                                 previous=previous, flags=cell_flags(cell.flags))
@@ -152,5 +160,9 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         return EXIT_FAILED, f"error: {exc}"
     lines = [f"kept {c.metric} of {c.name} [{c.target}] at {c.old} (now {c.new}): raise it with "
              f"spillway baseline write --allow" for c in result.refused]
+    lines += [f"kept target {target}: no kernel built for it; accept its removal with: "
+              f"{accept_removed_command([library], shown, (), [target])}" for target, _ in result.kept_targets]
+    lines += [f"kept {name} [{target}]: no longer built; accept its removal with: "
+              f"{accept_removed_command([library], shown, [key])}" for target, key, name in result.kept_removed]
     lines.append(update_summary(result, shown))
-    return (EXIT_FAILED if result.refused else EXIT_OK), "\n".join(lines)
+    return (EXIT_FAILED if result.kept else EXIT_OK), "\n".join(lines)

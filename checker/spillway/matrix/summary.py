@@ -1,6 +1,6 @@
 """Comparing built cells: every cell's kernels read with spillway's reader and
 lined up by target group and stable key, side by side (the Summary model;
-matrix.summary_render renders it as a table, Markdown and JSON), or two cells
+summary_json is its JSON document, spillway.render draws its table, Markdown and page), or two cells
 through spillway's own comparison."""
 
 from __future__ import annotations
@@ -119,3 +119,19 @@ def compare_cells(matrix: Matrix, build_dir: Path, old: Cell, new: Cell, occupan
 
 def sys_isatty() -> bool:
     return sys.stdout.isatty()
+
+
+def summary_json(summary: Summary) -> dict:
+    from spillway import __version__
+    from spillway.matrix.documents import MATRIX_SUMMARY_SCHEMA
+    return {
+        "schema": MATRIX_SUMMARY_SCHEMA,
+        "spillway_version": __version__,
+        "occupancy_model": summary.occupancy_model,
+        "cells": [{"name": c.name, "toolchain": c.toolchain(), "targets": summary.targets[c.name]}
+                  for c in summary.cells],
+        "kernels": [{"name": row[2], "key": row[1], "target": row[0],
+                     "cells": {c.name: (None if summary.value(c.name, row) is None
+                                        else summary.value(c.name, row).as_dict()) for c in summary.cells}}
+                    for row in summary.rows],
+    }

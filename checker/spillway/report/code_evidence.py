@@ -4,9 +4,14 @@ object, from the same bytes.
 
 The object holds KernelCode's fields as JSON: ``scratch_without_width`` as
 {mnemonic: count}, ``loop_spans`` as [target, branch] offset pairs from the
-kernel's start.  A kernel whose code cannot be read (no STT_FUNC symbol, a
+kernel's start, ``mix`` as {class: instructions} (isa.mix).  A kernel whose code cannot be read (no STT_FUNC symbol, a
 code object whose sections do not hold together) still has an object, with
 zero counts and a ``status`` saying why: the rest of the report stands.
+
+A kernel of a code object with a DWARF line table (``-gline-tables-only``)
+also has ``source_lines``: the source lines with the most scratch bytes per
+lane in loops (isa.source_lines), at most TOP_LINES of them; a code object
+without one gives no such member (its records are as before).
 """
 
 from __future__ import annotations
@@ -16,10 +21,16 @@ from typing import Final
 
 from spillway.errors import InputError
 from spillway.formats.metadata import KernelMetadata
-from spillway.isa.evidence import KernelCode, evidence, kernel_ranges
+from spillway.formats.dwarf_lines import has_line_table
+from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
+from spillway.isa.listing import kernel_listing
+from spillway.isa.source_lines import (NO_ROWS, PLACED, branches_of, decoded_kernel, kernel_lines, line_object,
+                                       loop_lines, object_lines)
+from spillway.isa.mix import mix_object
 
-# The object's members, in the order a record writes them (the fields of KernelCode).
-ISA_FIELDS: Final = tuple(KernelCode.__dataclass_fields__)
+# The object's scalar and list members, in the order a record writes them (the fields of KernelCode);
+# then ``mix`` (an object of its own) and, with a line table, ``source_lines``.
+ISA_FIELDS: Final = tuple(name for name in KernelCode.__dataclass_fields__ if name != "mix")
 
 try:       # numpy: a dependency, but the plain-Python reference gives the same figures without it
     from spillway.isa import vector as _vector
@@ -27,11 +38,16 @@ except ImportError:        # pragma: no cover - exercised by tests that hide num
     _vector = None  # type: ignore[assignment]
 
 
+# The most source lines a record's isa.source_lines lists (the lines with the most scratch bytes in loops).
+TOP_LINES: Final = 8
+
+
 def isa_object(code: KernelCode) -> dict:
     """KernelCode as the record's ``isa`` JSON object."""
     found = {name: getattr(code, name) for name in ISA_FIELDS}
     found["scratch_without_width"] = dict(code.scratch_without_width)
     found["loop_spans"] = [list(span) for span in code.loop_spans]
+    found["mix"] = mix_object(code.mix)
     return found
 
 
@@ -54,13 +70,74 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
     for kernel in kernels:
         chosen.append(by_name.get(_symbol_of(kernel)) or by_name.get(kernel.name))
     batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in chosen if r is not None]
+    decoded: dict = {}
     if use_numpy and _vector is not None:
-        found = iter(_vector.evidence_many(code, batch, target))
+        figures = _vector.evidence_many(code, batch, target, keep=decoded)
     else:
-        found = iter([evidence(code, start, size, target, psb) for start, size, psb in batch])
-    return [isa_object(next(found) if r is not None else _unread(f"no STT_FUNC symbol {_symbol_of(k)} with a "
-                                                                 f"descriptor in the code object"))
-            for k, r in zip(kernels, chosen)]
+        figures = [evidence(code, start, size, target, psb) for start, size, psb in batch]
+    lines = _source_lines(payload, code, [r for r in chosen if r is not None], figures, target,
+                          decoded if use_numpy and _vector is not None else None)
+    found = iter(zip(figures, lines))
+    out = []
+    for k, r in zip(kernels, chosen):
+        if r is None:
+            out.append(isa_object(_unread(f"no STT_FUNC symbol {_symbol_of(k)} with a descriptor in the code "
+                                          f"object")))
+            continue
+        figure, placed = next(found)
+        record = isa_object(figure)
+        if placed is not None:
+            record["source_lines"] = placed
+        out.append(record)
+    return out
+
+
+def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[KernelRange],
+                  figures: list[KernelCode], target: str, decoded: dict | None) -> list[dict | None]:
+    """Each kernel's ``source_lines`` object (None for every kernel when the
+    code object has no line table): its lines with the most scratch bytes
+    in loops (source_lines.loop_lines).  Only the kernels with scratch
+    accesses or AGPR copies are placed (their sequences read, the others
+    skimmed).  A malformed line table is said in each kernel's status."""
+    if not has_line_table(payload):
+        return [None] * len(ranges)
+    busy = [n for n, f in enumerate(figures) if f.scratch_loads + f.scratch_stores + f.agpr_writes + f.agpr_reads]
+    try:
+        lines = object_lines(payload, [(ranges[n].section, ranges[n].start, ranges[n].start + ranges[n].size)
+                                       for n in busy])
+    except InputError as exc:
+        where = f" at {exc.offset:#x}" if exc.offset is not None else ""
+        return [{"status": f"line table not read: {exc.message}{where}", "comp_dir": "", "top": [], "more": 0}
+                for _ in ranges]
+    if lines is None:
+        return [None] * len(ranges)
+    # A kernel with nothing to place is not read (its sequences skimmed): placed, with no line to list, under
+    # the one compilation directory of the code object's units when they share one.
+    directories = {table.comp_dir for table in lines.tables}
+    shared = directories.pop() if len(directories) == 1 else ""
+    out: list[dict] = [{"status": PLACED, "comp_dir": shared, "top": [], "more": 0} for _ in ranges]
+    for n in busy:
+        found = ranges[n]
+        if lines.covers(found.section, found.start, found.size):
+            out[n]["comp_dir"] = lines.comp_dir(found.section, found.start)
+        else:
+            out[n] = {"status": NO_ROWS, "comp_dir": "", "top": [], "more": 0}
+    chosen = [n for n in busy if out[n]["status"] == PLACED]
+    batch = [(ranges[n].start, ranges[n].size, bool(ranges[n].private_segment_buffer)) for n in chosen]
+    if decoded is not None and _vector is not None:
+        traffic = _vector.line_traffic_many(code, batch, target, [figures[n] for n in chosen], decoded, lines,
+                                            [ranges[n].section for n in chosen])
+    else:
+        traffic = []
+        for n, (start, size, psb) in zip(chosen, batch):
+            listing = kernel_listing(code, start, size, target, psb)
+            branches = branches_of(decoded_kernel(code, start, size, target))
+            traffic.append(kernel_lines(listing, branches, lines, ranges[n].section, start).by_line)
+    for n, rows in zip(chosen, traffic):
+        top, more = loop_lines(rows, TOP_LINES)
+        out[n]["top"] = [line_object(row) for row in top]
+        out[n]["more"] = more
+    return list(out)
 
 
 def kernel_evidence(section: memoryview, start: int, size: int, target: str, psb: bool) -> KernelCode:

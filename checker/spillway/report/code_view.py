@@ -1,9 +1,13 @@
 """``spillway code``'s document: named kernels' loops and the instructions
-behind their evidence (isa.listing), as JSON (spillway.code/1) or text.
+behind their evidence (isa.listing), as JSON (spillway.code/2) or text.
 
 The model is a list of ViewedKernel (a report record's place and names,
-and its KernelListing); ``code_document`` and ``code_text`` render it.
-Offsets are bytes from the kernel's start, as objdump's ``<kernel+0x..>``.
+its KernelListing and its source lines, isa.source_lines.KernelLines);
+``code_document`` is its JSON, render.code its text.  Offsets are bytes from
+the kernel's start, as objdump's ``<kernel+0x..>``.  Version 2 added the
+instruction mix to ``isa`` and the source lines: each scratch access's and
+AGPR copy's ``source``, each loop's ``head`` and ``back_branch``, and the
+kernel's ``source_lines`` (where the lines came from, the per-line summary).
 """
 
 from __future__ import annotations
@@ -13,97 +17,57 @@ from typing import Final
 
 from spillway import __version__
 from spillway.isa.listing import KernelListing
+from spillway.isa.source_lines import KernelLines, SourceLine, line_object, without_lines
 from spillway.report.code_evidence import isa_object
 
-CODE_SCHEMA: Final = "spillway.code/1"
+CODE_SCHEMA: Final = "spillway.code/2"
 # The record's members a viewed kernel keeps (where it is, what it is).
 PLACE_FIELDS: Final = ("file", "bundle_index", "target", "name", "symbol")
-# Loops are indented by depth up to this many steps (overlapping spans can hold a loop 20 deep).
-INDENTED_DEPTH: Final = 4
 
 
 @dataclass(frozen=True)
 class ViewedKernel:
     record: dict              # the kernel's report record (PLACE_FIELDS are used)
     listing: KernelListing
+    lines: KernelLines | None = None     # None: not asked for (read as "no line table")
+
+
+def source_object(source: SourceLine | None) -> dict | None:
+    """A placed instruction's line as JSON (None: it has none)."""
+    if source is None:
+        return None
+    return {"file": source.file, "line": source.line, "column": source.column, "inferred": source.inferred}
+
+
+def lines_of(viewed: ViewedKernel) -> KernelLines:
+    return viewed.lines if viewed.lines is not None else without_lines(viewed.listing.code.code_sha256)
 
 
 def kernel_object(viewed: ViewedKernel) -> dict:
     listing = viewed.listing
+    lines = lines_of(viewed)
     found = {name: viewed.record.get(name) for name in PLACE_FIELDS}
     found["isa"] = isa_object(listing.code)
+    heads = {placed.loop.start: placed for placed in lines.loops}
     found["loops"] = [{"start": loop.start, "end": loop.end, "branches": loop.branches, "depth": loop.depth,
-                       "innermost": loop.innermost} for loop in listing.loops]
+                       "innermost": loop.innermost,
+                       "head": source_object(heads[loop.start].head) if loop.start in heads else None,
+                       "back_branch": source_object(heads[loop.start].back_branch) if loop.start in heads else None}
+                      for loop in listing.loops]
+    placed = {p.instruction.offset: p.source for p in (*lines.scratch, *lines.agpr_copies)}
     found["instructions"] = [{"offset": i.offset, "length": i.length, "mnemonic": i.mnemonic, "kind": i.kind,
-                              "bytes": i.bytes, "loop_depth": i.loop_depth, "role": i.role or None}
+                              "bytes": i.bytes, "loop_depth": i.loop_depth, "role": i.role or None,
+                              "source": source_object(placed.get(i.offset))}
                              for i in listing.instructions]
+    found["source_lines"] = {"status": lines.status, "lines_from": lines.lines_from or None,
+                             "comp_dir": lines.comp_dir, "code_sha256": lines.code_sha256,
+                             "lines_code_sha256": lines.lines_code_sha256 or None,
+                             "by_line": [line_object(row) for row in lines.by_line]}
     return found
 
 
 def code_document(kernels: list[ViewedKernel]) -> dict:
     return {"schema": CODE_SCHEMA, "spillway_version": __version__, "kernels": [kernel_object(k) for k in kernels]}
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def kernel_text(viewed: ViewedKernel) -> list[str]:
-    record, listing, code = viewed.record, viewed.listing, viewed.listing.code
-    bundle = "" if record.get("bundle_index") is None else f", bundle {record['bundle_index']}"
-    lines = [f"kernel {record['name']}", f"  target {record['target']}, {record['file']}{bundle}",
-             f"  symbol {record['symbol'].removesuffix('.kd')}",
-             f"  code: {_plural(code.instructions, 'instruction')}, {code.code_bytes} bytes, "
-             f"sha256 {code.code_sha256}, {code.status}"]
-    accesses = code.scratch_loads + code.scratch_stores
-    lines.append(f"  scratch: {_plural(code.scratch_loads, 'load')} {code.scratch_load_bytes} B, "
-                 f"{_plural(code.scratch_stores, 'store')} {code.scratch_store_bytes} B per lane; "
-                 f"{code.scratch_in_loops} of {accesses} in loops")
-    lines.append(f"  scratch by address: slot {code.scratch_slot_load_bytes} B loaded + {code.scratch_slot_store_bytes}"
-                 f" B stored, addressed (a VGPR address: private arrays) {code.scratch_addressed_load_bytes} B "
-                 f"loaded + {code.scratch_addressed_store_bytes} B stored per lane; "
-                 f"{code.scratch_in_innermost_loops} in innermost loops")
-    if code.scratch_without_width:
-        lines.append("  scratch naming no width: " + ", ".join(f"{m} x{n}" for m, n in code.scratch_without_width))
-    lines.append(f"  AGPR copies: {code.agpr_writes} writes, {code.agpr_reads} reads; "
-                 f"matrix ops {code.matrix_ops}; calls {code.calls} (callees' code not included); "
-                 f"flat {code.flat_ops}; LDS {code.lds_ops}")
-    if code.agpr_writes + code.agpr_reads:
-        lines.append(f"  AGPR copies by AGPR: {code.agpr_spill_copies} spill copies, "
-                     f"{code.agpr_accumulator_moves} accumulator moves (matrix ops' accumulators)")
-    if listing.loops:
-        lines.append(f"  loops ({len(listing.loops)}; offsets from the kernel's start, objdump's <kernel+0x..>):")
-        for loop in listing.loops:
-            notes = [f"depth {loop.depth}"] + (["innermost"] if loop.innermost else []) + \
-                    ([f"{loop.branches} branches back"] if loop.branches > 1 else [])
-            inside = sum(1 for i in listing.instructions if i.kind.startswith("scratch")
-                         and loop.start <= i.offset <= loop.end)
-            notes.append(f"{inside} scratch access" + ("" if inside == 1 else "es"))
-            indent = "  " * min(loop.depth - 1, INDENTED_DEPTH)
-            lines.append(f"    {indent}+{loop.start:#x} .. +{loop.end:#x}  {', '.join(notes)}")
-    else:
-        lines.append("  loops: none")
-    if listing.instructions:
-        width = max(len(f"+{i.offset:#x}") for i in listing.instructions)
-        lines.append(f"  instructions ({len(listing.instructions)}: scratch accesses, AGPR copies, matrix ops, "
-                     f"calls):")
-        lines.append(f"    {'offset':<{width}}  {'loop':>4}  {'kind':<13}  {'B/lane':>6}  {'role':<16}  mnemonic")
-        for i in listing.instructions:
-            depth = str(i.loop_depth) if i.loop_depth else "-"
-            size = "" if i.bytes is None else str(i.bytes)
-            if i.kind.startswith("scratch") and i.bytes is None:
-                size = "?"
-            kind = i.kind.replace("_", " ")
-            lines.append(f"    {f'+{i.offset:#x}':<{width}}  {depth:>4}  {kind:<13}  {size:>6}  {i.role or '-':<16}  "
-                         f"{i.mnemonic}")
-    else:
-        lines.append("  instructions: no scratch access, AGPR copy, matrix op or call")
-    return lines
-
-
-def code_text(kernels: list[ViewedKernel]) -> str:
-    blocks = ["\n".join(kernel_text(k)) for k in kernels]
-    return "\n\n".join(blocks) + "\n"
 
 
 def json_schema() -> dict:
@@ -113,7 +77,34 @@ def json_schema() -> dict:
     from pydantic import BaseModel, ConfigDict, Field
 
     from spillway.isa.listing import KINDS, ROLES
-    from spillway.report.record import KernelIsa
+    from spillway.report.record import KernelIsa, LineTrafficRecord
+
+    class SourceModel(BaseModel):
+        """An instruction's source line (DWARF line table: llvm-objdump -d -l's line at its address)."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        file: str = Field(description="The path as the line table joins it (absolute when the build's were)")
+        line: int = Field(description="From 1")
+        column: int = Field(description="0: the row names no column")
+        inferred: bool = Field(description="The row said line 0 (code LLVM gives no line, often spill code): the "
+                                           "line of the nearest preceding instruction of the same basic block")
+
+    class SourceLinesModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        status: str = Field(description="placed; or why there are no lines: 'no line table', 'no line-table row "
+                                        "covers the kernel', 'code differs from the debug twin', 'no such kernel in "
+                                        "the debug twin'")
+        lines_from: Optional[Literal["code object", "debug twin"]] = Field(
+            description="Where the lines came from: the kernel's own code object, or the debug twin given with "
+                        "--lines-from (null: none)")
+        comp_dir: str = Field(description="DW_AT_comp_dir of the compile unit holding the kernel's rows")
+        code_sha256: str = Field(description="The kernel's code (isa.code_sha256)")
+        lines_code_sha256: Optional[str] = Field(description="The code the lines describe: the twin's kernel's "
+                                                             "with --lines-from (lines only where equal)")
+        by_line: list[LineTrafficRecord] = Field(description="Per source line: the scratch traffic and AGPR copies "
+                                                             "placed there, most innermost-loop bytes first")
 
     class LoopModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -124,6 +115,8 @@ def json_schema() -> dict:
         branches: int = Field(description="Backward branches (s_branch/s_cbranch_*) to the head")
         depth: int = Field(description="Loops holding this one, itself included (1: outermost)")
         innermost: bool = Field(description="Holds no other loop")
+        head: Optional[SourceModel] = Field(description="The source line of the loop's first instruction")
+        back_branch: Optional[SourceModel] = Field(description="The source line of its last backward branch")
 
     class InstructionModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -140,6 +133,9 @@ def json_schema() -> dict:
                         "'addressed' (isa.scratch_addressed_*_bytes); AGPR copies: 'spill copy' "
                         "(isa.agpr_spill_copies) or 'accumulator move' (isa.agpr_accumulator_moves); null for "
                         "matrix ops and calls")
+        source: Optional[SourceModel] = Field(description="Scratch accesses and AGPR copies: the source line "
+                                                          "(null: no line table, no row, a line-0 row with no "
+                                                          "earlier line in its block; matrix ops and calls)")
 
     class KernelModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -153,17 +149,19 @@ def json_schema() -> dict:
         loops: list[LoopModel] = Field(description="Loops by head offset: isa.loop_spans grouped by their target")
         instructions: list[InstructionModel] = Field(description="Each scratch access, AGPR copy, matrix op and "
                                                                  "call, by offset")
+        source_lines: SourceLinesModel = Field(description="Where the kernel's lines came from, and the per-line "
+                                                           "summary (version 2)")
 
     class CodeModel(BaseModel):
         """spillway code --format json: named kernels' loops and the instructions behind their evidence."""
 
         model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-        schema_: Literal["spillway.code/1"] = Field(CODE_SCHEMA, alias="schema")
+        schema_: Literal["spillway.code/2"] = Field(CODE_SCHEMA, alias="schema")
         spillway_version: str
         kernels: list[KernelModel]
 
     schema = CodeModel.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/code-1.json"
+    schema["$id"] = "https://spillway.dev/schemas/code-2.json"
     return schema

@@ -21,8 +21,9 @@ from spillway.isa.evidence import KernelCode, KernelRange, kernel_ranges
 from spillway.report.reader import ReadOptions
 
 T = TypeVar("T")
-# work(record, code section bytes, the kernel's range or None, target ID) -> what the caller keeps
-Work = Callable[[dict, memoryview, "KernelRange | None", str], T]
+# work(record, code section bytes, the kernel's range or None, target ID[, code object bytes]) -> what the
+# caller keeps (the code object's bytes with_payload)
+Work = Callable[..., T]
 
 
 def symbol_name(symbol: str) -> str:
@@ -34,25 +35,27 @@ def _place(record: dict) -> tuple:
     return record["file"], record["bundle_index"], record.get("image_offset"), record.get("archive")
 
 
-def each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[dict], work: Work
-                     ) -> list[T | None]:
+def each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[dict], work: Work,
+                     with_payload: bool = False) -> list[T | None]:
     """``work`` on each of ``records`` (report records read from ``paths``
     with ``options``) with its kernel's code; None for a record whose code
-    object was not found again.  Raises InputError as the reader does (the
-    inputs changed since, a corrupt bundle)."""
+    object was not found again.  ``with_payload``: ``work`` also gets the
+    whole code object's bytes (for its line tables) as a fifth argument.
+    Raises InputError as the reader does (the inputs changed since, a
+    corrupt bundle)."""
     # The caller holds a library's records (250,000 on librocsparse1 7.2.4): the collector's passes
     # over them while the decoder's tables are built cost more than the decoding itself.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _each_kernel_code(paths, options, records, work)
+        return _each_kernel_code(paths, options, records, work, with_payload)
     finally:
         if collecting:
             gc.enable()
 
 
-def _each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[dict], work: Work
-                      ) -> list[T | None]:
+def _each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[dict], work: Work,
+                      with_payload: bool) -> list[T | None]:
     wanted: dict[tuple, list[int]] = {}
     for index, record in enumerate(records):
         wanted.setdefault(_place(record), []).append(index)
@@ -76,13 +79,15 @@ def _each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[
                 indexes = [i for i in wanted.get((image.file, image.bundle_index, image.image_offset, image.archive),
                                                   ()) if not done[i]]
                 if indexes:
-                    left[bundle] -= _work_on(image.payload, [(i, records[i]) for i in indexes], work, found, done)
+                    left[bundle] -= _work_on(image.payload, [(i, records[i]) for i in indexes], work, found, done,
+                                             with_payload)
                 if not left[bundle]:
                     break
     return found
 
 
-def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, found: list, done: list[bool]) -> int:
+def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, found: list, done: list[bool],
+             with_payload: bool = False) -> int:
     try:
         code = codeobject.parse(payload)
     except InputError:
@@ -97,8 +102,9 @@ def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, fo
     by_name = {r.name: r for r in ranges}
     for index, record in mine:
         done[index] = True
-        found[index] = work(record, section, by_name.get(symbol_name(record["symbol"])) or by_name.get(record["name"]),
-                            code.target_id)
+        kernel = by_name.get(symbol_name(record["symbol"])) or by_name.get(record["name"])
+        found[index] = (work(record, section, kernel, code.target_id, payload) if with_payload
+                        else work(record, section, kernel, code.target_id))
     return len(mine)
 
 

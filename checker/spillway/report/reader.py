@@ -3,12 +3,10 @@ occupancy, names and scratch causes."""
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import gc
 import itertools
 import mmap
-import multiprocessing as mp
 import operator
 import os
 from dataclasses import dataclass, field
@@ -16,19 +14,16 @@ from functools import lru_cache
 from collections.abc import Sequence
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-import msgspec
-import orjson
-
 from spillway import __version__
+from spillway.json_codec import document_chunks, dumps as json_dumps, encode_record, record_layout
 from spillway.formats import codeobject, embedded
 from spillway.resources import occupancy
 from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION,
-                                         DecompressionBudget, PendingImages, ScanOptions,
-                                         ScanResult, expand, scan_buffer, scan_path)
-from spillway.paths import document_chunks, dumps as json_dumps
+                                         DEFAULT_MAX_KERNELS, DecompressionBudget, PendingImages, ScanOptions,
+                                         ScanResult, expand, scan_buffer, scan_path, too_many_kernels)
 from spillway.errors import BitcodeOnly, InputError, NoDeviceCode
 from spillway.formats.metadata import KernelMetadata
-from spillway.report.pool import start_pool
+from spillway.report.pool import ordered_results, start_pool
 from spillway.resources.names import demangle, stable_key
 from spillway.resources.targets import target_selected
 from spillway.constants import REPORT_SCHEMA as SCHEMA
@@ -118,6 +113,7 @@ _ENCODE = False     # workers hand back JSON lines (report --json), not tuples
 _SINK: "_Sink | None" = None    # with _ENCODE: the workers write the lines themselves
 _PROJECT: Callable[[tuple], tuple] | None = None   # rows handed back hold only these fields
 _ISA = False        # ReadOptions.isa: each row ends with its kernel's isa object (ROW_FIELDS)
+_MAX_KERNELS: int | None = None   # ReadOptions.max_kernels: more in one task is an InputError
 _LINE_INDENT = b"    "
 # Below these, parsing stays in one process (forking costs more than it saves).
 _PARALLEL_MIN_TASKS = 4
@@ -161,6 +157,7 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
     if emit is None:
         emit = encoded.append
     kernels = 0
+    listed = 0      # kernels of the task's code objects, against _MAX_KERNELS
     counts = ScanResult()
     code_objects = 0
     recorded: dict[str, None] = {}     # distinct command lines the compiler recorded, in order
@@ -175,12 +172,15 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
         for index in indexes:
             for image in _images_of(_UNITS[index], counts):
                 try:
-                    code = codeobject.parse(image.payload)
+                    code = codeobject.parse(image.payload, _MAX_KERNELS)
                 except InputError as exc:
                     exc.within(image.container, image.offset or 0, rebase=image.offset is not None)
                     exc.file = image.file
                     raise
                 code_objects += 1
+                listed += len(code.kernels)
+                if _MAX_KERNELS is not None and listed > _MAX_KERNELS:
+                    raise too_many_kernels(_MAX_KERNELS, image.file)
                 if not target_selected(code.target_id, _TARGETS):
                     continue
                 if code.command_lines:
@@ -234,11 +234,10 @@ def _code_evidence(payload, code: codeobject.CodeObject) -> list[dict]:
     return code_objects_evidence(payload, code.kernels, code.target_id)
 
 
-# A record line's layout: FIELDS as a struct msgspec encodes in C, without
-# the dict per kernel orjson needs (half the encoding time).  The bytes are
-# orjson's for the same record (compact, UTF-8, the same escapes).
-_RecordLine = msgspec.defstruct("RecordLine", list(FIELDS), gc=False)
-_encode_line = msgspec.json.Encoder().encode
+# A record line's layout: FIELDS as a record json_codec encodes in C, without
+# a dict per kernel (half the encoding time); the same bytes as json_dumps's.
+_RecordLine = record_layout("RecordLine", FIELDS)
+_encode_line = encode_record
 
 
 # A record line in four segments, each encoded once for what it depends on:
@@ -247,15 +246,15 @@ _encode_line = msgspec.json.Encoder().encode
 # bundle), what the resources give (once per target, model and resources:
 # 73,826 distinct of librocsparse1 7.2.4's 249,970 kernels) and where the
 # image sits.  Joined, they are the bytes _encode_lines writes for the row
-# (msgspec writes a struct's fields in order, separated by commas, with no
-# spaces), at a fraction of the cost: building and encoding a row per kernel
+# (a record is written with its members in order, separated by commas, with
+# no spaces), at a fraction of the cost: building and encoding a row per kernel
 # was 2.8 of the 7.2 CPU-seconds of that report.
 _NAMES_AT, _RESOURCES_AT, _TAIL_AT = FIELDS.index("symbol"), FIELDS.index("vgpr_count"), \
     FIELDS.index("image_offset")
-_LineHead = msgspec.defstruct("LineHead", list(FIELDS[:_NAMES_AT]), gc=False)
-_LineNames = msgspec.defstruct("LineNames", list(FIELDS[_NAMES_AT:_RESOURCES_AT]), gc=False)
-_LineResources = msgspec.defstruct("LineResources", list(FIELDS[_RESOURCES_AT:_TAIL_AT]), gc=False)
-_LineTail = msgspec.defstruct("LineTail", list(FIELDS[_TAIL_AT:]), gc=False)
+_LineHead = record_layout("LineHead", FIELDS[:_NAMES_AT])
+_LineNames = record_layout("LineNames", FIELDS[_NAMES_AT:_RESOURCES_AT])
+_LineResources = record_layout("LineResources", FIELDS[_RESOURCES_AT:_TAIL_AT])
+_LineTail = record_layout("LineTail", FIELDS[_TAIL_AT:])
 # The names segment is _name_values(name), keyed on the name; the resources
 # segment is keyed on a kernel's fields after its name and symbol: every input
 # of that part of the row besides target and model.
@@ -302,12 +301,11 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
     """_encode_lines of the code object's rows, from cached segments.
     ``names``: the task's encoded names segments by kernel name; ``isa``:
     each kernel's isa object (--isa), written last in its record."""
-    try:
-        head = _encode_line(_LineHead(*where))[:-1]          # (without its closing brace)
-        tail = b"," + _encode_line(_LineTail(image_offset, archive))[1:]
-    except UnicodeEncodeError:         # a path that is not UTF-8: the slow way, as _encode_lines does it
-        rows = [_values(k, k.name, where, image_offset, archive, model) for k in kernels]
-        return _encode_lines(rows if isa is None else [(*row, found) for row, found in zip(rows, isa)])
+    # Each segment is made safe in a log once, when it is encoded (json_codec.encode_record applies
+    # untrusted.json_log_safe: names, paths and targets come from the binary); a segment ends between
+    # members, never inside a string, so the joined lines are safe too, without a scan of every line.
+    head = _encode_line(_LineHead(*where))[:-1]          # (without its closing brace)
+    tail = b"," + _encode_line(_LineTail(image_offset, archive))[1:]
     if isa is not None:
         return _with_isa(_encode_code_object(kernels, where, image_offset, archive, model, names), isa)
     segments = _RESOURCE_SEGMENTS.table(where[2], model)
@@ -320,8 +318,8 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
             name = kernel.name
             named = names[name] = b"," + _encode_line(_LineNames(*_name_values(name)))[1:-1]
         if resources is None:
-            resources = _RESOURCE_SEGMENTS.add(segments, kernel[2:], b"," + _encode_line(
-                _LineResources(*_resource_values(kernel, where[2], model)))[1:-1])
+            resources = _RESOURCE_SEGMENTS.add(segments, kernel[2:], (b"," + _encode_line(
+                _LineResources(*_resource_values(kernel, where[2], model)))[1:-1]))
         extend((_LINE_SEPARATOR, head, named, resources, tail))
     parts[0] = _LINE_INDENT        # the first line has no separator before it
     return b"".join(parts)
@@ -338,14 +336,10 @@ def _with_isa(lines: bytes, isa: list[dict]) -> bytes:
 def _encode_lines(values: list[tuple]) -> bytes:
     """Kernel rows as JSON records, one per line (indented), joined by ``,\\n``;
     rows with an isa object (ROW_FIELDS) have it last."""
-    try:
-        lines = [_LINE_INDENT + _encode_line(_RecordLine(*row[:len(FIELDS)])) for row in values]
-        if values and len(values[0]) > len(FIELDS):
-            return _with_isa(b",\n".join(lines), [row[-1] for row in values])
-        return b",\n".join(lines)
-    except UnicodeEncodeError:
-        # A path that is not UTF-8 (surrogate escapes): paths.dumps writes them as \udcXX.
-        return b",\n".join([_LINE_INDENT + json_dumps(dict(zip(ROW_FIELDS, row))) for row in values])
+    lines = [_LINE_INDENT + _encode_line(_RecordLine(*row[:len(FIELDS)])) for row in values]
+    if values and len(values[0]) > len(FIELDS):
+        return _with_isa(b",\n".join(lines), [row[-1] for row in values])
+    return b",\n".join(lines)
 
 
 class EncodedKernels(NamedTuple):
@@ -423,15 +417,19 @@ def _tune_allocator() -> None:
 
 
 def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
-               encode: bool = False, fields: tuple[str, ...] | None = None, isa: bool = False):
+               encode: bool = False, fields: tuple[str, ...] | None = None, isa: bool = False,
+               max_kernels: int | None = None):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
     entries, SPIR-V entries, recorded command lines) per task, in order.  Raises the first InputError.
     ``encode``: the kernels come as EncodedKernels, not tuples.  ``fields``:
     the tuples hold these fields (of ROW_FIELDS, in this order), not all of
     them.  ``isa``: each kernel's code is decoded too (its row ends with its
-    isa object; ``fields`` may name it)."""
-    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA
+    isa object; ``fields`` may name it).  ``max_kernels``: a task (or a code
+    object, before its kernels are decoded) with more is an InputError; the
+    caller counts the run's total (DecompressionBudget.charge_kernels)."""
+    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA, _MAX_KERNELS
     _UNITS, _TARGETS, _MODEL, _ENCODE, _ISA = units, targets, model, encode, isa
+    _MAX_KERNELS = max_kernels
     _PROJECT = projection(fields) if fields else None
     total = sum(_unit_size(u) for u in units)
     if progress:
@@ -441,7 +439,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
         _tune_allocator()
     workers = _worker_count()
     parallel = (workers > 1 and len(tasks) >= _PARALLEL_MIN_TASKS and total >= _PARALLEL_MIN_BYTES
-                and "fork" in mp.get_all_start_methods())
+                and hasattr(os, "fork"))
     if _SINK is not None:
         _SINK.start()
     try:
@@ -460,12 +458,13 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 if gc.isenabled():
                     gc.disable()
                     stack.callback(gc.enable)
-                pool = start_pool(stack, workers)       # workers that leave Ctrl-C to the parent
+                arguments = list(enumerate(tasks))
+                pool = start_pool(stack, workers, _parse_units, arguments)  # workers that leave Ctrl-C to us
                 # Tasks handed out ahead of the one being written: each result is small when the
                 # workers write the records themselves (the tasks ahead are put aside on disk).
                 # (well within the sink's slots for tasks put aside: a slot is reused 64 tasks on)
                 window = min(workers * _SINK_WINDOW, _Sink._SLOTS // 2) if _SINK is not None else workers + 1
-                results = _bounded_imap(pool, _parse_units, list(enumerate(tasks)), window)
+                results = ordered_results(pool, window)
             else:
                 results = itertools.starmap(_parse_units, enumerate(tasks))
             for task, (result, error) in zip(tasks, results):
@@ -479,6 +478,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 yield result
     finally:
         _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA = [], [], occupancy.DEFAULT_MODEL, False, None, False
+        _MAX_KERNELS = None
 
 
 def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
@@ -486,21 +486,6 @@ def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
     if len(fields) < 2:
         raise ValueError("a projection keeps two fields or more")
     return operator.itemgetter(*(ROW_FIELDS.index(f) for f in fields))  # type: ignore[return-value]
-
-
-def _bounded_imap(pool, function, tasks: list, window: int):
-    """``pool.starmap``'s answers one by one (``tasks``: argument tuples), with at most ``window`` tasks handed out
-    and not yet taken: imap queues every finished result in the parent, which
-    grows with the input when the parent is the slower side (writing JSON)."""
-    queued: collections.deque = collections.deque()
-    remaining = iter(tasks)
-    for task in itertools.islice(remaining, window):
-        queued.append(pool.apply_async(function, task))
-    while queued:
-        result = queued.popleft().get()
-        for task in itertools.islice(remaining, 1):
-            queued.append(pool.apply_async(function, task))
-        yield result
 
 
 def _parse_images(images: list, targets: list[str], progress,
@@ -552,11 +537,11 @@ class KernelTable(Sequence):
 
 def json_chunks(document: dict):
     """A report document as JSON bytes, in chunks: the header pretty-printed
-    like ``orjson`` OPT_INDENT_2, then one kernel per line, so a 250,000-kernel
+    as ``json_dumps(indent=True)`` writes it, then one kernel per line, so a 250,000-kernel
     report is never one string in memory."""
     kernels = document["kernels"]
     if not isinstance(kernels, KernelTable):
-        yield json_dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+        yield json_dumps(document, indent=True) + b"\n"
         return
     yield from document_chunks({k: v for k, v in document.items() if k != "kernels"}, {"kernels": iter(kernels)})
 
@@ -570,6 +555,7 @@ class ReadOptions:
     occupancy_model: str = occupancy.DEFAULT_MODEL   # llvm22, llvm23, llvm24 or producer (--occupancy-model)
     max_decompressed_total: int = DEFAULT_MAX_DECOMPRESSED_TOTAL   # per run (--max-decompressed-total)
     max_inflation: float = DEFAULT_MAX_INFLATION   # per input: times its size (--max-inflation)
+    max_kernels: int = DEFAULT_MAX_KERNELS   # per run (--max-kernels)
     verify_hashes: bool = False   # check compressed bundles' MD5 hashes (--verify-hashes)
     # Called as the read goes with (bytes just read, bytes of the input being read), and
     # (0, its size) as each input starts: a progress bar, or work done meanwhile (baseline
@@ -581,7 +567,7 @@ class ReadOptions:
     isa: bool = False
 
     def budget(self) -> DecompressionBudget:
-        return DecompressionBudget(self.max_inflation, self.max_decompressed_total)
+        return DecompressionBudget(self.max_inflation, self.max_decompressed_total, self.max_kernels)
 
     def scan_options(self, budget: DecompressionBudget | None = None) -> ScanOptions:
         return ScanOptions(self.max_decompressed, scan_embedded=self.scan_embedded, budget=budget,
@@ -609,15 +595,16 @@ def read_path(path: str, options: ReadOptions, progress: Callable[[int, int], No
     budget = budget or options.budget()
     progress = progress or options.progress
     return _finish(scan_path(path, options.scan_options(budget)), path, options, progress, compact, rows_sink,
-                   rows_fields)
+                   rows_fields, budget)
 
 
 def read_buffer(data: bytes | memoryview, name: str, options: ReadOptions | None = None
                 ) -> tuple[dict, list[dict] | KernelTable]:
     """Read an in-memory file (used by tests and fuzzing)."""
     options = options or ReadOptions()
-    return _finish(scan_buffer(memoryview(data), name, options.scan_options(options.budget())),
-                   name, options, None, False)
+    budget = options.budget()
+    return _finish(scan_buffer(memoryview(data), name, options.scan_options(budget)),
+                   name, options, None, False, budget=budget)
 
 
 def _refuse_without_images(scan: ScanResult, path: str) -> None:
@@ -664,13 +651,16 @@ class _FileTally:
 
 
 def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact: bool,
-            rows_sink: RowsSink | None = None, rows_fields: tuple[str, ...] | None = None
-            ) -> tuple[dict, list[dict] | KernelTable]:
+            rows_sink: RowsSink | None = None, rows_fields: tuple[str, ...] | None = None,
+            budget: DecompressionBudget | None = None) -> tuple[dict, list[dict] | KernelTable]:
     _refuse_without_images(scan, path)
     tally, values = _FileTally(scan, path), []
     fields = rows_fields if rows_sink is not None else None
+    budget = budget or options.budget()
     for found, rows, bitcode, spirv_entries, command_lines in iter_units(
-            scan.images, options.targets, progress, options.occupancy_model, fields=fields, isa=options.isa):
+            scan.images, options.targets, progress, options.occupancy_model, fields=fields, isa=options.isa,
+            max_kernels=options.max_kernels):
+        budget.charge_kernels(len(rows), path)
         tally.add(found, len(rows), bitcode, spirv_entries, command_lines)
         if rows_sink is not None:
             rows_sink(rows)
@@ -720,7 +710,7 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
     paths = list(paths)
     budget = options.budget()
     head = json_dumps({"schema": SCHEMA, "spillway_version": __version__,
-                       "occupancy_model": options.occupancy_model}, option=orjson.OPT_INDENT_2)
+                       "occupancy_model": options.occupancy_model}, indent=True)
     opening = head[:-2] + b',\n  "kernels": [\n'
     sink = _Sink(fd, opening, _worker_count() + 1) if fd is not None else None
     opened = False
@@ -733,7 +723,8 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
             _SINK = sink
             for found, encoded, bitcode, spirv_entries, command_lines in iter_units(
                     scan.images, options.targets, progress, options.occupancy_model, encode=True,
-                    isa=options.isa):
+                    isa=options.isa, max_kernels=options.max_kernels):
+                budget.charge_kernels(encoded.kernels, path)
                 tally.add(found, encoded.kernels, bitcode, spirv_entries, command_lines)
                 for piece in encoded.pieces:
                     yield (b",\n" if opened else opening) + piece
@@ -748,7 +739,7 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
         on_empty()
     if not opened and options.require_kernels:
         raise no_kernels_found(paths, options.targets)
-    tail = json_dumps({"files": files}, option=orjson.OPT_INDENT_2)[1:]     # '\n  "files": ...}'
+    tail = json_dumps({"files": files}, indent=True)[1:]     # '\n  "files": ...}'
     last = (b"\n  ]," if opened else head[:-2] + b',\n  "kernels": [],') + tail + b"\n"
     if sink is not None:
         sink.write(last)

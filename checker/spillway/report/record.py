@@ -1,4 +1,4 @@
-"""The report document: ``{"schema": "spillway.report/3", "files": [...],
+"""The report document: ``{"schema": "spillway.report/4", "files": [...],
 "kernels": [...]}``.  Field names of kernel records are the AMDGPU metadata
 keys (without the leading dot) so users can cross-check with
 ``llvm-readelf --notes``."""
@@ -40,6 +40,71 @@ class OccupancyNext(BaseModel):
     waves: int = Field(description="Waves per SIMD the kernel reaches with every need met")
     needs: list[OccupancyNeed] = Field(description="Every resource that must come down (several when "
                                                    "two limits hold the kernel at the same figure)")
+
+
+class InstructionMix(BaseModel):
+    """Instructions per class (spillway.isa.mix; README "Instruction mix"): the first class whose rule
+    matches the mnemonic; they add up to ``instructions``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    valu: int = Field(description="v_* that are not matrix ops or AGPR copies (VOPD pairs, v_interp* too)")
+    salu: int = Field(description="s_* in no other class")
+    vmem: int = Field(description="buffer_*, tbuffer_*, global_*, flat_*, image_*, cluster_*, tensor_*, and "
+                                  "scratch_*/buffer_* that are not counted scratch accesses")
+    smem: int = Field(description="s_load_*, s_buffer_*, s_store_*, s_scratch_*, s_atomic_*, s_dcache_*, "
+                                  "s_memtime, s_memrealtime, s_atc_probe*, s_prefetch_*, s_gl1_inv, "
+                                  "s_get_waveid_in_workgroup")
+    lds: int = Field(description="ds_*, lds_*")
+    matrix: int = Field(description="v_mfma*, v_smfmac*, v_wmma*, v_swmmac*")
+    scratch: int = Field(description="The counted scratch accesses: scratch_loads + scratch_stores")
+    agpr_copy: int = Field(description="v_accvgpr_* (write, read, mov)")
+    branch: int = Field(description="s_branch, s_cbranch_*, s_setpc_*, s_set_pc_*, s_swappc_*, s_swap_pc_*, "
+                                    "s_call_*, s_rfe_*, s_subvector_loop_*")
+    waitcnt: int = Field(description="s_waitcnt*, s_wait_*")
+    other: int = Field(description="exp, export, s_nop, s_endpgm*, s_barrier*, s_sendmsg*, s_sleep*, s_wakeup*, "
+                                   "s_setprio*, s_trap, s_clause, s_delay_alu and the other program-control "
+                                   "mnemonics isa.mix names; any mnemonic no rule names")
+
+
+class LineTrafficRecord(BaseModel):
+    """What the scratch accesses and AGPR copies placed on one source line do (isa.source_lines.LineTraffic;
+    bytes per lane)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="The source file as the line table joins it (absolute when the build's paths "
+                                  "were); \"\" with line 0: the accesses no line was found for")
+    line: int
+    load_bytes: int
+    store_bytes: int
+    loop_load_bytes: int = Field(description="Of which inside at least one loop span")
+    loop_store_bytes: int
+    innermost_load_bytes: int = Field(description="Of which inside an innermost loop span")
+    innermost_store_bytes: int
+    accesses: int = Field(description="Scratch accesses")
+    inferred: int = Field(description="Of which placed by inference (a line-0 row: the line of the nearest "
+                                      "preceding instruction of the same basic block)")
+    agpr_copies: int = Field(description="v_accvgpr_write/read")
+    agpr_spill_copies: int = Field(description="Of which spill copies (not accumulator moves)")
+
+
+class SourceLines(BaseModel):
+    """report --isa on a code object with a DWARF line table: the kernel's source lines with the most scratch
+    traffic in loops."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str = Field(description="placed (a kernel without scratch accesses or AGPR copies has nothing to "
+                                    "place: top is empty); 'no line-table row covers the kernel' (one with "
+                                    "some); or 'line table not read: ...' (a malformed table: the rest of the "
+                                    "record stands)")
+    comp_dir: str = Field(description="DW_AT_comp_dir of the compile unit holding the kernel's rows (a kernel "
+                                      "with nothing to place: the code object's units' one directory, \"\" when "
+                                      "they name several)")
+    top: list[LineTrafficRecord] = Field(description="Source lines with scratch bytes in loops, most innermost-"
+                                                     "loop bytes first, then loop bytes (at most 8)")
+    more: int = Field(description="Further lines with scratch bytes in loops, not listed")
 
 
 class KernelIsa(BaseModel):
@@ -87,6 +152,9 @@ class KernelIsa(BaseModel):
     scratch_in_innermost_loops: int = Field(description="Scratch loads and stores inside at least one innermost "
                                                         "loop span")
     loop_depth_max: int = Field(description="The most loop spans holding one offset (0: no loops)")
+    mix: InstructionMix = Field(description="Instructions per class (version 4)")
+    source_lines: Optional[SourceLines] = Field(None, description="Only for code objects with a DWARF line table "
+                                                                  "(version 4)")
 
 
 class KernelRecord(BaseModel):
@@ -159,7 +227,7 @@ class FileRecord(BaseModel):
 class Report(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.report/3"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.report/4"] = Field(SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: Literal["llvm22", "llvm23", "llvm24", "producer"] = Field(
         UNNAMED_MODEL, description="The occupancy model asked for (producer: per code object, the model of the "
@@ -171,5 +239,5 @@ class Report(BaseModel):
 def json_schema() -> dict:
     schema = Report.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/report-3.json"
+    schema["$id"] = "https://spillway.dev/schemas/report-4.json"
     return schema

@@ -9,7 +9,7 @@ Two readers give the same records:
   ``  "kernels": [``, one record per line (``    {...},``), ``  ]`` and ``}``, or
   ``  ],`` and more members (report_json writes ``files`` after the kernels:
   it knows them only at the end).  Each record line is parsed alone with
-  orjson (``paths.loads``: the standard library for lines holding the
+  orjson (``json_codec.loads``: the standard library for lines holding the
   ``\\udcXX`` escapes of paths that are not UTF-8).  The members before and
   after are parsed as objects of their own, and the frame around the lines is
   checked, so what this reader accepts is exactly a JSON document whose
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, TypeVar
 
 from spillway.constants import READABLE_REPORT_SCHEMAS
 from spillway.errors import InputError
-from spillway.paths import loads as json_loads
+from spillway.json_codec import loads as json_loads
 from spillway.report.fields import GATED_FIELDS
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -19,7 +19,7 @@ import pytest
 
 from spillway.cli import main
 from spillway.cli.output import is_spillway_file
-from spillway.report.html import encoded_data, page as write_page, read_page_data
+from spillway.render.html import encoded_data, page as write_page, read_page_data
 from support.browser import chromium, open_page, shown_count, visible_rows
 from support.cli_fixtures import kernel, report
 from support.formats_fixtures import FORMATS, SECOND
@@ -174,17 +174,23 @@ def test_compare_page(builds, browser, tmp_path):  # noqa: F811
     assert shown_count(browser) == 0
 
 
-def test_check_page(builds, browser, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("written_from", ["old", "new"])
+def test_check_page(builds, browser, tmp_path, written_from):  # noqa: F811
+    """clang-22's build against clang-15's baseline (failures, kernels not in the baseline), and
+    clang-15's against clang-22's (also the baseline kernels it does not build)."""
+    built, source = (builds.new, builds.old) if written_from == "old" else (builds.old, builds.new)
     baseline = tmp_path / "baseline.json"
-    assert spillway("baseline", "write", builds.old, "-o", baseline, "--note", "clang-15").returncode == 0
+    assert spillway("baseline", "write", source, "-o", baseline, "--note", written_from, "--record-all").returncode == 0
     page = tmp_path / "check.html"
-    done = spillway("check", builds.new, "--baseline", baseline, "--format", "html", "-o", page)
-    document = json.loads(spillway("check", builds.new, "--baseline", baseline, "--json").stdout)
+    done = spillway("check", built, "--baseline", baseline, "--format", "html", "-o", page)
+    document = json.loads(spillway("check", built, "--baseline", baseline, "--json").stdout)
     assert done.returncode == (0 if document["passed"] else 1)
+    assert bool(document["removed"]) == (written_from == "new")
     load(browser, page)
-    for name in ("kernels", "failed_kernels", "failures", "added", "removed"):
+    for name in ("kernels", "failed_kernels", "failures", "added", "removed", "removed_targets"):
         assert number(text_of(browser, f"count-{name}")) == document["summary"][name], name
-    assert shown_count(browser) == len(document["failures"]) + len(document["added"]) + len(document["removed"])
+    assert shown_count(browser) == len(document["failures"]) + len(document["added"]) + len(document["removed"]) \
+        + len(document["removed_targets"])
     assert text_of(browser, "sentence").endswith(document["sentence"])
     if shown_count(browser):
         click_row(browser)

@@ -201,7 +201,7 @@ def test_check_failures_end_with_the_accepting_command_and_it_works(capsys, gate
     (line,) = [l for l in out.splitlines() if l.startswith("over baseline: ")]
     assert line.startswith("over baseline: topk<32> [gfx1100]: scratch 272 B/lane, allowed at most 0 B/lane")
     command = line.split("accept with: ", 1)[1]
-    assert command.endswith("--allow _Z4topkILi32EEvPKfiPfPi --reason TEXT")
+    assert command.endswith("--allow-key _Z4topkILi32EEvPKfiPfPi --reason TEXT")
     words = shlex.split(command.replace("TEXT", "'topk trades scratch for occupancy'"))
     assert words[:3] == ["spillway", "baseline", "write"]
     assert run(capsys, *words[1:])[0] == 0
@@ -300,9 +300,9 @@ def test_check_and_compare_documents_v2(capsys, tmp_path):
     status, out, _ = run(capsys, "check", extra, "--baseline", baseline, "--json")
     document = json.loads(out)
     jsonschema.validate(document, schema_for("check"))
-    assert document["schema"] == "spillway.check/2"
+    assert document["schema"] == "spillway.check/3"      # version 2 with the removed targets (issue 31)
     assert document["summary"] == {"kernels": 2, "failed_kernels": 2, "failures": 2, "by_metric": {"scratch": 2},
-                                   "added": 1, "removed": 2}
+                                   "added": 1, "removed": 2, "removed_targets": 0}
     assert document["sentence"].startswith("FAIL: 2 of 2 kernels")
     assert [k["name"] for k in document["added"]] == ["fresh_()"] or len(document["added"]) == 1
     assert len(document["removed"]) == 2

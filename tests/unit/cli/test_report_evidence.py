@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from spillway.cli import main
-from spillway.cli.report import evidence_cells, evidence_line
+from spillway.render.table import evidence_cells, evidence_line
 from spillway.isa.evidence import kernel_ranges, evidence
 
 CO = Path(__file__).resolve().parents[2] / "data" / "isa" / "co"

@@ -359,3 +359,137 @@ def test_fuzzed_archives_raise_only_input_errors(tmp_path):
             records(path)
         except InputError:
             pass
+
+
+# -- search paths: the marker is the binary's, so untrusted -------------------------------------
+
+# What real markers hold: ROCm/rocm-kpack writes ("../" * depth) + ".kpack/<group>_@GFXARCH@.kpack"
+# (python/rocm_kpack/packing_visitor.py _compute_kpack_search_pattern; artifact_splitter.py
+# compute_manifest_relative_path), ".kpack/<name>_@GFXARCH@.kpack" for a binary at the prefix,
+# and its tests use plain names ("kernels.kpack"); ROCm's librocsparse.so and rocblas embed
+# "../.kpack/blas_lib_@GFXARCH@.kpack"; this fixture's splitter wrote "../.kpack/spw_lib_@GFXARCH@.kpack".
+LEGITIMATE = ["../.kpack/spw_lib_@GFXARCH@.kpack", "../../../.kpack/torch_@GFXARCH@.kpack",
+              ".kpack/xio_@GFXARCH@.kpack", "kernels.kpack", ".kpack/blas-gfx100X.kpack", "./sub/@GFXARCH@/x.kpack"]
+
+REFUSED = {
+    "/etc/passw@GFXARCH@": "an absolute path",
+    "/tmp/x.kpack": "an absolute path",
+    "../../../../../../etc/passwd": "into a folder other than .kpack",
+    "../../../../../../tmp/x.kpack": "into a folder other than .kpack",
+    ".kpack/../../x.kpack": "climbs with .. after a folder name",
+    "~/x.kpack": "~",
+    "a~b/x.kpack": "~",
+    "../.kpack/*.kpack": "glob character *",
+    "../.kpack/x?.kpack": "glob character ?",
+    "../.kpack/[a-z].kpack": "glob character [",
+    "@GFXARCH@/@GFXARCH@.kpack": "more than once",
+    "x\n::error::y.kpack": "control or formatting character",
+    "x\u202e.kpack": "control or formatting character",
+    "..\\.kpack\\x.kpack": "backslash",
+    ".kpack/x.kpm": "does not name a .kpack file",
+    "../.kpack/.kpack": "does not name a .kpack file",
+    "../" * 17 + ".kpack/x.kpack": "climbs 17 folders",
+    "": "empty",
+    "a" * 1025 + ".kpack": "longer than 1024",
+}
+
+
+@pytest.mark.parametrize("path", LEGITIMATE)
+def test_search_paths_the_tools_write_are_followed(path):
+    assert kpack.search_path_refusal(path) is None
+
+
+@pytest.mark.parametrize("path", sorted(REFUSED))
+def test_hostile_search_paths_are_refused(path):
+    refusal = kpack.search_path_refusal(path)
+    assert refusal is not None and REFUSED[path] in refusal
+
+
+def test_gfxarch_is_each_known_processor_never_a_wildcard():
+    names = kpack.candidates("/x/.kpack/lib_@GFXARCH@.kpack")
+    assert len(names) == len(kpack.ARCHITECTURES) == 64
+    assert "/x/.kpack/lib_gfx1100.kpack" in names and "/x/.kpack/lib_gfx90a.kpack" in names
+    assert kpack.candidates("/x/.kpack/lib.kpack") == ["/x/.kpack/lib.kpack"]
+
+
+def test_an_archive_named_for_no_processor_is_not_read(tmp_path):
+    """@GFXARCH@ used to be a glob: spw_lib_anything.kpack was read too."""
+    root = install(tmp_path, archs=(), libs=("libspw.so",))
+    shutil.copy(STAGE / ".kpack" / "spw_lib_gfx90a.kpack", root / "stage" / ".kpack" / "spw_lib_zzz.kpack")
+    binary = root / "stage" / "lib" / "libspw.so"
+    one_line_error(run_cli("report", str(binary)), "none was found")
+    shutil.copy(STAGE / ".kpack" / "spw_lib_gfx90a.kpack", root / "stage" / ".kpack" / "spw_lib_gfx90a.kpack")
+    assert {r["target"] for r in records(binary)} == {"gfx90a"}
+
+
+def _hostile_host(folder: Path, paths: list[str]) -> Path:
+    from support import synthetic_elf
+
+    path = folder / "lib" / "libhostile.so"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(synthetic_elf.kpack_host("lib/libhostile.so", paths))
+    return path
+
+
+# Every file the command opens and every folder it lists or globs, from Python's audit events,
+# except Python's own imports (sys.path) and /dev/null.  (os.stat has no event; a refused
+# marker reaches no stat either: it is refused before any path is made of it.)
+_AUDITED = """
+import os, sys
+log = open(sys.argv.pop(1), "w")
+imports = tuple(os.path.realpath(p or ".") for p in sys.path)
+def hook(event, args):
+    if event in ("open", "os.listdir", "os.scandir", "glob.glob", "os.walk") and isinstance(args[0], str):
+        path = os.path.realpath(args[0])
+        if path != os.devnull and not path.startswith(tuple(p + os.sep for p in imports)) and path not in imports:
+            print(event, path, file=log, flush=True)
+sys.addaudithook(hook)
+from spillway.cli import main
+sys.exit(main())
+"""
+
+
+def _audited(log: Path, *args: str):
+    import subprocess
+    import sys as _sys
+
+    return subprocess.run([_sys.executable, "-c", _AUDITED, str(log), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("path", ["/etc/passw@GFXARCH@", "/etc/passwd", "../" * 16 + "etc/passwd",
+                                  "~/.bash_history", "../@GFXARCH@/@GFXARCH@.kpack"])
+def test_a_refused_search_path_is_one_line_and_reads_nothing(tmp_path, path):
+    host = _hostile_host(tmp_path / "prefix", [path])
+    log = tmp_path / "opened.txt"
+    result = _audited(log, "report", str(host))
+    line = one_line_error(result, str(host), "split binary (kpack)", repr(path), "refused", "--kpack")
+    assert "bad magic" not in line and "root:" not in line and result.stdout == ""   # nothing of /etc/passwd
+    seen = log.read_text().splitlines()
+    assert seen == [f"open {os.path.realpath(host)}"], seen
+
+
+def test_too_many_search_paths(tmp_path):
+    fine = _hostile_host(tmp_path / "a", [f".kpack/x{n}_@GFXARCH@.kpack" for n in range(kpack.MAX_SEARCH_PATHS)])
+    one_line_error(run_cli("report", str(fine)), "none was found")
+    many = _hostile_host(tmp_path / "b", [f".kpack/x{n}_@GFXARCH@.kpack" for n in range(kpack.MAX_SEARCH_PATHS + 1)])
+    one_line_error(run_cli("report", str(many)), "17 kpack search paths, more than the 16")
+
+
+def test_a_refused_marker_is_not_followed_when_archives_are_named(tmp_path):
+    """A real split binary whose marker now says /etc/...: refused, unless --kpack names its
+    archives (then only those are read)."""
+    data = bytearray((STAGE / "lib" / "libspw.so").read_bytes())
+    good = b"../.kpack/spw_lib_@GFXARCH@.kpack"
+    bad = b"/etc/../etc/passw@GFXARCH@.kpack/"
+    _, _, _, _, offset, size, _, _ = next(s for s in ElfImage(memoryview(bytes(data))).sections
+                                          if s[0] == kpack.REF_SECTION)
+    at = data.find(good, offset, offset + size)
+    assert len(bad) == len(good) and at >= 0
+    data[at:at + len(good)] = bad
+    root = install(tmp_path, libs=())
+    binary = root / "stage" / "lib" / "libspw.so"
+    binary.write_bytes(bytes(data))
+    one_line_error(run_cli("report", str(binary)), "'/etc/../etc/passw@GFXARCH@.kpack/' refused: an absolute path")
+    found = records(binary, kpack_archives=[str(root / "stage" / ".kpack" / "spw_lib_gfx90a.kpack")])
+    assert {r["target"] for r in found} == {"gfx90a"} and len(found) == 4

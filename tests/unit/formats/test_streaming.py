@@ -229,9 +229,10 @@ def _notes(data: bytes) -> list[bytes]:
     return out
 
 
-def test_decode_resources_reads_what_decode_reads(code_objects):
-    """decode_resources skips the argument lists; kernels_from and target_of
-    must not see the difference, and malformations stay errors."""
+def test_the_exact_path_reads_what_the_fast_path_reads(code_objects):
+    """decode_resources (the exact path) skips the argument lists as the fast
+    path does; kernels_from and target_of give the same records, and
+    malformations stay errors."""
     import msgpack
 
     from spillway.formats import metadata
@@ -239,16 +240,17 @@ def test_decode_resources_reads_what_decode_reads(code_objects):
     descs = [d for data in code_objects.values() for d in _notes(data)]
     assert len(descs) > 2
     for desc in descs:
-        full, quick = metadata.decode(desc), metadata.decode_resources(desc)
-        assert metadata.kernels_from(quick) == metadata.kernels_from(full)
-        assert metadata.target_of(quick) == metadata.target_of(full)
+        exact, fast = metadata.decode_resources(desc), metadata.read_fast(desc)
+        assert fast is not None
+        assert metadata.kernels_from(exact) == fast.kernels
+        assert metadata.target_of(exact) == fast.target
     desc = descs[0]
     bad = [desc + b"\xc0", desc[:-3], msgpack.packb([1, 2]), b"\xc1",
            msgpack.packb({b"amdhsa.kernels": [{b".name": b"k", b".vgpr_count": {(1,): 2}}]}, use_bin_type=False)]
     for data in bad:
         with pytest.raises(InputError):
             metadata.kernels_from(metadata.decode_resources(data))
-    wrong = [msgpack.packb({b"amdhsa.kernels": 3}), msgpack.packb({b"amdhsa.kernels": [5]})]
+    wrong = [msgpack.packb({"amdhsa.kernels": 3}), msgpack.packb({"amdhsa.kernels": [5]})]
     for data in wrong:
         with pytest.raises(InputError, match="not a list|not a map"):
             metadata.kernels_from(metadata.decode_resources(data))

@@ -13,6 +13,7 @@ import pytest
 from support.gate_fixtures import (TARGET, assert_one_line_error, builds, load_json, oracle, record,  # noqa: F401
                            run_cli, write_report)
 from spillway import atomic
+from spillway.gate.commands import quote_every_path
 from spillway.gate.baseline import SCHEMA, SourceHasher, load_baseline, render, sha256_path, short_name
 from spillway.report.record import Report
 from spillway.schemas import schema_for
@@ -50,7 +51,7 @@ def entries(path) -> list[dict]:
 
 
 def test_synthetic_records_are_valid_reports():
-    Report.model_validate({"schema": "spillway.report/3", "spillway_version": "0", "files": [],
+    Report.model_validate({"schema": "spillway.report/4", "spillway_version": "0", "files": [],
                            "kernels": [record(TOPK, scratch=272)]})
 
 
@@ -167,7 +168,7 @@ def test_update_tightens_and_refuses_to_loosen(tmp_path, capsys, epoch):
     run = run_cli(capsys, "baseline", "write", report, "-o", out)
     assert run.status == 1, run.err
     assert "kept scratch allowance of void rmsnorm<16384, 128, 128>" in run.err
-    assert "--allow _Z7rmsnormILi16384ELi128ELi128EEvPKDhS1_PDhf --reason TEXT" in run.err
+    assert "--allow-key _Z7rmsnormILi16384ELi128ELi128EEvPKDhS1_PDhf --reason TEXT" in run.err
     assert "kept scratch allowance of new(int*)" in run.err
     by_key = {e["key"]: e for e in entries(out)}
     assert load_json(out)["note"] == "first"                            # kept
@@ -236,17 +237,33 @@ def test_update_occupancy_floor_and_dynamic_stack(tmp_path, capsys, epoch):
     assert run_cli(capsys, "check", report, "--baseline", out).status == 0
 
 
-def test_update_drops_vanished_kernels_but_keeps_targets_not_read(tmp_path, capsys, epoch):
+def test_update_keeps_vanished_kernels_until_their_removal_is_accepted(tmp_path, capsys, epoch):
+    """A kernel gone from the build stays in the baseline (check keeps failing on it) and the
+    update exits 1 with the command that accepts it; --allow-removed drops it and records why;
+    targets the run did not read are carried over either way."""
     report = tmp_path / "r.json"
     out = tmp_path / "base.json"
     write_report(report, [record(TOPK), record(SILU), record(TOPK, target="gfx90a")])
     assert run_cli(capsys, "baseline", "write", report, "-o", out, "--note", "n", "--record-all").status == 0
     write_report(report, [record(TOPK), record(TOPK, target="gfx90a")])
     run = run_cli(capsys, "baseline", "write", report, "-o", out, "--target", "gfx1100")
+    assert run.status == 1, run.err
+    assert (f"spillway: kept silu_mul(float const*, float const*, float*, int) [gfx1100]: no longer built; accept "
+            f"its removal with: spillway baseline write {quote_every_path(str(report))} -o "
+            f"{quote_every_path(str(out))} --target gfx1100 --allow-removed-key {SILU} --reason TEXT") in run.err
+    assert sorted((e["target"], e["key"]) for e in entries(out)) == sorted([("gfx1100", SILU), ("gfx1100", TOPK),
+                                                                           ("gfx90a", TOPK)])
+    assert run_cli(capsys, "check", report, "--baseline", out).status == 1
+
+    run = run_cli(capsys, "baseline", "write", report, "-o", out, "--target", "gfx1100", "--allow-removed",
+                  "silu_mul", "--reason", "fused into topk")
     assert run.status == 0, run.err
     assert "removed silu_mul(float const*, float const*, float*, int) [gfx1100]" in run.err
     assert [(e["target"], e["key"]) for e in entries(out)] == [("gfx1100", TOPK), ("gfx90a", TOPK)]
     assert [[t["target"] for t in line["targets"]] for line in kernel_lines(out)] == [["gfx1100", "gfx90a"]]
+    assert load_json(out)["removed"] == [{"target": "gfx1100", "key": SILU, "reason": "fused into topk"}]
+    jsonschema.validate(load_json(out), schema_for("baseline"))
+    assert run_cli(capsys, "check", report, "--baseline", out).status == 0
 
 
 def test_gate_change_on_update(tmp_path, capsys, epoch):

@@ -183,6 +183,7 @@ def test_older_versions_update_to_version_3(tmp_path, capsys, epoch, builds, sch
     run = run_cli(capsys, "baseline", "write", perturbed, "-o", old)
     assert run.status == 1, run.err                              # topk and silu_mul would go up
     assert "kept scratch allowance of void topk<32>" in run.err and "kept spills allowance of silu_mul" in run.err
+    assert "kept gone(int*) [gfx1100]: no longer built; accept its removal with: " in run.err
     again = run_cli(capsys, "baseline", "write", perturbed, "-o", v3)
     assert again.status == 1
     assert load_json(old)["schema"] == SCHEMA and load_json(old)["note"] == "first"
@@ -190,23 +191,24 @@ def test_older_versions_update_to_version_3(tmp_path, capsys, epoch, builds, sch
     entries = {(e.target, e.key): e for e in load_baseline(str(old)).kernels}
     assert entries[("gfx1100", TOPK)].allow.scratch == 272 and entries[("gfx1100", TOPK)].recorded.scratch == 300
     assert entries[("gfx1100", NORM)].allow.scratch == 200                     # tightened
-    assert ("gfx1100", "_Z4gonePi") not in entries                            # no longer built
+    assert ("gfx1100", "_Z4gonePi") in entries                # no longer built: kept until its removal is accepted
     # In the file: an allow object exactly where an allowance was kept below the new figure.
     kept = {(line["key"], t["target"]): t["allow"] for line in load_json(old)["kernels"] for t in line["targets"]
             if "allow" in t}
     assert kept == {(TOPK, "gfx1100"): {"scratch": 272, "spills": 0}, (SILU, "gfx1100"): {"scratch": 0, "spills": 0},
                     ("_Z3newPi", "gfx1100"): {"scratch": 0, "spills": 0}}
     assert run_cli(capsys, "baseline", "write", perturbed, "-o", old, "--allow", "topk*", "--allow", "silu_mul",
-                   "--allow", "new", "--reason", "accepted").status == 0
+                   "--allow", "new", "--allow-removed", "gone", "--reason", "accepted").status == 0
     assert all("allow" not in t for line in load_json(old)["kernels"] for t in line["targets"])
     assert {t.get("reason") for line in load_json(old)["kernels"] for t in line["targets"]} == {"accepted", None}
+    assert load_json(old)["removed"] == [{"target": "gfx1100", "key": "_Z4gonePi", "reason": "accepted"}]
     assert run_cli(capsys, "check", perturbed, "--baseline", old).status == 0
 
 
 def test_committed_version_1_baselines_read_and_rewrite_alike():
     """checks/baselines/ are version 1 (the matrix reads them as they are):
     read, rendered as version 3, read again, they mean the same.  A cell's
-    baseline written since (clang-22-offload-lto) is version 3, and renders
+    baseline written since (clang-22-offload-lto, clang-22-lines) is version 3, and renders
     to its own bytes."""
     paths = sorted((REPO / "checks" / "baselines").glob("*.json"))
     version_1 = []

@@ -74,13 +74,17 @@ def test_new_baseline_fails_on_old_build_naming_exactly_the_kernels_that_grew(bu
     for name in grew:
         (line,) = [l for l in lines if l.startswith(f"over baseline: {table_name(demangle(name))} [{TARGET}]:")]
         assert f"scratch {old[name].scratch} B/lane, allowed at most {new[name].scratch} B/lane" in line
-    # Kernels that disappeared are a note, not a failure.
-    assert "note: 2 kernels in the baseline are no longer built (not a failure):" in run.out
+    # Kernels that disappeared fail too, each with the command that accepts its removal.
     for name in vanished:
-        assert f"  {table_name(demangle(name))} [{TARGET}]" in run.out.splitlines()
+        assert (f"no longer built: {table_name(demangle(name))} [{TARGET}]: in the baseline, not in the build; "
+                f"accept with: spillway baseline write {builds.old} -o {baselines['new']} --allow-removed-key {name} "
+                f"--reason TEXT") in run.out.splitlines()
+    assert (f"Removed on purpose? Accept the removal with: spillway baseline write {builds.old} -o "
+            f"{baselines['new']} --allow-removed-key {EXTRA_SCRATCH} --allow-removed-key {EXTRA_CLEAN} --reason TEXT"
+            in run.out.splitlines())
     last = run.out.strip().splitlines()[-1]
-    assert last.startswith(f"FAIL: {len(grew)} of {len(old)} kernels over their baseline (scratch: {len(grew)}")
-    assert last.endswith("2 baseline kernels no longer built")
+    assert last == (f"FAIL: {len(grew)} of {len(old)} kernels over their baseline (scratch: {len(grew)}); "
+                    f"2 baseline kernels no longer built")
 
 
 def test_metric_override_and_json(builds, baselines, capsys, tmp_path):
@@ -119,10 +123,11 @@ def test_metric_override_and_json(builds, baselines, capsys, tmp_path):
     assert document["summary"]["added"] == 2 and document["summary"]["removed"] == 0
     assert document["summary"]["by_metric"] == {m: len(k) for m, k in by_metric.items()}
     assert document["sentence"] == run.out.strip().splitlines()[-1]
+    assert document["removed_targets"] == [] and document["fewer_kernels"] == []
     # --json alone on stdout: only the document.
     run = run_cli(capsys, "check", builds.new, "--baseline", baselines["old"], "--json")
     assert run.status == 1
-    assert orjson.loads(run.out)["schema"] == "spillway.check/2"
+    assert orjson.loads(run.out)["schema"] == "spillway.check/3"
 
 
 def test_junit_one_case_per_kernel_and_metric(builds, baselines, capsys, tmp_path):
@@ -135,24 +140,30 @@ def test_junit_one_case_per_kernel_and_metric(builds, baselines, capsys, tmp_pat
     suite = root.find("testsuite")
     cases = suite.findall("testcase")
     vanished = set(new) - set(old)
-    assert len(cases) == 2 * len(old) + 2 * len(vanished)
+    assert len(cases) == 2 * len(old) + len(vanished)
     assert int(suite.get("tests")) == len(cases)
     names = {c.get("name") for c in cases}
     assert len(names) == len(cases)
     failed = {c.get("name") for c in cases if c.find("failure") is not None}
     expected = {f"{demangle(n)} [scratch]" for n in old if n in new and old[n].scratch > new[n].scratch}
     expected |= {f"{demangle(n)} [spills]" for n in old if n in new and old[n].spills > new[n].spills}
+    # A kernel no longer built: one failing case, "built".
+    expected |= {f"{demangle(n)} [built]" for n in vanished}
     assert failed == expected
     assert int(suite.get("failures")) == len(expected)
-    skipped = {c.get("name") for c in cases if c.find("skipped") is not None}
-    assert skipped == {f"{demangle(n)} [{m}]" for n in vanished for m in ("scratch", "spills")}
+    assert not [c for c in cases if c.find("skipped") is not None]
+    gone = next(c for c in cases if c.get("name") == f"{demangle(EXTRA_CLEAN)} [built]").find("failure")
+    assert gone.get("type") == "removed"
+    assert gone.get("message") == (f"in the baseline, no longer built; accept with: spillway baseline write "
+                                   f"{builds.old} -o {baselines['new']} --allow-removed-key {EXTRA_CLEAN} "
+                                   f"--reason TEXT")
     topk = next(c for c in cases if c.get("name") == f"{demangle(TOPK)} [scratch]")
     assert suite.get("name") == "new"                         # the baseline's name (a cell's, in the matrix)
     assert topk.get("classname") == f"new.{TARGET}"
     message = topk.find("failure").get("message")
     assert message.startswith("scratch 272 B/lane, allowed at most 0 B/lane; accept with: spillway baseline "
-                              f"write {builds.old} -o {baselines['new']} --allow ")
-    assert message.endswith(f"--allow {TOPK} --reason TEXT")
+                              f"write {builds.old} -o {baselines['new']} --allow-key ")
+    assert message.endswith(f"--allow-key {TOPK} --reason TEXT")
 
 
 def test_new_kernels_and_dynamic_stack(tmp_path, capsys):
@@ -186,6 +197,12 @@ def test_target_filter_limits_vanished(tmp_path, capsys):
     run = run_cli(capsys, "check", base, "--baseline", baseline, "--target", "gfx1100")
     assert run.status == 0
     assert run.out.strip() == "OK: 1 kernel within baseline"
+    # Checking one target says nothing of the others; the whole build without gfx90a fails.
+    only = write_report(tmp_path / "only.json", [record(TOPK)])
+    assert run_cli(capsys, "check", only, "--baseline", baseline, "--target", "gfx1100").status == 0
+    run = run_cli(capsys, "check", only, "--baseline", baseline)
+    assert run.status == 1
+    assert run.out.strip().splitlines()[-1] == "FAIL: target gfx90a no longer built"
 
 
 def test_usage_and_input_errors_exit_2(builds, baselines, capsys, tmp_path):

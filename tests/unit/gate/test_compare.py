@@ -11,7 +11,7 @@ import pytest
 from support.gate_fixtures import (TARGET, assert_one_line_error, builds, gfx1100_occupancy, load_json,  # noqa: F401
                                    oracle, record, run_cli)
 from spillway.gate.compare import classify, compare
-from spillway.gate.markdown import compare_markdown as markdown
+from spillway.render.markdown import compare_markdown as markdown
 from spillway.gate.kernels import aggregate
 from spillway.resources.names import demangle
 from spillway.schemas import schema_for

@@ -177,3 +177,73 @@ def test_a_bad_isa_object_in_report_json(capsys, sides, tmp_path):
     bad.write_text(json.dumps(document))
     run = run_cli(capsys, "compare", bad, "--against", sides[1], "--isa")
     assert_one_line_error(run, "kernel 1: isa is", "scratch_in_loops (count)")
+
+
+def test_mix_verdicts_equal_llvm_objdump(capsys, sides):
+    """code.mix: the classes that changed between clang 19 and clang 22, and
+    the verdict, from objdump's mixes (expected.json's ``mix``)."""
+    from spillway.gate.code_change import mix_change
+
+    document = compare_json(capsys, *sides, "--isa")
+    new, old = kernels_of(NEW), kernels_of(OLD)
+    verdicts = set()
+    for diff in document["kernels"]:
+        name = diff["name"]
+        expected = mix_change(old[name]["mix"], new[name]["mix"]).as_dict()
+        assert diff["code"]["mix"] == expected, name
+        changed = {c["class"] for c in expected["changed"]}
+        assert (expected["verdict"] in ("arithmetic changed", "matrix and memory work identical, spill traffic and "
+                                        "ALU changed")) == bool(changed & {"valu", "salu", "vmem", "smem", "lds",
+                                                                           "matrix"}), name
+        verdicts.add(expected["verdict"])
+        assert diff["code"]["lines"] is None          # no line table on either side
+    assert {"identical mix", "arithmetic changed", "matrix and memory work identical, spill traffic and ALU changed"} \
+        <= verdicts
+    assert "with the same matrix and memory work and only spill traffic and ALU changed" in document["sentence"]
+
+
+def test_an_older_report_has_no_mix(capsys, sides, tmp_path):
+    """A spillway.report/3 side (isa objects without mix): code.mix is null."""
+    out = tmp_path / "new.json"
+    assert run_cli(capsys, "report", "--isa", "--json", "-o", out, sides[0]).status == 0
+    document = json.loads(out.read_text())
+    document["schema"] = "spillway.report/3"
+    for kernel in document["kernels"]:
+        del kernel["isa"]["mix"]
+    out.write_text(json.dumps(document))
+    compared = compare_json(capsys, out, sides[1], "--isa")
+    assert all(d["code"]["mix"] is None for d in compared["kernels"])
+
+
+def _with_lines(record: dict, lines: list[tuple[str, int, int]], more: int = 0) -> None:
+    record["isa"]["source_lines"] = {
+        "status": "placed", "comp_dir": "/build", "more": more,
+        "top": [{"file": file, "line": line, "load_bytes": 0, "store_bytes": loop, "loop_load_bytes": 0,
+                 "loop_store_bytes": loop, "innermost_load_bytes": 0, "innermost_store_bytes": loop, "accesses": 1,
+                 "inferred": 0, "agpr_copies": 0, "agpr_spill_copies": 0} for file, line, loop in lines]}
+
+
+def test_lines_that_gained_or_lost_scratch(capsys, sides, tmp_path):
+    """Two reports whose spill_in_loop records carry source lines (files under
+    their comp_dir, as a line table joins them): compare names the lines that
+    gained and lost scratch bytes in loops, relative to the comp_dir."""
+    reports = []
+    for side, path, lines in (("new", sides[0], [("/build/k.hip", 142, 36), ("/build/k.hip", 90, 8)]),
+                              ("old", sides[1], [("/build/k.hip", 90, 16), ("/elsewhere/h.h", 7, 4)])):
+        out = tmp_path / f"{side}.json"
+        assert run_cli(capsys, "report", "--isa", "--json", "-o", out, path).status == 0
+        document = json.loads(out.read_text())
+        for kernel in document["kernels"]:
+            if kernel["name"] == "spill_in_loop":
+                _with_lines(kernel, lines)
+        out.write_text(json.dumps(document))
+        reports.append(out)
+    compared = compare_json(capsys, *reports, "--isa")
+    jsonschema.validate(compared, schema_for("compare"))
+    diff = next(d for d in compared["kernels"] if d["name"] == "spill_in_loop")
+    assert diff["code"]["lines"] == {
+        "gained": [{"file": "k.hip", "line": 142, "old_loop_bytes": 0, "new_loop_bytes": 36}],
+        "lost": [{"file": "k.hip", "line": 90, "old_loop_bytes": 16, "new_loop_bytes": 8},
+                 {"file": "/elsewhere/h.h", "line": 7, "old_loop_bytes": 4, "new_loop_bytes": 0}],
+        "more_gained": 0, "more_lost": 0}
+    assert all(d["code"]["lines"] is None for d in compared["kernels"] if d["name"] != "spill_in_loop")

@@ -19,7 +19,7 @@ import pytest
 
 from spillway.gate.kernels import Resources, aggregate, aggregate_rows, worse_next
 from spillway.gate.compare import compare
-from spillway.gate.markdown import compare_markdown as markdown
+from spillway.render.markdown import compare_markdown as markdown
 from spillway.gate.wording import next_step
 from spillway.report.reader import KernelTable
 from spillway.resources.occupancy import compute

@@ -1,4 +1,4 @@
-"""JSON documents written in pieces (paths.document_chunks): the same JSON
+"""JSON documents written in pieces (json_codec.document_chunks): the same JSON
 as the whole document, one record per line, for compare's large documents."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spillway.paths import document_chunks, dumps
+from spillway.json_codec import document_chunks, dumps
 
 INT64 = st.integers(-2**63, 2**63 - 1)          # what orjson writes
 records = st.lists(st.dictionaries(st.text(max_size=5), INT64 | st.text(max_size=8) | st.none(), max_size=3),

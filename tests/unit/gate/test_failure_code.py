@@ -15,8 +15,8 @@ from rich.console import Console
 from spillway.cli import main
 from spillway.gate.check import CheckResult, Finding
 from spillway.gate.failure_code import FailureCode, failures_code
-from spillway.gate.markdown import check_markdown
-from spillway.gate.table import print_check
+from spillway.render.markdown import check_markdown
+from spillway.render.table import print_check
 from spillway.isa.evidence import evidence, kernel_ranges
 
 CO = Path(__file__).resolve().parents[2] / "data" / "isa" / "co"

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from support.gate_fixtures import run_cli
-from spillway.report.html import front_decode, read_page_data
+from spillway.render.html import front_decode, read_page_data
 
 CO = Path(__file__).resolve().parents[2] / "data" / "isa" / "co"
 

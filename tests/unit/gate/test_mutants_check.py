@@ -1,6 +1,7 @@
-"""A kernel that vanished from the build is a note for `check`, never a
-failure (kills the mutant that fails the gate on it), through the installed
-command, on code objects made from the committed fuzz seed."""
+"""A kernel that vanished from the build fails `check` (issue 31: it was a
+note, so a build whose device code silently went away passed), until `baseline
+write --allow-removed` accepts its removal; through the installed command, on
+code objects made from the committed fuzz seed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "faults"))
 from faultkit import code_object_with_kernels, run  # noqa: E402
 
 
-def test_vanished_kernel_is_a_note(tmp_path):
+def test_vanished_kernel_fails_until_its_removal_is_accepted(tmp_path):
     before = tmp_path / "before.co"
     before.write_bytes(code_object_with_kernels([{"name": "kept"}, {"name": "gone", "private_segment_fixed_size": 64}]))
     after = tmp_path / "after.co"
@@ -23,17 +24,24 @@ def test_vanished_kernel_is_a_note(tmp_path):
 
     checked = run("check", after, "--baseline", baseline)
     out = checked.stdout.decode()
-    assert checked.returncode == 0, (out, checked.stderr)
-    assert "no longer built" in out and "gone" in out
-    assert out.strip().splitlines()[-1].startswith("OK: 1 kernel within baseline")
+    assert checked.returncode == 1, (out, checked.stderr)
+    assert f"no longer built: gone [gfx1100]: in the baseline, not in the build; accept with: spillway baseline " \
+           f"write {after} -o {baseline} --allow-removed-key gone --reason TEXT" in out.splitlines()
+    assert out.strip().splitlines()[-1] == "FAIL: 1 baseline kernel no longer built"
+    # The baseline records only what its gate found non-zero: the gone kernel is named, so no count note.
+    assert "note:" not in out
 
     as_json = run("check", after, "--baseline", baseline, "--json")
-    assert as_json.returncode == 0
+    assert as_json.returncode == 1
     document = json.loads(as_json.stdout)
-    assert document["passed"] is True
-    # schema v2: kernels on one side only are "added" / "removed"
+    assert document["schema"] == "spillway.check/3" and document["passed"] is False
     assert [v["name"] for v in document["removed"]] == ["gone"]
-    assert document["failures"] == []
+    assert document["failures"] == [] and document["summary"]["removed"] == 1
+
+    accepted = run("baseline", "write", after, "-o", baseline, "--allow-removed", "gone", "--reason", "inlined")
+    assert accepted.returncode == 0, accepted.stderr
+    assert json.loads(baseline.read_bytes())["removed"] == [{"target": "gfx1100", "key": "gone", "reason": "inlined"}]
+    assert run("check", after, "--baseline", baseline).returncode == 0
 
 
 def test_new_kernel_with_scratch_still_fails(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from spillway.errors import UsageError
-from spillway.gate import sarif
+from spillway.render import sarif
 from spillway.gate.check import CheckResult, Finding
 from support import golden
 from support.gate_fixtures import assert_one_line_error, run_cli
@@ -212,7 +212,7 @@ def test_matrix_run_sarif_has_one_run_per_checked_cell(one_machine_run, tmp_path
         assert location["artifactLocation"]["uri"] == tightened
         if not result["properties"]["new_kernel"]:
             assert json.dumps(result["properties"]["key"]) in lines[location["region"]["startLine"] - 1]
-        assert f"--allow {result['properties']['key']}" in result["message"]["text"] or \
-            "--allow '" in result["message"]["text"]
+        assert f"--allow-key {result['properties']['key']}" in result["message"]["text"] or \
+            "--allow-key '" in result["message"]["text"]
     assert all(run["results"] == [] for run in log["runs"][1:])
     assert (work / tightened).read_bytes() == before

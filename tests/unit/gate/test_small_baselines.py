@@ -205,7 +205,7 @@ def test_kernels_share_their_allowances(tmp_path, epoch):
 
 def test_markdown_fits_a_pull_request_comment_and_counts_what_it_leaves_out():
     from spillway.gate.compare import compare
-    from spillway.gate.markdown import MARKDOWN_BUDGET, compare_markdown as markdown
+    from spillway.render.markdown import MARKDOWN_BUDGET, compare_markdown as markdown
 
     long_name = "_ZN7rocprim6detail11sort_kernelILj256ELj" + "Li1E" * 40 + "EEvPi"
     old_records, new_records = [], []

@@ -11,7 +11,7 @@ import jsonschema
 
 from spillway.gate.compare import compare
 from spillway.gate.kernels import KernelUsage, Resources
-from spillway.gate.markdown import compare_markdown
+from spillway.render.markdown import compare_markdown
 from spillway.gate.totals import TOP, totals
 from spillway.schemas import schema_for
 from support.gate_fixtures import run_cli

@@ -23,8 +23,9 @@ import pytest
 from spillway import matrix as mx
 from spillway.errors import UsageError
 from spillway.matrix.summary import target_group
+from support.hostile_sinks import without_brackets
 from support import table_scan
-from support.matrix_fixtures import cell_table
+from support.matrix_fixtures import cell_table, committed_baseline
 from support.toolchains import REPO, require
 
 CELLS = REPO / "matrix" / "cells.toml"
@@ -233,15 +234,17 @@ def test_recipe_usage_errors(argv, env, message):
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    """A reduced matrix (rmsnorm.hip only): clang-19 as committed, the same cell
-    pushed over its baseline by an occupancy flag, and a missing toolchain."""
+    """A reduced matrix (rmsnorm.hip only): clang-19 held to its committed
+    baseline's rmsnorm kernels, the same cell pushed over it by an occupancy flag,
+    and a missing toolchain."""
     require("clang++-19")
     require("clang-offload-bundler-19")
     folder = tmp_path_factory.mktemp("small-matrix")
+    baseline = committed_baseline(folder, 19, "rmsnorm")
     path = cells_file(folder, {
-        "clang-19": debian_cell(19),
+        "clang-19": debian_cell(19, baseline=baseline),
         # amdgpu_waves_per_eu(8) on every kernel: at most 64 VGPRs on gfx90a/gfx942.
-        "clang-19-tight": debian_cell(19, flags=["-DSPW_MIN_WAVES_PER_EU=8"]),
+        "clang-19-tight": debian_cell(19, flags=["-DSPW_MIN_WAVES_PER_EU=8"], baseline=baseline),
         "clang-99": debian_cell(19, clang="99", cxx="clang++-99", packages=["clang-99"],
                                 requires=["clang-offload-bundler-99"], baseline="checks/baselines/clang-99.json"),
     })
@@ -294,7 +297,8 @@ def test_a_missing_toolchain_is_skipped_never_passed(small):
 def test_nix_cells_missing_here_do_not_fail_an_unnamed_run(tmp_path):
     require("clang++-19")
     path = cells_file(tmp_path, {
-        "clang-19": debian_cell(19),
+        "clang-19": debian_cell(19, baseline=committed_baseline(tmp_path, 19, "block_scan_kernel",
+                                                                "histogram_kernel")),
         "rocm-7.2.3-clang22": dict(tomllib.loads(CELLS.read_text())["cells"]["rocm-7.2.3-clang22"],
                                    cxx="amdclang++-not-here"),
     }, sources=("kernels/prim_scan.hip",))
@@ -468,19 +472,20 @@ def test_the_repository_matrix_passes_its_committed_baselines(one_machine_run):
     root_cells = [c.name for c in matrix.cells.values() if c.in_root]
     why = one_machine_run.root_unavailable
     result = one_machine_run.run
-    for cell in ("clang-15", "clang-16", "clang-19", "clang-22", "clang-22-offload-lto"):
+    for cell in ("clang-15", "clang-16", "clang-19", "clang-22", "clang-22-offload-lto", "clang-22-lines"):
         assert re.search(rf"^PASS +{cell} +OK: \d+ kernels within baseline", result.stdout, re.M)
-    # The flag variant's baseline holds its flags, and the build's are the same.
-    assert json.loads((REPO / "checks/baselines/clang-22-offload-lto.json").read_text())["provenance"]["flags"] == \
-        ["-foffload-lto"]
+    # The flag variants' baselines hold their flags, and the builds' are the same.
+    for cell, flags in (("clang-22-offload-lto", ["-foffload-lto"]), ("clang-22-lines", ["-gline-tables-only"])):
+        assert json.loads((REPO / f"checks/baselines/{cell}.json").read_text())["provenance"]["flags"] == flags
     assert "flags differ" not in result.stdout
     for cell in root_cells:
         if why:
             assert re.search(rf"^SKIPPED +{re.escape(cell)} +skipped: the sid-root root", result.stdout, re.M)
         else:
             assert re.search(rf"^PASS +{re.escape(cell)} +OK: \d+ kernels within baseline", result.stdout, re.M)
-    # The first screen: one verdict line per cell, then what changed, in a table that fits the width.
-    lines = result.stdout.splitlines()
+    # The first screen: one verdict line per cell, then what changed, in a table that fits the width
+    # (the run is under GitHub Actions: its stop-commands brackets aside).
+    lines = without_brackets(result.stdout).splitlines()
     counts = next(i for i, line in enumerate(lines) if line.startswith("matrix check: "))
     assert counts >= 5 and all(re.match(r"^(PASS|FAIL|ERROR|SKIPPED) ", line) for line in lines[:counts]), lines
     columns = os.environ.get("COLUMNS", "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from spillway.report.html import Names, front_code, front_decode
+from spillway.render.html import Names, front_code, front_decode
 
 
 def test_shared_prefixes_are_coded_once():

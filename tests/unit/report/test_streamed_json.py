@@ -104,15 +104,6 @@ def test_an_empty_selection_is_an_error_not_an_empty_document(inputs):
     assert result.stdout == ""
 
 
-def test_bounded_window_keeps_order():
-    """_bounded_imap hands out at most ``window`` tasks and yields in order."""
-    import multiprocessing as mp
-
-    with mp.get_context("fork").Pool(2) as pool:
-        got = list(reader._bounded_imap(pool, abs, [(i,) for i in range(-50, 0)], 3))
-    assert got == [abs(i) for i in range(-50, 0)]
-
-
 def test_streamed_report_reads_back_in_check(inputs, tmp_path):
     """check reads the streamed layout (files after kernels) as a report."""
     report = tmp_path / "r.json"

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,10 @@ from support.toolchains import REPO, require
 SOURCE = REPO / "tests" / "data" / "tables" / "colliding.hip"
 TARGETS = ["gfx90a:sramecc+:xnack-", "gfx1100"]
 WIDTHS = (80, 120)
-# The matrix's cell names (the real cells.toml's): long ones fold or are numbered, never cut.
-CELLS = ("clang-15", "clang-16", "clang-19", "clang-22", "clang-22-offload-lto", "clang-23", "clang-24",
-         "debian-rocm-7.2.4")
+# The matrix's local cells' names (the real cells.toml's, in its order: nine of them): long ones fold
+# or are numbered, never cut.
+CELLS = tuple(name for name, cell in tomllib.loads((REPO / "matrix" / "cells.toml").read_text())["cells"].items()
+              if cell["source"] == "debian")
 
 
 @pytest.fixture(scope="module")
@@ -157,8 +159,9 @@ def test_check_fits_on_a_terminal(libraries, width, tmp_path):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_matrix_compare_fits(libraries, width, tmp_path):
-    """Eight cells side by side (the real cells' names), their builds the two
-    libraries in turn: the figures in which the cells differ, one a line."""
+    """The local cells side by side (the real cells' names: nine), their builds
+    the two libraries in turn: the figures in which the cells differ, one a line."""
+    assert len(CELLS) == 9 and "clang-22-lines" in CELLS
     cells = tmp_path / "cells.toml"
     text = ['schema = "1"', "", "[engine]", 'library = "libengine.so"', 'sources = ["kernels/rmsnorm.hip"]',
             'headers = ["kernels/include"]', 'recipe = "matrix/compile.sh"', ""]
@@ -178,7 +181,7 @@ def test_matrix_compare_fits(libraries, width, tmp_path):
     assert len(shown) == len(set(shown)) == 12, result.stdout
     header = "\n".join(table.header)
     if width == 120:
-        assert all(part in header for part in ("clang-22-", "offload-", "lto", "debian-", "rocm-", "7.2.4"))
+        assert all(part in header for part in ("clang-22-", "offload-", "lto", "lines", "debian-", "rocm-", "7.2.4"))
     else:
         assert "5 = clang-22-offload-lto" in " ".join(result.stdout.split()), result.stdout   # the legend
     assert "0 are the same in every cell" in result.stdout
@@ -202,7 +205,7 @@ def test_identical_records_merge_and_nothing_else_does():
     """The rule: one row when every cell the table has is equal (full name,
     target, file when files are shown, every figure, those a narrow table
     leaves out included)."""
-    from spillway.cli.report import kernel_rows, merge_copies
+    from spillway.render.table import kernel_rows, merge_copies
 
     kernels = [record(), record(), record(), record(group_segment_fixed_size=64),   # LDS differs (a dropped column)
                record(target="gfx90a:sramecc-:xnack-"), record(name="void k<2>(float*)"), record(file="other.so")]
@@ -228,7 +231,7 @@ def test_grid_cuts_only_names(width):
 
     from rich.console import Console
 
-    from spillway.report.table import Column, KernelName, grid
+    from spillway.render.table import Column, KernelName, grid
 
     columns = [Column("file", elide=True, min_width=8), Column("kernel", name=True), Column("target"),
                Column("scratch B/lane", "right"), Column("waves/SIMD", "right"),

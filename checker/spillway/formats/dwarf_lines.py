@@ -1,0 +1,897 @@
+"""DWARF line tables of one code object (issue 32): ``.debug_line`` (DWARF 2
+to 5) and, from ``.debug_info``, the DW_AT_comp_dir and DW_AT_name of the
+compile unit each table belongs to (the directory relative paths hang from).
+
+``read_lines(elf)`` returns every line table of the ELF's ``.debug_line``
+with its rows as llvm-dwarfdump --debug-line prints them (the end_sequence
+rows included), or an empty tuple when there is none.  Bad input raises
+InputError naming the section and the byte offset in the code object.
+
+Addresses: each sequence (DW_LNE_set_address ... DW_LNE_end_sequence) names
+the section holding its code and the address of that section's first byte
+(``Sequence.section``, ``Sequence.base``), so ``address - base`` is an offset
+in the section, as kernel_ranges() gives kernels' starts.  Linked code
+objects (ET_DYN) need no relocation: the section is the one whose addresses
+hold the sequence's first row.  Relocatable ones (ET_REL, a device ``-c``
+compile before the link) hold zeros in place of the addresses and string
+offsets, and RELA relocations (R_AMDGPU_ABS32/ABS64) carrying them in their
+addends: they are applied to a copy of the debug sections, and a sequence's
+section is its DW_LNE_set_address relocation's symbol's.
+
+Hand-written over bytes rather than pyelftools (a dependency, used for
+containers): its line programs run 29x slower and it does not apply AMDGPU
+relocations (benchmarks/bench_lines.py; README "Source lines").  A numpy
+version (every opcode's length at once, the chain by pointer doubling)
+gave the same rows and ran slower: about one opcode per 1.5 bytes leaves
+the array passes nothing to win.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Iterable
+
+from spillway.errors import InputError
+from spillway.formats.codeobject import CONTAINER, ElfImage
+
+# Row flags (LineRows.flags).
+IS_STMT, BASIC_BLOCK, END_SEQUENCE, PROLOGUE_END, EPILOGUE_BEGIN = 1, 2, 4, 8, 16
+
+# Standard opcodes (DWARF 5 section 6.2.5.2) and extended ones (6.2.5.3).
+_COPY, _ADVANCE_PC, _ADVANCE_LINE, _SET_FILE, _SET_COLUMN, _NEGATE_STMT, _SET_BASIC_BLOCK, _CONST_ADD_PC, \
+    _FIXED_ADVANCE_PC, _SET_PROLOGUE_END, _SET_EPILOGUE_BEGIN, _SET_ISA = range(1, 13)
+_END_SEQUENCE, _SET_ADDRESS, _DEFINE_FILE, _SET_DISCRIMINATOR = 1, 2, 3, 4
+
+# Attribute forms (7.5.6) and line-table content types (6.2.4.1).
+_FORM_ADDR, _FORM_BLOCK2, _FORM_BLOCK4, _FORM_DATA2, _FORM_DATA4, _FORM_DATA8, _FORM_STRING, _FORM_BLOCK, \
+    _FORM_BLOCK1, _FORM_DATA1, _FORM_FLAG, _FORM_SDATA, _FORM_STRP, _FORM_UDATA, _FORM_REF_ADDR, _FORM_REF1, \
+    _FORM_REF2, _FORM_REF4, _FORM_REF8, _FORM_REF_UDATA, _FORM_INDIRECT, _FORM_SEC_OFFSET, _FORM_EXPRLOC, \
+    _FORM_FLAG_PRESENT, _FORM_STRX, _FORM_ADDRX, _FORM_REF_SUP4, _FORM_STRP_SUP, _FORM_DATA16, _FORM_LINE_STRP, \
+    _FORM_REF_SIG8, _FORM_IMPLICIT_CONST, _FORM_LOCLISTX, _FORM_RNGLISTX, _FORM_REF_SUP8, _FORM_STRX1, \
+    _FORM_STRX2, _FORM_STRX3, _FORM_STRX4, _FORM_ADDRX1, _FORM_ADDRX2, _FORM_ADDRX3, _FORM_ADDRX4 = (
+        0x01, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12,
+        0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x21, 0x22, 0x23,
+        0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a, 0x2b, 0x2c)
+_LNCT_PATH, _LNCT_DIRECTORY_INDEX = 1, 2
+_AT_NAME, _AT_STMT_LIST, _AT_COMP_DIR, _AT_STR_OFFSETS_BASE = 0x03, 0x10, 0x1b, 0x72
+_TAG_COMPILE_UNIT, _TAG_PARTIAL_UNIT, _TAG_SKELETON_UNIT = 0x11, 0x3c, 0x4a
+
+# Fixed sizes of forms (None: size from the data, the offset size or the address size).
+_FIXED = {_FORM_DATA1: 1, _FORM_REF1: 1, _FORM_FLAG: 1, _FORM_STRX1: 1, _FORM_ADDRX1: 1,
+          _FORM_DATA2: 2, _FORM_REF2: 2, _FORM_STRX2: 2, _FORM_ADDRX2: 2,
+          _FORM_STRX3: 3, _FORM_ADDRX3: 3,
+          _FORM_DATA4: 4, _FORM_REF4: 4, _FORM_REF_SUP4: 4, _FORM_STRX4: 4, _FORM_ADDRX4: 4,
+          _FORM_DATA8: 8, _FORM_REF8: 8, _FORM_REF_SIG8: 8, _FORM_REF_SUP8: 8,
+          _FORM_DATA16: 16, _FORM_FLAG_PRESENT: 0, _FORM_IMPLICIT_CONST: 0}
+_OFFSET_SIZED = (_FORM_STRP, _FORM_LINE_STRP, _FORM_SEC_OFFSET, _FORM_STRP_SUP, _FORM_REF_ADDR)
+_LEB = (_FORM_UDATA, _FORM_SDATA, _FORM_REF_UDATA, _FORM_STRX, _FORM_ADDRX, _FORM_LOCLISTX, _FORM_RNGLISTX)
+_STRX = {_FORM_STRX: 0, _FORM_STRX1: 1, _FORM_STRX2: 2, _FORM_STRX3: 3, _FORM_STRX4: 4}
+
+# ELF: section types, relocation types (LLVM's ELFRelocs/AMDGPU.def).
+_SHT_RELA, _SHF_ALLOC, _SHF_EXECINSTR, _ET_REL = 4, 0x2, 0x4, 1
+# SHF_COMPRESSED: the section starts with an Elf64_Chdr (ch_type, ch_reserved, ch_size, ch_addralign);
+# Debian's ROCm 6.4 libraries compress their debug sections this way (zlib).
+_SHF_COMPRESSED, _ELFCOMPRESS_ZLIB, _ELFCOMPRESS_ZSTD = 0x800, 1, 2
+# A compressed debug section may declare at most this many bytes, and at most this many times its
+# compressed size (a zip-bomb guard; real sections inflate 3-10 times).
+_INFLATED_MAX, _INFLATED_RATIO_MAX = 1 << 30, 1024
+_R_AMDGPU_NONE, _R_AMDGPU_ABS64, _R_AMDGPU_ABS32 = 0, 3, 6
+_DEBUG_SECTIONS = (".debug_line", ".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
+                   ".debug_str_offsets")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    name: str             # the file entry's name (DW_LNCT_path), as recorded
+    directory: str        # the include directory it names, as recorded ("" for DWARF 2-4's index 0 or none)
+    directory_index: int  # DWARF 5: 0 is the compilation directory; DWARF 2-4: 0 is the compile unit's
+                          # DW_AT_comp_dir (not in the table), 1 the first include_directories entry
+
+
+def _join(directory: str, name: str) -> str:
+    if not directory:
+        return name
+    if not name:
+        return directory
+    return directory + name if directory.endswith("/") else directory + "/" + name
+
+
+@dataclass(frozen=True)
+class Sequence:
+    section: str        # the section holding the sequence's code ("" when no section holds it)
+    base: int           # that section's address: a row's offset in it is address - base
+    first: int          # index of its first row in LineTable.rows
+    stop: int           # one past its end_sequence row
+
+
+@dataclass(frozen=True)
+class LineRows:
+    """The rows of one table, in program order, as parallel arrays."""
+    address: array      # 'Q'
+    line: array         # 'I'
+    column: array       # 'I'
+    file: array         # 'I': the file register (an index into LineTable.files)
+    flags: array        # 'B': IS_STMT | BASIC_BLOCK | END_SEQUENCE | PROLOGUE_END | EPILOGUE_BEGIN
+
+    def __len__(self) -> int:
+        return len(self.address)
+
+
+@dataclass(frozen=True)
+class LineTable:
+    offset: int                          # the unit's offset in .debug_line
+    version: int                         # 2-5
+    comp_dir: str                        # DW_AT_comp_dir of the compile unit naming this table ("" when none does)
+    unit_name: str                       # that unit's DW_AT_name
+    directories: tuple[str, ...]         # include_directories as recorded (DWARF 5: index 0 is the comp dir)
+    files: tuple[SourceFile | None, ...]  # by file register value (DWARF 5 from 0; DWARF 2-4 from 1, index 0 None)
+    rows: LineRows
+    sequences: tuple[Sequence, ...]
+    skipped: int = 0                     # sequences read_lines() skimmed (none unless given wanted ranges)
+
+    def file_path(self, index: int) -> str:
+        """The path of file ``index`` as LLVM's symbolizer joins it
+        (DWARFDebugLine's getFileNameByIndex, absolute kind): the name when
+        absolute, else under its directory, itself under the compile unit's
+        comp_dir when relative (not DWARF 5's directory 0: it is the
+        compilation directory already).  "" when there is no such file."""
+        found = self.files[index] if 0 <= index < len(self.files) else None
+        if found is None:
+            return ""
+        if found.name.startswith("/"):
+            return found.name
+        directory = found.directory
+        if (self.version < 5 or found.directory_index != 0) and self.comp_dir and not directory.startswith("/"):
+            directory = _join(self.comp_dir, directory)
+        return _join(directory, found.name)
+
+
+class _Bad(Exception):
+    """A parse failure at an offset of the section being read."""
+
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+def has_line_table(elf: bytes | memoryview) -> bool:
+    """Whether the code object has a ``.debug_line`` section (False for an
+    ELF whose section headers do not read: read_lines says what is wrong)."""
+    try:
+        return any(section[0] == ".debug_line" for section in ElfImage(memoryview(elf)).sections)
+    except (struct.error, IndexError, ValueError):
+        return False
+
+
+def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None
+               ) -> tuple[LineTable, ...]:
+    """Every line table of a code object's ``.debug_line`` (none without
+    one).  Raises InputError (the code object's byte offset and the
+    section's name) on a malformed table or compile unit.
+
+    ``wanted``: (section, start, end) offset ranges, e.g. the kernels whose
+    lines are needed; a sequence that cannot hold any of them is skimmed
+    (its opcodes stepped over, no row made) and left out of its table's
+    rows and sequences (``LineTable.skipped`` counts them).  A sequence may
+    hold a range when the range meets [its first address, the next
+    sequence's first address in the same section).  When the ranges cover
+    much of the code, everything is run (skimming would cost more)."""
+    view = memoryview(elf)
+    try:
+        image = ElfImage(view)
+    except (struct.error, IndexError, ValueError) as exc:
+        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
+    index = {s[0]: number for number, s in enumerate(image.sections)}
+    if ".debug_line" not in index:
+        return ()
+    sections = _debug_sections(image, index)
+    line_at = image.sections[index[".debug_line"]][4]
+    units: dict[int, tuple[str, str]] = {}
+    if ".debug_info" in sections:
+        info_at = image.sections[index[".debug_info"]][4]
+        try:
+            units = _compile_units(sections)
+        except _Bad as bad:
+            raise InputError(f".debug_info: {bad.message}", container=CONTAINER, offset=info_at + bad.offset) from None
+        except (IndexError, struct.error, UnicodeDecodeError, ValueError) as exc:
+            raise InputError(f".debug_info: malformed ({exc})", container=CONTAINER, offset=info_at) from None
+    targets = _sequence_sections(image)
+    ranges = None
+    if wanted is not None:
+        ranges = sorted(wanted)
+        code_size = sum(size for _start, size, _name in targets.code)
+        if sum(end - start for _section, start, end in ranges) * 100 >= _SKIM_BELOW * code_size:
+            ranges = None
+    data = sections[".debug_line"]
+    tables = []
+    at = 0
+    while at < len(data):
+        try:
+            table, at = _table(data, at, sections, units, targets, ranges)
+        except _Bad as bad:
+            raise InputError(f".debug_line: {bad.message}", container=CONTAINER, offset=line_at + bad.offset) from None
+        except (IndexError, struct.error, UnicodeDecodeError, ValueError, OverflowError) as exc:
+            raise InputError(f".debug_line: malformed unit ({exc})", container=CONTAINER,
+                             offset=line_at + at) from None
+        tables.append(table)
+    return tuple(tables)
+
+
+# Skim only when the wanted ranges cover less than this share (%) of the executable sections: skimming a
+# line program costs about 40% of running it (benchmarks/bench_lines.py).
+_SKIM_BELOW = 60
+
+
+# --- ELF sections and relocations -------------------------------------------------------------
+
+class _Targets:
+    """Which section holds a sequence's code: its DW_LNE_set_address
+    relocation's symbol's (ET_REL), or the executable section whose addresses
+    hold its first row (linked objects)."""
+
+    def __init__(self, relocatable: bool, relocated: dict[int, int], code: list[tuple[int, int, str]],
+                 names: list[str]):
+        self.relocatable = relocatable
+        self.relocated = relocated      # .debug_line offset of a relocated address -> its symbol's section index
+        self.code = code                # (address, size, name) of the allocated executable sections
+        self.names = names
+
+    def of(self, operand_at: int | None, address: int) -> tuple[str, int]:
+        """(section, its address) for a sequence whose DW_LNE_set_address
+        operand is at ``operand_at`` (None: it has none) and first row at ``address``."""
+        if self.relocatable:
+            section = self.relocated.get(operand_at) if operand_at is not None else None
+            return (self.names[section] if section is not None and 0 < section < len(self.names) else "", 0)
+        for start, size, name in self.code:
+            if start <= address < start + size:
+                return name, start
+        return "", 0
+
+
+def _debug_sections(image: ElfImage, index: dict[str, int]) -> dict[str, bytes]:
+    """The debug sections' bytes (relocations applied in an ET_REL object)."""
+    out: dict[str, bytes] = {}
+    for name in _DEBUG_SECTIONS:
+        if name in index:
+            found = image.section_bytes(name)
+            if found is not None:
+                flags, offset = image.sections[index[name]][2], image.sections[index[name]][4]
+                out[name] = _inflated(name, found, offset) if flags & _SHF_COMPRESSED else found
+    if image.e_type != _ET_REL:
+        return out
+    symbols = _symbols(image)
+    for number, (name, sh_type, _flags, _addr, offset, size, _link, entsize) in enumerate(image.sections):
+        if sh_type != _SHT_RELA or not name.startswith(".rela.debug_"):
+            continue
+        target = name[len(".rela"):]
+        if target not in out:
+            continue
+        patched = bytearray(out[target])
+        for r_offset, r_info, r_addend in struct.iter_unpack("<QQq", image.data[offset:offset + size - size % 24]):
+            kind, symbol = r_info & 0xFFFFFFFF, r_info >> 32
+            value = (symbols[symbol][0] if symbol < len(symbols) else 0) + r_addend
+            width = {_R_AMDGPU_ABS64: 8, _R_AMDGPU_ABS32: 4}.get(kind)
+            if kind == _R_AMDGPU_NONE:
+                continue
+            if width is None:
+                raise InputError(f"{name}: relocation type {kind} not supported (R_AMDGPU_ABS32 and ABS64 are)",
+                                 container=CONTAINER, offset=offset)
+            if r_offset + width > len(patched):
+                raise InputError(f"{name}: relocation at {r_offset:#x} outside {target} ({len(patched)} bytes)",
+                                 container=CONTAINER, offset=offset)
+            patched[r_offset:r_offset + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+        out[target] = bytes(patched)
+    return out
+
+
+def _inflated(name: str, data: bytes, offset: int) -> bytes:
+    """A SHF_COMPRESSED section's contents (ELF gABI: an Elf64_Chdr, then a
+    zlib or zstd stream of ch_size bytes)."""
+    if len(data) < 24:
+        raise InputError(f"{name}: compressed section of {len(data)} bytes has no compression header",
+                         container=CONTAINER, offset=offset)
+    kind, _reserved, size, _align = struct.unpack_from("<IIQQ", data, 0)
+    if size > _INFLATED_MAX or size > _INFLATED_RATIO_MAX * len(data):
+        raise InputError(f"{name}: compressed section declares {size} bytes from {len(data)} (the limit is "
+                         f"{_INFLATED_MAX} bytes, {_INFLATED_RATIO_MAX} times the compressed size)",
+                         container=CONTAINER, offset=offset)
+    stream = bytes(data[24:])
+    try:
+        if kind == _ELFCOMPRESS_ZLIB:
+            inflater = zlib.decompressobj()
+            out = inflater.decompress(stream, size + 1)       # one byte more than declared shows a lie
+        elif kind == _ELFCOMPRESS_ZSTD:
+            import io
+
+            import zstandard
+
+            reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(stream))
+            pieces, have = [], 0
+            while have <= size:
+                piece = reader.read(size + 1 - have)
+                if not piece:
+                    break
+                pieces.append(piece)
+                have += len(piece)
+            out = b"".join(pieces)
+        else:
+            raise InputError(f"{name}: compression type {kind} not supported (zlib and zstd are)",
+                             container=CONTAINER, offset=offset)
+    except (zlib.error, ValueError) as exc:
+        raise InputError(f"{name}: compressed data does not inflate ({exc})", container=CONTAINER,
+                         offset=offset) from None
+    except Exception as exc:      # zstandard.ZstdError (zstandard imported only for such sections)
+        if type(exc).__name__ != "ZstdError":
+            raise
+        raise InputError(f"{name}: compressed data does not inflate ({exc})", container=CONTAINER,
+                         offset=offset) from None
+    if len(out) != size:
+        raise InputError(f"{name}: compressed section inflates to {'more than ' if len(out) > size else ''}"
+                         f"{min(len(out), size)} bytes, its header says {size}",
+                         container=CONTAINER, offset=offset)
+    return out
+
+
+def _symbols(image: ElfImage) -> list[tuple[int, int]]:
+    """(st_value, st_shndx) of every .symtab symbol, by index."""
+    for name, sh_type, _flags, _addr, offset, size, _link, entsize in image.sections:
+        if sh_type == 2 and entsize == 24:
+            return [(value, shndx) for _n, _i, _o, shndx, value, _s
+                    in struct.iter_unpack("<IBBHQQ", image.data[offset:offset + size - size % 24])]
+    return []
+
+
+def _sequence_sections(image: ElfImage) -> _Targets:
+    names = [s[0] for s in image.sections]
+    code = [(s[3], s[5], s[0]) for s in image.sections if s[2] & _SHF_ALLOC and s[2] & _SHF_EXECINSTR]
+    relocated: dict[int, int] = {}
+    if image.e_type == _ET_REL:
+        symbols = _symbols(image)
+        for name, sh_type, _flags, _addr, offset, size, _link, _entsize in image.sections:
+            if sh_type == _SHT_RELA and name == ".rela.debug_line":
+                for r_offset, r_info, _addend in struct.iter_unpack("<QQq",
+                                                                     image.data[offset:offset + size - size % 24]):
+                    symbol = r_info >> 32
+                    if r_info & 0xFFFFFFFF == _R_AMDGPU_ABS64 and symbol < len(symbols):
+                        relocated[r_offset] = symbols[symbol][1]
+    return _Targets(image.e_type == _ET_REL, relocated, code, names)
+
+
+# --- primitive readers ------------------------------------------------------------------------
+
+def _uleb(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+
+
+def _sleb(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return (value - (1 << shift) if byte & 0x40 else value), at
+
+
+def _cstring(data: bytes, at: int, what: str) -> tuple[str, int]:
+    end = data.find(b"\0", at)
+    if end < 0:
+        raise _Bad(f"{what} runs past the end", at)
+    return data[at:end].decode("utf-8", "replace"), end + 1
+
+
+def _string_at(sections: dict[str, bytes], section: str, offset: int, where: int) -> str:
+    data = sections.get(section)
+    if data is None or offset >= len(data):
+        raise _Bad(f"string offset {offset:#x} outside {section} "
+                   f"({'absent' if data is None else f'{len(data)} bytes'})", where)
+    return _cstring(data, offset, f"string at {section}+{offset:#x}")[0]
+
+
+# --- .debug_line ------------------------------------------------------------------------------
+
+def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int, tuple[str, str]],
+           targets: _Targets, wanted: list[tuple[str, int, int]] | None) -> tuple[LineTable, int]:
+    """The unit at ``start`` and where the next begins."""
+    (length,) = struct.unpack_from("<I", data, start)
+    at = start + 4
+    offset_size = 4
+    if length == 0xFFFFFFFF:
+        (length,) = struct.unpack_from("<Q", data, at)
+        at += 8
+        offset_size = 8
+    elif length >= 0xFFFFFFF0:
+        raise _Bad(f"unit length {length:#x} is reserved", start)
+    end = at + length
+    if end > len(data):
+        raise _Bad(f"unit length {length} runs past the section's end ({len(data)} bytes)", start)
+    (version,) = struct.unpack_from("<H", data, at)
+    at += 2
+    if not 2 <= version <= 5:
+        raise _Bad(f"line table version {version} (2 to 5 are read)", start + offset_size)
+    address_size = 8
+    if version >= 5:
+        address_size, _segment_selector_size = data[at], data[at + 1]
+        at += 2
+    header_length = int.from_bytes(data[at:at + offset_size], "little")
+    at += offset_size
+    program = at + header_length
+    if program > end:
+        raise _Bad(f"header length {header_length} runs past the unit's end", at - offset_size)
+    min_length = data[at]
+    at += 1
+    max_ops = 1
+    if version >= 4:
+        max_ops = data[at]
+        at += 1
+    default_is_stmt, line_base, line_range, opcode_base = data[at], struct.unpack_from("<b", data, at + 1)[0], \
+        data[at + 2], data[at + 3]
+    at += 4
+    if max_ops != 1:
+        raise _Bad(f"maximum_operations_per_instruction {max_ops} (VLIW; AMDGPU has 1)", at - 5)
+    if line_range == 0:
+        raise _Bad("line_range 0", at - 2)
+    if opcode_base == 0:
+        raise _Bad("opcode_base 0", at - 1)
+    lengths = bytes(data[at:at + opcode_base - 1])
+    at += opcode_base - 1
+    unit = units.get(start, ("", ""))
+    comp_dir = unit[0]
+    if version >= 5:
+        directory_formats, at = _entry_formats(data, at)
+        count, at = _entry_count(data, at, program, directory_formats, "directories")
+        directories = []
+        for _ in range(count):
+            entry, at = _entry(data, at, directory_formats, offset_size, sections)
+            directories.append(str(entry.get(_LNCT_PATH, "")))
+        file_formats, at = _entry_formats(data, at)
+        count, at = _entry_count(data, at, program, file_formats, "file names")
+        files: list[SourceFile | None] = []
+        for _ in range(count):
+            entry, at = _entry(data, at, file_formats, offset_size, sections)
+            directory = entry.get(_LNCT_DIRECTORY_INDEX, 0)
+            index = directory if isinstance(directory, int) else 0
+            files.append(SourceFile(str(entry.get(_LNCT_PATH, "")),
+                                    directories[index] if index < len(directories) else "", index))
+    else:
+        directories = [""]       # DWARF 2-4: directory 0 is the compile unit's comp_dir (file_path() adds it)
+        while data[at] != 0:
+            name, at = _cstring(data, at, "include directory")
+            directories.append(name)
+        at += 1
+        files = [None]
+        while data[at] != 0:
+            name, at = _cstring(data, at, "file name")
+            directory, at = _uleb(data, at)
+            _mtime, at = _uleb(data, at)
+            _size, at = _uleb(data, at)
+            files.append(SourceFile(name, directories[directory] if directory < len(directories) else "", directory))
+        at += 1
+    if at > program:
+        raise _Bad(f"header runs {at - program} bytes past its header_length", program)
+    spans = [(program, end)]
+    skipped = 0
+    if wanted is not None:
+        found = _skim(data, program, end, opcode_base, lengths, targets)
+        if found is not None:
+            spans = _wanted_spans(found, wanted)
+            skipped = len(found) - len(spans)
+    rows, sequences, defined = _run(data, spans, version, address_size, min_length, default_is_stmt,
+                                    line_base, line_range, opcode_base, lengths, targets)
+    for name, directory in defined:
+        files.append(SourceFile(name, directories[directory] if directory < len(directories) else "", directory))
+    recorded = tuple(directories) if version >= 5 else tuple(directories[1:])
+    return LineTable(start, version, comp_dir, unit[1], recorded, tuple(files), rows, tuple(sequences),
+                     skipped), end
+
+
+def _entry_formats(data: bytes, at: int) -> tuple[list[tuple[int, int]], int]:
+    count = data[at]
+    at += 1
+    formats = []
+    for _ in range(count):
+        content, at = _uleb(data, at)
+        form, at = _uleb(data, at)
+        formats.append((content, form))
+    return formats, at
+
+
+def _entry_count(data: bytes, at: int, program: int, formats: list[tuple[int, int]], what: str) -> tuple[int, int]:
+    """A DWARF 5 entry count, no more than the header's bytes left can hold
+    (every entry takes a byte at least: a count past that is corrupt)."""
+    count, after = _uleb(data, at)
+    if count and (not formats or count > program - after):
+        raise _Bad(f"{count} {what} in a header with {max(program - after, 0)} bytes left"
+                   f"{'' if formats else ' and no entry format'}", at)
+    return count, after
+
+
+def _entry(data: bytes, at: int, formats: list[tuple[int, int]], offset_size: int,
+           sections: dict[str, bytes]) -> tuple[dict[int, str | int], int]:
+    """One directory or file entry of a DWARF 5 header: content type -> value."""
+    entry: dict[int, str | int] = {}
+    for content, form in formats:
+        value: str | int
+        if form == _FORM_STRING:
+            value, at = _cstring(data, at, "inline string")
+        elif form in (_FORM_LINE_STRP, _FORM_STRP):
+            offset = int.from_bytes(data[at:at + offset_size], "little")
+            value = _string_at(sections, ".debug_line_str" if form == _FORM_LINE_STRP else ".debug_str", offset, at)
+            at += offset_size
+        elif form == _FORM_UDATA:
+            value, at = _uleb(data, at)
+        elif form in _FIXED and form not in _STRX and form != _FORM_IMPLICIT_CONST:
+            size = _FIXED[form]
+            value = int.from_bytes(data[at:at + size], "little")
+            at += size
+        elif form == _FORM_BLOCK:
+            size, at = _uleb(data, at)
+            value = 0
+            at += size
+        else:
+            raise _Bad(f"form {form:#x} in a line table header entry", at)
+        entry[content] = value
+    return entry, at
+
+
+def _run(data: bytes, spans: list[tuple[int, int]], version: int, address_size: int, min_length: int,
+         default_is_stmt: int, line_base: int, line_range: int, opcode_base: int, lengths: bytes, targets: _Targets
+         ) -> tuple[LineRows, list[Sequence], list[tuple[str, int]]]:
+    """Run the line-number program in each ``data[begin:end]`` span (the
+    whole program, or whole sequences), from the initial registers."""
+    rows = LineRows(array("Q"), array("I"), array("I"), array("I"), array("B"))
+    put_address, put_line, put_column, put_file, put_flags = (rows.address.append, rows.line.append,
+                                                              rows.column.append, rows.file.append,
+                                                              rows.flags.append)
+    sequences: list[Sequence] = []
+    defined: list[tuple[str, int]] = []
+    # A special opcode's address and line advances, worked out once per opcode.
+    step_address = [0] * 256
+    step_line = [0] * 256
+    for opcode in range(opcode_base, 256):
+        adjusted = opcode - opcode_base
+        step_address[opcode] = (adjusted // line_range) * min_length
+        step_line[opcode] = line_base + adjusted % line_range
+    const_add = step_address[255] if opcode_base <= 255 else 0
+    stmt = IS_STMT if default_is_stmt else 0
+    first = 0
+    for at, end in spans:
+        address, file, line, column, flags = 0, 1, 1, 0, stmt
+        placing: int | None = None      # the DW_LNE_set_address operand before the sequence's first row
+        # The opcodes in the order LLVM's tables use them most (set_column, advance_line, negate_stmt,
+        # set_file between special opcodes).
+        while at < end:
+            opcode = data[at]
+            at += 1
+            if opcode >= opcode_base:
+                address += step_address[opcode]
+                line += step_line[opcode]
+                put_address(address)
+                put_line(line)
+                put_column(column)
+                put_file(file)
+                put_flags(flags)
+                flags &= IS_STMT
+            elif opcode == _SET_COLUMN:
+                column = data[at]
+                if column < 0x80:
+                    at += 1
+                else:
+                    column, at = _uleb(data, at)
+            elif opcode == _ADVANCE_LINE:
+                byte = data[at]
+                if byte < 0x40:
+                    line += byte
+                    at += 1
+                elif byte < 0x80:
+                    line += byte - 0x80
+                    at += 1
+                else:
+                    delta, at = _sleb(data, at)
+                    line += delta
+            elif opcode == _NEGATE_STMT:
+                flags ^= IS_STMT
+            elif opcode == _SET_FILE:
+                file = data[at]
+                if file < 0x80:
+                    at += 1
+                else:
+                    file, at = _uleb(data, at)
+            elif opcode == _CONST_ADD_PC:
+                address += const_add
+            elif opcode == _ADVANCE_PC:
+                advance, at = _uleb(data, at)
+                address += advance * min_length
+            elif opcode == _COPY:
+                put_address(address)
+                put_line(line)
+                put_column(column)
+                put_file(file)
+                put_flags(flags)
+                flags &= IS_STMT
+            elif opcode == _SET_PROLOGUE_END:
+                flags |= PROLOGUE_END
+            elif opcode == _SET_EPILOGUE_BEGIN:
+                flags |= EPILOGUE_BEGIN
+            elif opcode == _SET_BASIC_BLOCK:
+                flags |= BASIC_BLOCK
+            elif opcode == _FIXED_ADVANCE_PC:
+                address += data[at] | data[at + 1] << 8
+                at += 2
+            elif opcode == 0:
+                size, at = _uleb(data, at)
+                if size == 0 or at + size > end:
+                    raise _Bad(f"extended opcode of {size} bytes at {at:#x}", at - 1)
+                next_at = at + size
+                sub = data[at]
+                if sub == _END_SEQUENCE:
+                    put_address(address)
+                    put_line(line)
+                    put_column(column)
+                    put_file(file)
+                    put_flags(flags | END_SEQUENCE)
+                    section, base = targets.of(placing, rows.address[first])
+                    sequences.append(Sequence(section, base, first, len(rows.address)))
+                    first = len(rows.address)
+                    address, file, line, column, flags = 0, 1, 1, 0, stmt
+                    placing = None
+                elif sub == _SET_ADDRESS:
+                    width = size - 1
+                    if width not in (4, 8) or (version >= 5 and width != address_size):
+                        raise _Bad(f"DW_LNE_set_address with a {width}-byte operand", at - 1)
+                    address = int.from_bytes(data[at + 1:next_at], "little")
+                    if len(rows.address) == first:
+                        placing = at + 1
+                elif sub == _DEFINE_FILE and version <= 4:
+                    name, after = _cstring(data, at + 1, "DW_LNE_define_file name")
+                    directory, _after = _uleb(data, after)
+                    defined.append((name, directory))
+                # DW_LNE_set_discriminator and unknown extended opcodes: skipped by their length
+                at = next_at
+            else:
+                # DW_LNS_set_isa and opcodes this reader does not know: skip their ULEB operands.
+                for _ in range(lengths[opcode - 1]):
+                    _value, at = _uleb(data, at)
+        if at > end:
+            raise _Bad("the line-number program runs past its unit's end", end)
+        if first < len(rows.address):
+            raise _Bad(f"{len(rows.address) - first} row(s) after the last DW_LNE_end_sequence", end)
+    return rows, sequences, defined
+
+
+def _skim(data: bytes, at: int, end: int, opcode_base: int, lengths: bytes, targets: _Targets
+          ) -> list[tuple[int, int, str, int]] | None:
+    """Each sequence's (program offset, end offset, section, first address
+    as an offset in that section), stepping over the opcodes without
+    running them; None when something is irregular (the caller runs the
+    whole program, which says what)."""
+    operands = [0] * 256
+    for opcode in range(1, min(opcode_base, 256)):
+        operands[opcode] = lengths[opcode - 1] if opcode - 1 < len(lengths) else 0
+    if opcode_base > _FIXED_ADVANCE_PC:
+        operands[_FIXED_ADVANCE_PC] = -1
+    found = []
+    begin = at
+    placing: int | None = None
+    first_address = 0
+    try:
+        while at < end:
+            opcode = data[at]
+            at += 1
+            if opcode >= opcode_base:
+                continue
+            count = operands[opcode]
+            if count == 1:
+                while data[at] >= 0x80:
+                    at += 1
+                at += 1
+            elif opcode == 0:
+                size, at = _uleb(data, at)
+                sub = data[at]
+                if sub == _END_SEQUENCE:
+                    section, base = targets.of(placing, first_address)
+                    found.append((begin, at + size, section, first_address - base))
+                    begin = at + size
+                    placing = None
+                    first_address = 0
+                elif sub == _SET_ADDRESS and placing is None and size in (5, 9):
+                    placing = at + 1
+                    first_address = int.from_bytes(data[at + 1:at + size], "little")
+                at += size
+            elif count == -1:
+                at += 2
+            else:
+                for _ in range(count):
+                    while data[at] >= 0x80:
+                        at += 1
+                    at += 1
+    except IndexError:
+        return None
+    if at != end or begin != end:
+        return None
+    return found
+
+
+def _wanted_spans(found: list[tuple[int, int, str, int]], wanted: list[tuple[str, int, int]]
+                  ) -> list[tuple[int, int]]:
+    """The program spans of the sequences that may hold a wanted range (in program order)."""
+    starts: dict[str, list[int]] = {}
+    for _begin, _end, section, first in found:
+        starts.setdefault(section, []).append(first)
+    for section in starts:
+        starts[section].sort()
+    by_section: dict[str, list[tuple[int, int]]] = {}
+    for section, low, high in wanted:
+        by_section.setdefault(section, []).append((low, high))
+    spans = []
+    for begin, end, section, first in found:
+        following = starts[section]
+        after = bisect_right(following, first)
+        bound = following[after] if after < len(following) else 1 << 64
+        if any(low < bound and first < high for low, high in by_section.get(section, ())):
+            spans.append((begin, end))
+    return spans
+
+
+# --- .debug_info: each compile unit's directory and name --------------------------------------
+
+def _compile_units(sections: dict[str, bytes]) -> dict[int, tuple[str, str]]:
+    """DW_AT_stmt_list -> (DW_AT_comp_dir, DW_AT_name) of every compile unit
+    (its first DIE's attributes only)."""
+    info = sections[".debug_info"]
+    abbrev = sections.get(".debug_abbrev", b"")
+    out: dict[int, tuple[str, str]] = {}
+    at = 0
+    while at < len(info):
+        start = at
+        (length,) = struct.unpack_from("<I", info, at)
+        at += 4
+        offset_size = 4
+        if length == 0xFFFFFFFF:
+            (length,) = struct.unpack_from("<Q", info, at)
+            at += 8
+            offset_size = 8
+        elif length >= 0xFFFFFFF0:
+            raise _Bad(f"unit length {length:#x} is reserved", start)
+        end = at + length
+        if end > len(info):
+            raise _Bad(f"unit length {length} runs past the section's end ({len(info)} bytes)", start)
+        (version,) = struct.unpack_from("<H", info, at)
+        at += 2
+        if version >= 5:
+            unit_type, address_size = info[at], info[at + 1]
+            at += 2
+            abbrev_offset = int.from_bytes(info[at:at + offset_size], "little")
+            at += offset_size
+            if unit_type in (4, 5):       # DW_UT_skeleton, DW_UT_split_compile: a DWO id
+                at += 8
+            elif unit_type in (2, 6):     # DW_UT_type, DW_UT_split_type: signature and type offset
+                at += 8 + offset_size
+        elif version >= 2:
+            abbrev_offset = int.from_bytes(info[at:at + offset_size], "little")
+            at += offset_size
+            address_size = info[at]
+            at += 1
+        else:
+            raise _Bad(f"compile unit version {version}", start + offset_size)
+        code, at = _uleb(info, at)
+        if code:
+            tag, specs = _abbreviation(abbrev, abbrev_offset, code, start)
+            if tag in (_TAG_COMPILE_UNIT, _TAG_PARTIAL_UNIT, _TAG_SKELETON_UNIT):
+                values = _attributes(info, at, specs, offset_size, address_size, version, start)
+                stmt_list = values.get(_AT_STMT_LIST)
+                if isinstance(stmt_list, int):
+                    base = values.get(_AT_STR_OFFSETS_BASE)
+                    strings = (_resolve(values.get(_AT_COMP_DIR), sections, base, offset_size, start),
+                               _resolve(values.get(_AT_NAME), sections, base, offset_size, start))
+                    out.setdefault(stmt_list, strings)
+        at = end
+    return out
+
+
+def _abbreviation(abbrev: bytes, offset: int, wanted: int, unit: int) -> tuple[int, list[tuple[int, int, int]]]:
+    """(tag, [(attribute, form, implicit constant)]) of abbreviation ``wanted``."""
+    at = offset
+    while at < len(abbrev):
+        code, at = _uleb(abbrev, at)
+        if code == 0:
+            break
+        tag, at = _uleb(abbrev, at)
+        at += 1          # DW_CHILDREN_*
+        specs = []
+        while True:
+            name, at = _uleb(abbrev, at)
+            form, at = _uleb(abbrev, at)
+            constant = 0
+            if form == _FORM_IMPLICIT_CONST:
+                constant, at = _sleb(abbrev, at)
+            if name == 0 and form == 0:
+                break
+            specs.append((name, form, constant))
+        if code == wanted:
+            return tag, specs
+    raise _Bad(f"abbreviation {wanted} not in .debug_abbrev at {offset:#x}", unit)
+
+
+def _attributes(info: bytes, at: int, specs: list[tuple[int, int, int]], offset_size: int, address_size: int,
+                version: int, unit: int) -> dict[int, object]:
+    """The attributes this reader wants: (form, raw value) of strings, the
+    value of DW_AT_stmt_list and DW_AT_str_offsets_base; the others skipped."""
+    values: dict[int, object] = {}
+    for name, form, constant in specs:
+        while form == _FORM_INDIRECT:
+            form, at = _uleb(info, at)
+        value: object = None
+        if form == _FORM_STRING:
+            end = info.find(b"\0", at)
+            if end < 0:
+                raise _Bad("string attribute runs past the end", at)
+            value = (form, info[at:end].decode("utf-8", "replace"))
+            at = end + 1
+        elif form in _OFFSET_SIZED:
+            number = int.from_bytes(info[at:at + offset_size], "little")
+            value = (form, number) if form in (_FORM_STRP, _FORM_LINE_STRP) else number
+            at += offset_size
+        elif form == _FORM_ADDR:
+            at += address_size
+        elif form in _STRX:
+            size = _STRX[form]
+            if size:
+                number = int.from_bytes(info[at:at + size], "little")
+                at += size
+            else:
+                number, at = _uleb(info, at)
+            value = (form, number)
+        elif form in _FIXED:
+            size = _FIXED[form]
+            value = int.from_bytes(info[at:at + size], "little") if size else constant
+            at += size
+        elif form in _LEB:
+            value, at = _uleb(info, at) if form != _FORM_SDATA else _sleb(info, at)
+        elif form in (_FORM_BLOCK, _FORM_EXPRLOC):
+            size, at = _uleb(info, at)
+            at += size
+        elif form in (_FORM_BLOCK1, _FORM_BLOCK2, _FORM_BLOCK4):
+            width = {_FORM_BLOCK1: 1, _FORM_BLOCK2: 2, _FORM_BLOCK4: 4}[form]
+            at += width + int.from_bytes(info[at:at + width], "little")
+        else:
+            raise _Bad(f"attribute form {form:#x} in the compile unit at {unit:#x}", at)
+        if name == _AT_STMT_LIST and version <= 3 and isinstance(value, int):
+            values[name] = value            # DWARF 2/3: data4/data8
+        elif value is not None:
+            values[name] = value
+        if at > len(info):
+            raise _Bad("attributes run past the end", unit)
+    return values
+
+
+def _resolve(value: object, sections: dict[str, bytes], base: object, offset_size: int, unit: int) -> str:
+    """A string attribute's text ("" when absent)."""
+    if not isinstance(value, tuple):
+        return ""
+    form, raw = value
+    if form == _FORM_STRING:
+        return str(raw)
+    if form == _FORM_STRP:
+        return _string_at(sections, ".debug_str", raw, unit)
+    if form == _FORM_LINE_STRP:
+        return _string_at(sections, ".debug_line_str", raw, unit)
+    offsets = sections.get(".debug_str_offsets")
+    start = base if isinstance(base, int) else 8     # DWARF 5: past the contribution's header
+    at = start + raw * offset_size
+    if offsets is None or at + offset_size > len(offsets):
+        raise _Bad(f"string index {raw} outside .debug_str_offsets", unit)
+    return _string_at(sections, ".debug_str", int.from_bytes(offsets[at:at + offset_size], "little"), unit)

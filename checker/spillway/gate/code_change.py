@@ -1,0 +1,123 @@
+"""What changed in a kernel's machine code between two builds, beyond its
+figures (compare --isa, issue 32): its instruction mix (isa.mix) and the
+source lines that gained or lost scratch traffic in loops.
+
+Mix: the *arithmetic* classes (valu, salu, vmem, smem, lds, matrix), the
+*spill traffic* (scratch, agpr_copy) and the *control* (branch, waitcnt,
+other: waits and nops follow the memory traffic).  "arithmetic identical,
+only spill traffic changed" is the answer a kernel author wants after a
+compiler update that made a kernel spill: the same work, more scratch.  As
+spill code has ALU instructions of its own, a change of spill traffic with
+VALU/SALU changes but the same matrix ops and memory/LDS accesses is
+"matrix and memory work identical, spill traffic and ALU changed"; any other
+change of an arithmetic class is "arithmetic changed".
+
+Lines: each side's ``source_lines.top`` (report --isa: the lines with the
+most scratch bytes per lane in loops, files relative to their compile unit's
+directory so that two builds made in other folders match).  A line listed on
+one side only has 0 bytes on the other when that side listed all its lines
+(``more`` 0); otherwise it is left out (not known).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Optional
+
+from spillway.constants import MIX_CLASSES
+
+ARITHMETIC: Final = ("valu", "salu", "vmem", "smem", "lds", "matrix")
+SPILL_TRAFFIC: Final = ("scratch", "agpr_copy")
+CONTROL: Final = ("branch", "waitcnt", "other")
+
+IDENTICAL_MIX: Final = "identical mix"
+ONLY_SPILL_TRAFFIC: Final = "arithmetic identical, only spill traffic changed"
+ONLY_CONTROL: Final = "arithmetic and spill traffic identical, only waits, branches and other changed"
+# Spill code brings ALU instructions of its own (scratch offsets in VGPRs, M0 and SGPR setup, readlane and
+# writelane of SGPR spills): with no matrix op, memory or LDS access changed, that is still the compiler's
+# spilling, not the kernel's work.
+ONLY_SPILL_AND_ALU: Final = "matrix and memory work identical, spill traffic and ALU changed"
+ARITHMETIC_CHANGED: Final = "arithmetic changed"
+MIX_VERDICTS: Final = (IDENTICAL_MIX, ONLY_SPILL_TRAFFIC, ONLY_CONTROL, ONLY_SPILL_AND_ALU, ARITHMETIC_CHANGED)
+WORK: Final = ("vmem", "smem", "lds", "matrix")
+# Lines listed per direction (gained, lost) in a kernel's comparison.
+SHOWN_LINES: Final = 5
+
+
+@dataclass(frozen=True)
+class MixChange:
+    verdict: str                                   # one of MIX_VERDICTS
+    changed: tuple[tuple[str, int, int], ...]      # (class, old, new) of each class that differs, in class order
+
+    def phrase(self) -> str:
+        """The verdict with the classes that changed: "arithmetic identical,
+        only spill traffic changed (scratch 12 -> 40, waitcnt 30 -> 41)"."""
+        if not self.changed:
+            return self.verdict
+        return self.verdict + " (" + ", ".join(f"{name} {old} -> {new}" for name, old, new in self.changed) + ")"
+
+    def as_dict(self) -> dict:
+        return {"verdict": self.verdict,
+                "changed": [{"class": name, "old": old, "new": new} for name, old, new in self.changed]}
+
+
+def mix_change(old: tuple[int, ...] | dict[str, int], new: tuple[int, ...] | dict[str, int]) -> MixChange:
+    """What changed between two mixes (counts in MIX_CLASSES order, or ``{class: count}``)."""
+    before = old if isinstance(old, dict) else dict(zip(MIX_CLASSES, old))
+    after = new if isinstance(new, dict) else dict(zip(MIX_CLASSES, new))
+    changed = tuple((name, before.get(name, 0), after.get(name, 0)) for name in MIX_CLASSES
+                    if before.get(name, 0) != after.get(name, 0))
+    names = {name for name, _old, _new in changed}
+    if not names:
+        verdict = IDENTICAL_MIX
+    elif names & set(ARITHMETIC):
+        verdict = ONLY_SPILL_AND_ALU if names & set(SPILL_TRAFFIC) and not names & set(WORK) else ARITHMETIC_CHANGED
+    elif names & set(SPILL_TRAFFIC):
+        verdict = ONLY_SPILL_TRAFFIC
+    else:
+        verdict = ONLY_CONTROL
+    return MixChange(verdict, changed)
+
+
+@dataclass(frozen=True)
+class LineChange:
+    file: str          # relative to the compile unit's directory when under it
+    line: int          # 0 with file "": the accesses no line was found for
+    old: int           # scratch bytes per lane in loops
+    new: int
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "old_loop_bytes": self.old, "new_loop_bytes": self.new}
+
+
+@dataclass(frozen=True)
+class LinesChange:
+    gained: tuple[LineChange, ...]     # most gained first, at most SHOWN_LINES
+    lost: tuple[LineChange, ...]       # most lost first
+    more_gained: int                   # further lines not shown
+    more_lost: int
+
+    def as_dict(self) -> dict:
+        return {"gained": [c.as_dict() for c in self.gained], "lost": [c.as_dict() for c in self.lost],
+                "more_gained": self.more_gained, "more_lost": self.more_lost}
+
+
+def lines_change(old: Optional[tuple[tuple[str, int, int], ...]], old_complete: bool,
+                 new: Optional[tuple[tuple[str, int, int], ...]], new_complete: bool) -> Optional[LinesChange]:
+    """Which source lines gained or lost scratch bytes in loops; None when a
+    side has no lines (no line table, a report without them)."""
+    if old is None or new is None:
+        return None
+    before = {(file, line): figure for file, line, figure in old}
+    after = {(file, line): figure for file, line, figure in new}
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        if key not in before and not old_complete or key not in after and not new_complete:
+            continue           # not among the lines that side listed: not known
+        a, b = before.get(key, 0), after.get(key, 0)
+        if a != b:
+            changes.append(LineChange(key[0], key[1], a, b))
+    gained = sorted((c for c in changes if c.new > c.old), key=lambda c: (c.old - c.new, c.file, c.line))
+    lost = sorted((c for c in changes if c.new < c.old), key=lambda c: (c.new - c.old, c.file, c.line))
+    return LinesChange(tuple(gained[:SHOWN_LINES]), tuple(lost[:SHOWN_LINES]),
+                       max(len(gained) - SHOWN_LINES, 0), max(len(lost) - SHOWN_LINES, 0))

@@ -1,0 +1,89 @@
+"""``spillway code``'s text: each viewed kernel (report.code_view's
+ViewedKernel: a report record and its isa.listing KernelListing) as lines
+for people -- its evidence figures, its loops and each instruction behind
+them.  Offsets are bytes from the kernel's start, as objdump's
+``<kernel+0x..>``.  Names, target and file come from the binary: each is
+shown as one log line (spillway.untrusted)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from spillway.render.code_lines import source_lines_text
+from spillway.render.models import CodeModel, View
+from spillway.report.code_view import ViewedKernel
+from spillway.untrusted import visible
+
+# Loops are indented by depth up to this many steps (overlapping spans can hold a loop 20 deep).
+INDENTED_DEPTH: Final = 4
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def kernel_text(viewed: ViewedKernel) -> list[str]:
+    record, listing, code = viewed.record, viewed.listing, viewed.listing.code
+    bundle = "" if record.get("bundle_index") is None else f", bundle {record['bundle_index']}"
+    # Names, target and file come from the binary: each shown as one log line (spillway.untrusted).
+    lines = [f"kernel {visible(record['name'])}", f"  target {visible(record['target'])}, "
+             f"{visible(record['file'])}{bundle}", f"  symbol {visible(record['symbol'].removesuffix('.kd'))}",
+             f"  code: {_plural(code.instructions, 'instruction')}, {code.code_bytes} bytes, "
+             f"sha256 {code.code_sha256}, {code.status}"]
+    accesses = code.scratch_loads + code.scratch_stores
+    lines.append(f"  scratch: {_plural(code.scratch_loads, 'load')} {code.scratch_load_bytes} B, "
+                 f"{_plural(code.scratch_stores, 'store')} {code.scratch_store_bytes} B per lane; "
+                 f"{code.scratch_in_loops} of {accesses} in loops")
+    lines.append(f"  scratch by address: slot {code.scratch_slot_load_bytes} B loaded + {code.scratch_slot_store_bytes}"
+                 f" B stored, addressed (a VGPR address: private arrays) {code.scratch_addressed_load_bytes} B "
+                 f"loaded + {code.scratch_addressed_store_bytes} B stored per lane; "
+                 f"{code.scratch_in_innermost_loops} in innermost loops")
+    if code.scratch_without_width:
+        lines.append("  scratch naming no width: " + ", ".join(f"{m} x{n}" for m, n in code.scratch_without_width))
+    lines.append(f"  AGPR copies: {code.agpr_writes} writes, {code.agpr_reads} reads; "
+                 f"matrix ops {code.matrix_ops}; calls {code.calls} (callees' code not included); "
+                 f"flat {code.flat_ops}; LDS {code.lds_ops}")
+    if code.agpr_writes + code.agpr_reads:
+        lines.append(f"  AGPR copies by AGPR: {code.agpr_spill_copies} spill copies, "
+                     f"{code.agpr_accumulator_moves} accumulator moves (matrix ops' accumulators)")
+    if listing.loops:
+        lines.append(f"  loops ({len(listing.loops)}; offsets from the kernel's start, objdump's <kernel+0x..>):")
+        for loop in listing.loops:
+            notes = [f"depth {loop.depth}"] + (["innermost"] if loop.innermost else []) + \
+                    ([f"{loop.branches} branches back"] if loop.branches > 1 else [])
+            inside = sum(1 for i in listing.instructions if i.kind.startswith("scratch")
+                         and loop.start <= i.offset <= loop.end)
+            notes.append(f"{inside} scratch access" + ("" if inside == 1 else "es"))
+            indent = "  " * min(loop.depth - 1, INDENTED_DEPTH)
+            lines.append(f"    {indent}+{loop.start:#x} .. +{loop.end:#x}  {', '.join(notes)}")
+    else:
+        lines.append("  loops: none")
+    if listing.instructions:
+        width = max(len(f"+{i.offset:#x}") for i in listing.instructions)
+        lines.append(f"  instructions ({len(listing.instructions)}: scratch accesses, AGPR copies, matrix ops, "
+                     f"calls):")
+        lines.append(f"    {'offset':<{width}}  {'loop':>4}  {'kind':<13}  {'B/lane':>6}  {'role':<16}  mnemonic")
+        for i in listing.instructions:
+            depth = str(i.loop_depth) if i.loop_depth else "-"
+            size = "" if i.bytes is None else str(i.bytes)
+            if i.kind.startswith("scratch") and i.bytes is None:
+                size = "?"
+            kind = i.kind.replace("_", " ")
+            lines.append(f"    {f'+{i.offset:#x}':<{width}}  {depth:>4}  {kind:<13}  {size:>6}  {i.role or '-':<16}  "
+                         f"{i.mnemonic}")
+    else:
+        lines.append("  instructions: no scratch access, AGPR copy, matrix op or call")
+    described = {i.offset: f"{i.kind.replace('_', ' ')} {'' if i.bytes is None else f'{i.bytes} B'}".rstrip()
+                 for i in listing.instructions}
+    lines.extend(source_lines_text(viewed.lines, described))
+    return lines
+
+
+def code_text(kernels: list[ViewedKernel]) -> str:
+    blocks = ["\n".join(kernel_text(k)) for k in kernels]
+    return "\n\n".join(blocks) + "\n"
+
+
+def document(model: CodeModel, view: View) -> str:
+    """``spillway code``'s text (render.emit: --format text)."""
+    return code_text(list(model.kernels))

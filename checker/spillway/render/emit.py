@@ -1,0 +1,167 @@
+"""The one format dispatch (issue 33): ``emit(model, format, output, view)``
+writes a model's document in the format asked for, to a file (atomically) or
+to standard output, and puts on the terminal what a command shows beside a
+document written elsewhere.  Every command of spillway.cli ends with it.
+
+What goes where:
+
+- ``table`` (``text`` for spillway code): drawn on standard output, or
+  written to ``-o FILE`` after spillway's text marker; a check and a
+  comparison written to a file are drawn on the terminal too;
+- ``json``, ``markdown``, ``tsv``, ``junit``, ``sarif``, ``html``: the
+  document (render.json, .markdown, .tsv, .junit, .sarif, .html) to the
+  output; when that is a file, the terminal gets a check's verdict (its
+  table form) or a comparison's sentence;
+- ``github``: render.github (annotations, the job summary, the table).
+
+Text for people goes through spillway.untrusted in each renderer; the bytes
+written here are the documents' (``write``: undecodable path bytes shown as
+``\\xNN``), never inside a GitHub stop-commands bracket.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from typing import Callable, Iterable
+
+from spillway import atomic, untrusted
+from spillway.errors import UsageError
+from spillway.render.models import CheckModel, CodeModel, CompareModel, View
+
+
+def markdown_marker(what: str) -> str:
+    return f"<!-- spillway {what}: written by spillway; safe to overwrite with spillway -->\n"
+
+
+def text_marker(what: str) -> str:
+    return f"# spillway {what}\n"
+
+
+def emit(model, fmt: str, output: str | None, view: View = View()) -> None:
+    """Draw ``model`` in ``fmt`` to ``output`` (None or '-': standard output)."""
+    from spillway.render import table
+
+    to_file = output not in (None, "-")
+    if fmt == "github":
+        # The job summary (appended to $GITHUB_STEP_SUMMARY; the document of -o FILE), one
+        # annotation per failing kernel and metric (at most MAX_ANNOTATIONS), then the table.
+        from spillway.render import github, markdown
+
+        summary = markdown.document(model, view)
+        github.append_step_summary(summary)
+        if to_file:
+            write(output, markdown_marker(model.title) + summary)
+        github.print_annotations(github.annotations_of(model, view))
+        table.draw(model, table.console(), view)
+        return
+    if fmt == "text":
+        from spillway.render.code import document as code_text
+
+        assert isinstance(model, CodeModel)
+        write_text(output, code_text(model, view), text_marker(model.title))
+        return
+    if fmt == "table":
+        if to_file:
+            buffer = io.StringIO()
+            table.draw(model, table.console(buffer), view)
+            write(output, text_marker(model.title) + buffer.getvalue())
+        else:
+            table.draw(model, table.console(), view)
+    else:
+        write(output, document(model, fmt, view))
+    if to_file:
+        beside_file(model, fmt, view)
+
+
+def document(model, fmt: str, view: View) -> str | bytes | Iterable[bytes]:
+    """The document of ``model`` in ``fmt`` (json, markdown, tsv, junit, sarif, html)."""
+    if fmt == "json":
+        from spillway.render import json
+
+        return json.document(model, view)
+    if fmt == "markdown":
+        from spillway.render import markdown
+
+        return markdown_marker(model.title) + markdown.document(model, view)
+    if fmt == "tsv":
+        from spillway.render import tsv
+
+        return tsv.document(model, view)
+    if fmt == "junit":
+        from spillway.render import junit
+
+        return junit.document_of(model)
+    if fmt == "sarif":
+        from spillway.render import sarif
+
+        return sarif.document_of(model)
+    if fmt == "html":
+        from spillway.render import html
+
+        return html.document(model, view)
+    raise UsageError(f"--format {fmt}: not a format of this command")
+
+
+def beside_file(model, fmt: str, view: View) -> None:
+    """What the terminal shows when the document went to a file: a check's
+    verdict (its table form), a comparison's table (``table``) or sentence."""
+    from spillway.render import table
+
+    if isinstance(model, CheckModel) or (isinstance(model, CompareModel) and fmt == "table"):
+        table.draw(model, table.console(), view)
+    elif isinstance(model, CompareModel):
+        print(model.comparison.sentence(), flush=True)
+
+
+def write_to(path: str | None, produce: Callable[[int], None], chunks: Callable[[], Iterable[bytes]]) -> None:
+    """``write`` for a producer that writes to a file descriptor itself: the
+    claimed file's (atomically) or standard output's, for None or '-'.
+    ``chunks`` gives the same bytes in pieces, for a standard output that has
+    no descriptor (closed, or captured)."""
+    if path is None or path == "-":
+        try:
+            fd = sys.stdout.fileno()
+        except (OSError, ValueError, AttributeError):
+            write(path, chunks())     # type: ignore[arg-type]  # pieces, as write takes them
+            return
+        untrusted.close_brackets()    # a document is never inside a stop-commands bracket
+        sys.stdout.flush()
+        produce(fd)
+        return
+    try:
+        atomic.write_with(path, produce)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def write(path: str | None, data: str | bytes | Iterable[bytes]) -> None:
+    """Write to a claimed file atomically, or to stdout for None or '-'.
+    Text is UTF-8, a path's undecodable bytes (U+DC80-U+DCFF, surrogateescape)
+    shown as ``\\xNN`` as on the terminal (untrusted.utf8_shown): documents that must
+    keep them exact (JSON, SARIF) write them as JSON escapes themselves (json_codec.dumps)."""
+    if isinstance(data, str):
+        data = untrusted.utf8_shown(data)
+    chunks = (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data   # or pieces of it
+    if path is None or path == "-":
+        untrusted.close_brackets()    # a document is never inside a stop-commands bracket
+        for chunk in chunks:
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+        return
+    try:
+        atomic.write_chunks(path, chunks)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def write_text(path: str | None, text: str, marker: str = "") -> None:
+    """Text for people (``spillway code``'s listing): to a claimed file
+    (after ``marker``), or through standard output's text stream, which holds
+    it to the rules of a log line and brackets it under GitHub Actions
+    (spillway.untrusted)."""
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write(path, (marker + text).encode())

@@ -1,0 +1,119 @@
+"""The models the renderers draw: one frozen value per command's output,
+carrying everything every format of it needs, so that a renderer reads no
+file and asks no question of the command line (issue 33).
+
+``View`` holds how a model is drawn (the table options); the models hold
+what is drawn.  The command line builds a model (spillway.cli: options ->
+model) and hands it to render.emit.emit with a format and an output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparison is drawn
+    from spillway.gate.check import CheckResult
+    from spillway.gate.commands import CheckCommands
+    from spillway.gate.compare import Comparison
+    from spillway.gate.failure_code import FailureCode
+    from spillway.matrix.cells import Cell
+    from spillway.matrix.summary import Summary
+    from spillway.report.code_view import ViewedKernel
+    from spillway.report.reader import ReadOptions
+
+
+@dataclass(frozen=True)
+class View:
+    """How a model is drawn: kernel names (``short`` or ``full``), the rows a
+    table shows (``limit``, 0: all), every row (``everything``: --all), only
+    the rows where the cells differ (``differing``: the matrix's Markdown)."""
+
+    names: str = "short"
+    limit: int = 0
+    everything: bool = False
+    differing: bool = False
+
+
+@dataclass(frozen=True)
+class ReportModel:
+    """``spillway report``: the report document read, the kernels the table
+    shows (selected and sorted), and what the table needs to decode the code
+    of its printed rows (the inputs, read again for those kernels only)."""
+
+    document: dict
+    kernels: list                    # the records the table shows (selected and sorted)
+    matching: Optional[list]         # with a FILTER: every record it matches (the JSON document's)
+    paths: tuple[str, ...]
+    pattern: Optional[str]
+    isa: bool                        # --isa: every record carries its isa object
+    options: "ReadOptions"
+    title = "report"
+
+
+@dataclass(frozen=True)
+class CodeModel:
+    """``spillway code``: the named kernels, each with its listing."""
+
+    kernels: tuple["ViewedKernel", ...]
+    title = "code"
+
+
+@dataclass(frozen=True)
+class CheckModel:
+    """``spillway check``: the result, the commands that accept each failure
+    and removal (gate.commands.CheckCommands), the failing kernels' machine
+    code by (target, key) where it was decoded, and the baseline file's
+    bytes as read once (SARIF locates each kernel at its line)."""
+
+    result: "CheckResult"
+    commands: "CheckCommands"
+    baseline: bytes
+    suite: str                       # the JUnit suite's name
+    code: Optional[Mapping[tuple[str, str], "FailureCode"]] = None
+    title = "check"
+
+
+@dataclass(frozen=True)
+class CompareModel:
+    """``spillway compare``: the comparison, the sides as given, the baseline
+    files among the sides with their bytes as read (SARIF locates kernels at
+    their lines), and the annotations' level (error with --fail-on-worse)."""
+
+    comparison: "Comparison"
+    new: tuple[str, ...]
+    against: tuple[str, ...]
+    baselines: tuple[tuple[str, bytes], ...] = ()     # (path, bytes): OLD's first, then NEW's
+    level: str = "warning"
+    title = "compare"
+
+
+@dataclass(frozen=True)
+class MatrixPairModel:
+    """``matrix compare OLD NEW``: two cells' comparison."""
+
+    comparison: "Comparison"
+    old: "Cell"
+    new: "Cell"
+    title = "compare"
+
+
+@dataclass(frozen=True)
+class MatrixSummaryModel:
+    """``matrix compare`` (several cells) and ``matrix run``: the cells side
+    by side, and each cell's verdict on a run (``{"cell", "verdict", "reason"}``)."""
+
+    summary: "Summary"
+    verdicts: Optional[tuple[dict, ...]] = None
+    title = "matrix summary"
+
+
+@dataclass(frozen=True)
+class MatrixListModel:
+    """``matrix list``: the cells file (as shown), and per cell its
+    availability here (toolchains.Availability) and whether its baseline exists."""
+
+    cells_file: str
+    shown_file: str
+    rows: tuple[tuple["Cell", Any, bool], ...]
+    title = "matrix list"

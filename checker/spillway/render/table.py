@@ -1,0 +1,1069 @@
+"""Tables that fit: one console and one table style for every table spillway
+prints (report, check, compare, matrix), and tab-separated values.
+
+Width: the terminal's on a terminal; when piped, ``COLUMNS`` if set, else
+PIPED_WIDTH.  Piped and file output carries no colour and no box drawing.
+Kernel names are one line each: the name column's cells are labelled
+(``report.labels``: the short name where it is distinct and fits, else the
+tokens where names differ with what they share elided, never two kernels
+alike), unless ``--names full`` asks for the whole signature (then it folds).
+Nothing else is cut (``fit``): headers fold, optional columns are left out
+with a note, short headers get a legend, name-like columns shorten; every
+figure, target and header keeps its whole text.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import sys
+from functools import singledispatch
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
+
+from spillway.errors import InputError
+from spillway.render.models import (CheckModel, CompareModel, MatrixListModel, MatrixPairModel, MatrixSummaryModel,
+                                    ReportModel, View)
+
+from spillway.resources.names import table_name
+from spillway.untrusted import visible
+
+if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparison is drawn
+    from spillway.gate.check import CheckResult, Finding, RemovalCommands
+    from spillway.gate.compare import Comparison
+    from spillway.gate.failure_code import FailureCode
+    from spillway.gate.totals import Totals
+    from spillway.matrix.gating import CellCheck
+    from spillway.matrix.summary import Summary
+
+# Width of piped output when COLUMNS is not set (CI logs are wide).
+PIPED_WIDTH = 120
+# Rows a table shows by default (--limit; 0 = all).  JSON is always complete.
+DEFAULT_LIMIT = 50
+
+
+def output_width(tty: bool) -> int:
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 20:
+        return int(columns)
+    if tty:
+        return shutil.get_terminal_size((PIPED_WIDTH, 24)).columns
+    return PIPED_WIDTH
+
+
+def console(file: IO[str] | None = None, *, stderr: bool = False):
+    """A rich Console for stdout (or ``file``): colour only on a terminal."""
+    from rich.console import Console
+
+    stream = file or (sys.stderr if stderr else sys.stdout)
+    tty = file is None and stream.isatty()
+    return Console(file=stream, width=output_width(tty), color_system="auto" if tty else None,
+                   force_terminal=tty, soft_wrap=False, highlight=False, emoji=False)
+
+
+default_console = console    # (for functions whose parameter is a console)
+
+
+def is_tty(console_) -> bool:
+    return bool(console_.is_terminal)
+
+
+def new_table(console_, title: str | None = None, fitted: bool = False):
+    """A table: light rules on a terminal, plain aligned columns elsewhere
+    (``fitted``: a FittedTable, for ``grid``)."""
+    from rich import box
+    from rich.table import Table
+
+    tty = is_tty(console_)
+    kind = _fitted_class() if fitted else Table
+    return kind(title=title, title_justify="left", box=box.SIMPLE_HEAD if tty else None,
+                 show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
+                 header_style="bold" if tty else "")
+
+
+class Column:
+    """One column of ``grid``.
+
+    The kernel-name column (``name=True``) takes what the others leave, its
+    cells labelled (report.labels).  Every other column is as wide as its
+    widest cell and its header: its cells are never cut, unless it declares
+    ``elide`` (a name-like cell, such as a file path: labelled as kernel
+    names are, report.labels, in no less than ``min_width`` characters,
+    never two distinct cells alike).  On a narrow output the grid
+    first folds headers onto up to ``grid``'s ``header_lines`` lines (at
+    spaces, after ``/`` and ``-``), then leaves out the columns with
+    ``drop > 0`` (``drop=1`` first, with a note saying which), then shows
+    ``short`` instead of the header (with a legend line), then shortens the
+    ``elide`` columns to what the name column leaves them."""
+
+    def __init__(self, header: str, justify: str = "left", *, name: bool = False, max_width: int | None = None,
+                 drop: int = 0, elide: bool = False, min_width: int | None = None, short: str | None = None):
+        # max_width: the widest an elide column gets (other columns are as wide as their cells).
+        self.header, self.justify, self.name, self.max_width = header, justify, name, max_width
+        self.drop = drop
+        self.elide = elide
+        self.min_width = min_width
+        self.short = short
+
+
+# What the kernel-name column should get before optional columns are kept.
+NAME_ROOM = 28
+# Narrower than this, the name column pushes the table past the width.
+NAME_MIN = 12
+# The narrowest a name-like column (elide) gets when nothing else fits.
+ELIDE_FLOOR = 8
+# Lines a folded header may take.
+HEADER_LINES = 2
+
+_PIECE = re.compile(r"[^/-]+[/-]?|[/-]")
+
+
+def _header_pieces(header: str) -> list[tuple[str, str]]:
+    """(piece, what joins it to the previous one): words split at spaces
+    (joined by a space) and after ``/`` and ``-`` (joined directly)."""
+    pieces: list[tuple[str, str]] = []
+    for word in header.split():
+        for index, piece in enumerate(_PIECE.findall(word)):
+            pieces.append((piece, "" if index else " "))
+    return pieces
+
+
+def fold_header(header: str, width: int) -> list[str]:
+    """``header`` on lines of at most ``width`` characters where it can break
+    (a piece longer than ``width`` keeps its own line)."""
+    lines: list[str] = []
+    for piece, glue in _header_pieces(header):
+        if lines and len(lines[-1]) + len(glue) + len(piece) <= width:
+            lines[-1] += glue + piece
+        else:
+            lines.append(piece)
+    return lines or [""]
+
+
+def folded_width(header: str, lines: int) -> int:
+    """The narrowest width ``header`` folds into at most ``lines`` lines."""
+    pieces = _header_pieces(header)
+    width = max((len(p) for p, _ in pieces), default=0)
+    while len(fold_header(header, width)) > lines and width < len(header):
+        width += 1
+    return width
+
+
+class KernelName:
+    """A name-column cell given as the demangled name: the table labels it
+    (report.labels: at most the column's room, no two kernels alike), or
+    shows it whole with ``--names full``."""
+
+    __slots__ = ("full",)
+
+    def __init__(self, full: str):
+        self.full = full
+
+    def __str__(self) -> str:
+        from spillway.resources.names import table_name
+        return table_name(self.full)
+
+
+def _visible_row(row: Sequence) -> list:
+    """A row's cells as one line of a terminal each (spillway.untrusted.visible:
+    names, targets and files come from the binaries), before the table is fitted."""
+    from spillway.untrusted import visible
+
+    out: list = []
+    for cell in row:
+        if type(cell) is str:
+            out.append(visible(cell))
+        elif isinstance(cell, (int, float)) or cell is None:
+            out.append(cell)
+        elif isinstance(cell, KernelName):
+            out.append(KernelName(visible(cell.full)))
+        elif isinstance(cell, tuple):
+            out.append((visible(cell[0]), cell[1]))
+        else:
+            out.append(visible(str(cell)))
+    return out
+
+
+def _plain(cell) -> str:
+    return cell[0] if isinstance(cell, tuple) else str(cell)
+
+
+def _label_names(rows: list, index: int, room: int, names: str) -> None:
+    """Replace the KernelName cells of column ``index`` by their labels."""
+    full = [row[index].full for row in rows if isinstance(row[index], KernelName)]
+    if not full:
+        return
+    if names == "full":
+        labels = {name: name for name in full}
+    else:
+        from spillway.report.labels import distinct_labels
+        labels = distinct_labels(full, room)
+    for row in rows:
+        if isinstance(row[index], KernelName):
+            row[index] = labels[row[index].full]
+
+
+def _fitted_class() -> type:
+    from rich.table import Table
+    from rich.text import Text
+
+    class FittedTable(Table):
+        """A table from ``grid``: its ``layout``, its title as a heading line
+        and a note under it (the columns left out), both wrapped at the
+        console's width."""
+
+        layout: Layout
+        note: str = ""
+        heading: str = ""
+
+        def __rich_console__(self, console, options):
+            if self.heading:
+                yield Text(self.heading)
+            yield from super().__rich_console__(console, options)
+            if self.note:
+                yield Text(self.note)
+
+    return FittedTable
+
+
+class Layout:
+    """Where ``grid`` put the columns: the ones it left out (their headers),
+    whether it folded headers or showed their short forms."""
+
+    def __init__(self) -> None:
+        self.dropped: list[str] = []
+        self.folded = False
+        self.shortened = False
+
+
+def fit(width: int, separator: int, columns: list[Column], rows: list[list],
+        header_lines: int = HEADER_LINES) -> tuple[list[Column], list[list], list[int], list[str], Layout]:
+    """(columns kept, rows, the width of each non-name column (0 for the name
+    column), each column's header text, layout) for a table of at most
+    ``width`` characters where only ``elide`` columns and the name column cut
+    their cells."""
+    layout = Layout()
+    # An optional column with nothing in it is left out first (and not named in the note: nothing is lost).
+    empty = [i for i, c in enumerate(columns) if c.drop > 0 and rows and not any(_plain(row[i]) for row in rows)]
+    columns = [copy.copy(c) for i, c in enumerate(columns) if i not in empty]
+    rows = [[cell for i, cell in enumerate(row) if i not in empty] for row in rows]
+    cell = [max([0] + [len(_plain(row[i])) for row in rows]) for i in range(len(columns))]
+    mode = ["one"] * len(columns)
+    squeezed = [False] * len(columns)
+    cap = [0] * len(columns)                    # an elide column's width once squeezed
+    name_natural = max([0] + [len(str(row[i])) for i, c in enumerate(columns) if c.name for row in rows])
+
+    def header_text(i: int) -> str:
+        column = columns[i]
+        if mode[i] == "short" and column.short is not None:
+            return column.short
+        if mode[i] == "fold":
+            return "\n".join(fold_header(column.header, folded_width(column.header, header_lines)))
+        return column.header
+
+    def column_width(i: int) -> int:
+        column = columns[i]
+        size = cell[i]
+        if column.elide and column.max_width:
+            size = min(size, column.max_width)
+        if column.elide and squeezed[i]:
+            size = min(size, cap[i])
+        return max(size, max(len(line) for line in header_text(i).split("\n")))
+
+    def fixed() -> int:
+        return sum(column_width(i) for i, c in enumerate(columns) if not c.name) + separator * (len(columns) - 1)
+
+    has_name = any(c.name for c in columns)
+    wanted = min(NAME_ROOM, max(name_natural, len(next((c.header for c in columns if c.name), ""))))
+
+    def fits() -> bool:
+        return width - fixed() >= wanted if has_name else fixed() <= width
+
+    if not fits():
+        foldable = [i for i, c in enumerate(columns) if not c.name and len(_header_pieces(c.header)) > 1
+                    and folded_width(c.header, header_lines) < len(c.header)]
+        for i in foldable:
+            mode[i] = "fold"
+        layout.folded = bool(foldable)
+    while not fits():
+        droppable = [i for i, c in enumerate(columns) if c.drop > 0]
+        if not droppable:
+            break
+        index = min(droppable, key=lambda i: columns[i].drop)
+        layout.dropped.append(columns[index].header)
+        columns = columns[:index] + columns[index + 1:]
+        rows = [row[:index] + row[index + 1:] for row in rows]
+        for state in (cell, mode, squeezed, cap):
+            del state[index]
+    if not fits():
+        for i, c in enumerate(columns):
+            if c.short is not None:
+                mode[i] = "short"
+                layout.shortened = True
+    elidable = [i for i, c in enumerate(columns) if c.elide and not c.name]
+    if not fits() and elidable:
+        # Name-like cells shorten last: to their min_width, plus what the name column's
+        # NAME_ROOM leaves; labelled distinct as kernel names are.
+        for i in elidable:
+            squeezed[i] = True
+            cap[i] = columns[i].min_width or NAME_MIN
+        spare = width - fixed() - wanted
+        for i in elidable:
+            cap[i] += max(0, spare) // len(elidable)
+        # Still no NAME_MIN for the names: these cells go down to ELIDE_FLOOR.
+        while width - fixed() < NAME_MIN and any(cap[i] > ELIDE_FLOOR for i in elidable):
+            for i in elidable:
+                cap[i] = max(ELIDE_FLOOR, cap[i] - 1)
+    for i in elidable:
+        texts = [_plain(row[i]) for row in rows]
+        if max(map(len, texts), default=0) > column_width(i):
+            from spillway.report.labels import distinct_labels
+            labels = distinct_labels(texts, column_width(i))
+            for row, text in zip(rows, texts):
+                row[i] = labels[text]
+    widths = [0 if c.name else column_width(i) for i, c in enumerate(columns)]
+    return columns, rows, widths, [header_text(i) for i in range(len(columns))], layout
+
+
+def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names: str = "short",
+         title: str | None = None, header_lines: int = HEADER_LINES):
+    """A rich Table that fits ``console_.width``: one line per row unless
+    ``names == "full"`` (then long names fold), no figure and no header cut
+    (``fit``).  Cells are plain text, or (text, style) pairs; markup in them
+    is escaped.  The table's ``layout`` says what was left out."""
+    from rich.markup import escape
+
+    tty = is_tty(console_)
+    separator = 2 if tty else 1
+    width = console_.width
+    columns, rows, widths, headers, layout = fit(width, separator, list(columns), [_visible_row(r) for r in rows],
+                                                 header_lines)
+    room = max(NAME_MIN, width - sum(widths) - separator * (len(columns) - 1))
+    for index, column in enumerate(columns):
+        if column.name:
+            _label_names(rows, index, room, names)
+    legend = [f"{c.short} = {c.header}" for c, h in zip(columns, headers) if c.short is not None and h == c.short]
+    if legend:
+        title = (title + "\n" if title else "") + "columns: " + ", ".join(legend)
+    # The title as a line of text above the table (wrapped, not padded to the table's width).
+    table = new_table(console_, None, fitted=True)
+    table.heading = title or ""
+    table.layout = layout
+    for column, size, header in zip(columns, widths, headers):
+        if column.name:
+            natural = max([len(header)] + [len(_plain(row[columns.index(column)])) for row in rows])
+            if names == "full":
+                table.add_column(header, overflow="fold", width=min(natural, room))
+            else:
+                table.add_column(header, no_wrap=True, overflow="ellipsis", width=min(natural, room))
+        else:
+            # Never cut: a width the fitting could not give folds rather than loses digits.
+            table.add_column(header, justify=column.justify, overflow="fold", width=size)
+    if layout.dropped:
+        table.note = (f"not shown at {width} columns: {', '.join(layout.dropped)} "
+                      f"(wider COLUMNS or --format json show them)")
+    for row in rows:
+        cells = []
+        for cell in row:
+            if isinstance(cell, tuple):
+                text, style = cell
+                cells.append(f"[{style}]{escape(text)}[/]" if style and tty else escape(text))
+            else:
+                cells.append(escape(str(cell)))
+        table.add_row(*cells)
+    return table
+
+
+def tsv_cell(value) -> str:
+    """A TSV cell: text as one line (spillway.untrusted.visible: a tab, a line
+    break or a control character from a binary is shown as an escape)."""
+    from spillway.untrusted import visible
+
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return visible(str(value))
+
+
+def tsv(header: Sequence[str], rows: Iterable[Sequence]) -> str:
+    lines = ["\t".join(header)]
+    lines.extend("\t".join(tsv_cell(v) for v in row) for row in rows)
+    return "\n".join(lines) + "\n"
+
+
+def limited(rows: list, limit: int) -> tuple[list, int]:
+    """(rows to show, how many are hidden) for --limit N (0 = all)."""
+    if limit and limit > 0 and len(rows) > limit:
+        return rows[:limit], len(rows) - limit
+    return rows, 0
+
+
+def short_files(paths: list[str]) -> dict[str, str]:
+    """File column text: each file without the folder all of them share."""
+    if not paths:
+        return {}
+    folders = [os.path.dirname(p) for p in paths]
+    common = os.path.commonpath(folders) if all(f.startswith("/") for f in folders) or not any(
+        f.startswith("/") for f in folders) else ""
+    out = {}
+    for path in paths:
+        out[path] = os.path.relpath(path, common) if common and path.startswith(common) else path
+    return out
+
+# -- check and compare (gate.check's CheckResult, gate.compare's Comparison) -----------------------------
+CODE = "code"
+# The header of compare's next-step column (the CLI lists the steps itself when it did not fit).
+NEXT_STEP = "next step"
+
+
+def compare_table(comparison: Comparison, everything: bool = False, limit: int = 0, console=None, names: str = "short"):
+    """(rich table fitting ``console``, rows shown, rows hidden by ``limit``)."""
+    from spillway.gate.compare import selected
+    from spillway.gate.wording import cells, code_text, diff_next_step
+
+
+    console = console or default_console()
+    rows, hidden = selected(comparison, everything, limit)
+    columns = [Column(""), Column("kernel", name=True), Column("target")]
+    columns += [Column(h, "right") for h in ("VGPRs", "spilled VGPRs", "scratch B/lane", "waves/SIMD")]
+    style = {"worse": "red", "mixed": "yellow", "better": "green", "same": ""}
+    cells_ = [[(diff.status, style[diff.status]), KernelName(diff.name), diff.target, *cells(diff, " → ")]
+              for diff in rows]
+    if comparison.code:
+        # (compare --isa) before the next step, which is left out first
+        columns.append(Column(CODE, drop=2))
+        for row, diff in zip(cells_, rows):
+            row.append(code_text(diff, " → "))
+    steps = [diff_next_step(diff, " → ") for diff in rows]
+    if any(steps):
+        # Left out first on a narrow output (the CLI then lists the steps of the rows whose occupancy changed).
+        columns.append(Column(NEXT_STEP, drop=1))
+        for row, step in zip(cells_, steps):
+            row.append(step)
+    return grid(console, columns, cells_, names=names), len(rows), hidden
+
+
+def print_check(result: CheckResult, console, *, limit: int, names: str, accept: Callable[[Finding], str],
+                accept_all: Callable[[CheckResult], tuple[str, int]],
+                code: Optional[dict[tuple[str, str], FailureCode]] = None,
+                removals: Optional[RemovalCommands] = None) -> None:
+    """The check on ``console``: a table on a terminal, one line per failure
+    (ending with the command that accepts it, ``accept``) elsewhere; then the
+    command that accepts them all; the targets and kernels no longer built
+    (each with the command that accepts its removal, ``removals``, when piped)
+    and the one that accepts them all; notes and one summary line.  ``code``:
+    the failing kernels' machine code by (target, key), shown with each failure
+    (after the table, a line per kernel)."""
+    from spillway.gate.wording import actual_text, allowed_text
+
+
+    failures, hidden = limited(result.failures, limit)
+    if failures and console.is_terminal:
+        columns = [Column("kernel", name=True), Column("target"), Column("metric"), Column("allowed", "right"),
+                   Column("actual", "right"), Column("note")]
+        rows = [[KernelName(f.name), f.target, f.metric, allowed_text(f), actual_text(f),
+                 "not in baseline" if f.new_kernel else ""] for f in failures]
+        console.print(grid(console, columns, rows, names=names, title="over baseline"))
+        for kernel, name in dict.fromkeys(((f.target, f.key), f.name) for f in failures):
+            if code and kernel in code:
+                console.print(visible(f"{table_name(name, names)} [{kernel[0]}]: {code[kernel].text()}"),
+                              markup=False, soft_wrap=True)
+    else:
+        for f in failures:
+            found = code.get((f.target, f.key)) if code else None
+            console.print(visible(f"over baseline: {f.line(names)}; " + (f"{found.text()}; " if found else "")
+                                  + f"accept with: {accept(f)}"), markup=False, soft_wrap=True)
+    if hidden:
+        console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
+    if result.failures:
+        command, more = accept_all(result)
+        console.print(visible(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
+                              + (f" (and --allow for {more} more kernels: see --format json)" if more else "")),
+                      markup=False, soft_wrap=True)
+    print_removed(result, console, limit=limit, names=names, removals=removals)
+    for note in result.fewer_kernels:
+        console.print(visible(f"note: {note.line()}"), markup=False, soft_wrap=True)
+    console.print(result.summary(), markup=False, soft_wrap=True)
+
+
+def print_removed(result: CheckResult, console, *, limit: int, names: str,
+                  removals: Optional[RemovalCommands], indent: str = "") -> None:
+    """The targets and the kernels of a check no longer built, a line each (with
+    the command that accepts its removal when piped), then the command that accepts
+    them all (check, and each cell of the matrix)."""
+
+    piped = not console.is_terminal
+    for target in result.removed_targets:
+        command = f"; accept with: {removals.target(target)}" if removals and piped else ""
+        console.print(visible(f"{indent}no longer built: {target.line()}{command}"), markup=False, soft_wrap=True)
+    gone, hidden = limited(result.vanished, limit)
+    for target_id, key, name in gone:
+        command = f"; accept with: {removals.kernel(key)}" if removals and piped else ""
+        console.print(visible(f"{indent}no longer built: {table_name(name, names)} [{target_id}]: in the baseline, not "
+                              f"in the build{command}"), markup=False, soft_wrap=True)
+    if hidden:
+        console.print(f"{indent}... and {hidden} more no longer built (--limit 0 shows all)", markup=False)
+    if removals and (result.vanished or any(t.in_baseline for t in result.removed_targets)):
+        command, more = removals.every(result)
+        console.print(visible(f"{indent}Removed on purpose? Accept the removal with: {command}"
+                              + (f" (and --allow-removed-key for {more} more kernels: see --format json)"
+                                 if more else "")),
+                      markup=False, soft_wrap=True)
+
+
+# compare's terminal output holds at most LINE_BUDGET lines, or LINES_PER_LIMIT per --limit row
+# past the default --limit 50 (--limit 0: no limit): the sentence and the totals first, then the
+# table of changed kernels, and the kernels on one side only share what is left (their counts and
+# sums are in the totals).
+LINE_BUDGET = 200
+LINES_PER_LIMIT = 4
+
+
+def line_budget(limit: int) -> Optional[int]:
+    """The lines compare's terminal output may take at ``--limit`` (None: no limit)."""
+    return max(LINE_BUDGET, limit * LINES_PER_LIMIT) if limit > 0 else None
+
+
+def _height(console, render: Callable[[Any], None]) -> int:
+    """The lines ``render(console)`` prints, rendered on a copy of ``console`` (its width and
+    kind) that keeps nothing."""
+    import io
+
+    from rich.console import Console
+
+    text = io.StringIO()
+    render(Console(file=text, width=console.width, color_system=None, force_terminal=console.is_terminal,
+                   soft_wrap=False, highlight=False, emoji=False))
+    return text.getvalue().count("\n")
+
+
+def print_compare(comparison: Comparison, console, *, everything: bool, limit: int, names: str) -> None:
+    """The comparison on ``console``: the sentence, the totals, the table of changed
+    kernels (``everything``: every kernel on both sides), the next steps and code that
+    did not fit it, the kernels on one side only, the sentence again; within
+    ``line_budget(limit)`` lines (the lists of one-side kernels shorten first, then the
+    table), each list saying how many it left out."""
+    from spillway.gate.compare import selected
+    from spillway.gate.wording import next_step
+
+
+    budget = line_budget(limit)
+    totals = comparison.totals()
+    rows, hidden = selected(comparison, everything, limit)
+    groups = [(title, group) for title, group in (("added (only in the new build)", comparison.only_new),
+                                                  ("removed (only in the old build)", comparison.only_old))
+              if group]
+    listing = bool(rows) or bool(groups)
+    shown_rows, shown_groups = len(rows), [len(limited(group, limit)[0]) for _, group in groups]
+    grid = None
+    if budget is not None:
+        # The sentence (twice when kernels are listed), the totals, the lists' headings.
+        fixed = listing + 1 + _height(console, lambda c: print_totals(totals, c, names)) + len(groups)
+        while True:
+            table = notes = 0
+            if shown_rows:
+                grid, _, _ = compare_table(comparison, everything, shown_rows, console=console, names=names)
+                table = _height(console, lambda c: c.print(grid))
+                notes = len(_note_lines(comparison, rows[:shown_rows], grid, names))
+            cut = 1 if shown_rows < len(rows) + hidden else 0
+            room = budget - fixed - table - notes - cut
+            # Each list gets an equal share of what is left (a short one leaves the rest to the next);
+            # one that does not show every kernel takes a line to count the others.
+            wanted = [min(len(group), limit) for _, group in groups]
+            shown_groups = []
+            for number, (want, (_, group)) in enumerate(zip(wanted, groups)):
+                share = room // (len(groups) - number)
+                show = want if want + (want < len(group)) <= share else max(share - 1, 0)
+                shown_groups.append(show)
+                room -= show + (show < len(group))
+            if room >= 0 or shown_rows == 0:
+                break
+            shown_rows = max(shown_rows + room, 0)    # the lists are empty: the table gives up its last rows
+    elif rows:
+        grid, _, _ = compare_table(comparison, everything, limit, console=console, names=names)
+    if listing:
+        # The verdict and the counts lead; they close the listing too, for the end of a long scroll.
+        console.print(comparison.sentence(), markup=False, soft_wrap=True)
+    print_totals(totals, console, names)
+    if shown_rows:
+        console.print(grid)
+    left = len(rows) + hidden - shown_rows
+    if left:
+        console.print(f"... and {left} more (--limit 0 shows all).", markup=False)
+    for line in _note_lines(comparison, rows[:shown_rows], grid, names):
+        console.print(line, markup=False, soft_wrap=True)
+    for (title, group), show in zip(groups, shown_groups):
+        console.print(f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:", markup=False)
+        for usage in group[:show]:
+            r = usage.resources
+            step = next_step(r, usage.occupancy_next)
+            console.print(visible(f"  {table_name(usage.name, names)} [{usage.target}]: {r.vgprs} VGPRs, "
+                                  f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
+                                  + (f"; {step}" if step else "")), markup=False, soft_wrap=True)
+        if show < len(group):
+            console.print(f"  ... and {len(group) - show} more (--limit 0 shows all)", markup=False)
+    console.print(comparison.sentence(), markup=False, soft_wrap=True)
+
+
+def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[str]:
+    """What the table's left-out columns would have shown: the next step of each row
+    whose occupancy changed, and each row's code (compare --isa), one line each."""
+    from spillway.gate.wording import code_text, diff_next_step
+
+    lines: list[str] = []
+    if not rows:
+        return lines
+    if NEXT_STEP in grid.layout.dropped:
+        for diff in rows:
+            step = diff_next_step(diff)
+            if step and diff.old.occupancy != diff.new.occupancy:
+                lines.append(visible(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}"))
+    if comparison.code and CODE in grid.layout.dropped:
+        for diff in rows:
+            lines.append(visible(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}"))
+    return lines
+
+
+# Largest changes the terminal shows per metric and direction (JSON and Markdown list gate.totals.TOP).
+TOP_SHOWN = 3
+
+
+def print_totals(t: Totals, console, names: str = "short") -> None:
+    """The totals over the matched kernels, the sums of the one-side kernels,
+    and the few largest changes per metric."""
+    from spillway.gate.totals import FIGURES, METRIC_LABELS, side_line, total_lines
+
+    if not t.matched and not t.added.kernels and not t.removed.kernels:
+        return
+    if t.matched:
+        console.print(f"totals over {t.matched:,} kernel{'s' if t.matched != 1 else ''} in both builds, "
+                      f"old -> new:", markup=False)
+        for line in total_lines(t):
+            console.print(f"  {line}", markup=False, soft_wrap=True)
+    for label, side in (("only in the new build", t.added), ("only in the old build", t.removed)):
+        if side.kernels:
+            console.print(f"  {side_line(label, side)}", markup=False, soft_wrap=True)
+    for ranked in t.top:
+        figure = FIGURES[ranked.metric]
+        for direction, diffs in (("worse", ranked.regressions), ("better", ranked.improvements)):
+            if diffs:
+                listed = ", ".join(visible(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> "
+                                           f"{figure(d.new)}") for d in diffs[:TOP_SHOWN])
+                more = f" (+{len(diffs) - TOP_SHOWN} more in --format markdown/json)" if len(diffs) > TOP_SHOWN else ""
+                # Wrapped at the console's width (a list of names, not a row to grep).
+                console.print(f"  largest {METRIC_LABELS[ranked.metric]} {direction}: {listed}{more}",
+                              markup=False)
+
+
+# -- the matrix's cells side by side (matrix.summary's Summary) ------------------------------------------
+
+# The terminal table's figures, one sub-row each: (label, the figure's text of a kernel's Resources).
+FIGURE_ROWS = (
+    ("VGPRs", lambda r: str(r.vgprs)),
+    ("spills", lambda r: str(r.spills)),
+    ("scratch", lambda r: f"{r.scratch}+dyn" if r.dynamic_stack else str(r.scratch)),
+    ("waves", lambda r: "?" if r.occupancy is None else str(r.occupancy)),
+)
+
+
+def summary_table(summary: Summary, differing_only: bool = False, console=None, names: str = "short",
+                  everything: bool = False):
+    """The side-by-side table, fitting ``console`` (report.table.grid): one
+    column per cell, a kernel and target per group of lines, one line per
+    figure.  By default only the figures in which the cells differ, of the
+    kernels where they differ (``everything``: every figure of every
+    kernel): eight cells' four figures side by side are 160 columns, a figure
+    a line fits 120 with the cells' names as headers (folded at ``-``), and
+    80 with the cells numbered and a legend line.  ``differing_only`` is the
+    default here (kept for the other renderings' flag)."""
+    console = console or default_console()
+    columns = [Column("kernel", name=True), Column("target"), Column("")]
+    columns += [Column(cell.name, "right", short=str(number)) for number, cell in enumerate(summary.cells, 1)]
+    rows = []
+    same = 0
+    for row in summary.rows:
+        values = [summary.value(cell.name, row) for cell in summary.cells]
+        shown = []
+        for label, text in FIGURE_ROWS:
+            texts = [None if r is None else text(r) for r in values]
+            if everything or len(set(texts) - {None}) > 1:
+                shown.append((label, text, texts))
+        if not shown:
+            same += 1
+            continue
+        for index, (label, text, texts) in enumerate(shown):
+            cells = [("-", "") if t is None else (t, "red" if label in ("spills", "scratch") and t != "0" else "")
+                     for t in texts]
+            rows.append([KernelName(row[2]) if index == 0 else "", row[0] if index == 0 else "", label, *cells])
+    what = "every figure" if everything else "the figures in which the cells differ"
+    table = grid(console, columns, rows, names=names, header_lines=3,
+                 title=f"per kernel and target, {what}: VGPRs, spilled registers, scratch bytes per lane, "
+                       f"waves per SIMD (occupancy model {summary.occupancy_model}; - not built)")
+    return table, len(summary.rows) - same, same
+
+
+def print_summary(console, summary: Summary, names: str = "short", everything: bool = False) -> None:
+    """The table, then how many kernels it leaves out."""
+    if len(summary.cells) < 2 and not everything:
+        console.print(f"one cell built ({', '.join(c.name for c in summary.cells)}): nothing to set side by side "
+                      f"(--all shows its {len(summary.rows)} kernel rows)", markup=False)
+        return
+    table, differing, same = summary_table(summary, console=console, names=names, everything=everything)
+    if differing:
+        console.print(table)
+    kernels = len(summary.rows)
+    if everything:
+        console.print(f"{kernels} kernel rows; the cells differ in {differing}", markup=False)
+    else:
+        console.print(f"{differing} of {kernels} kernel rows differ between the cells; {same} are the same in "
+                      f"every cell that built them (--all shows every kernel and figure)", markup=False)
+
+
+# -- the matrix's cell checks (matrix.gating's CellCheck: matrix check, run, collect) ---------------------
+
+# Failures listed per failing cell; the rest are counted (all of them are in the cell's check.json).
+FAILURES_SHOWN = 20
+
+
+def print_checks(console, checks: list[CellCheck]) -> None:
+    """``matrix check``: each cell's verdict line with its failures under it, then the counts."""
+    width = max(len(c.cell.name) for c in checks) if checks else 0
+    for c in checks:
+        _verdict(console, c, width)
+        _details(console, c)
+    _counts(console, checks)
+
+
+def print_verdicts(console, checks: list[CellCheck]) -> None:
+    """The main job's first lines: one line per cell, its verdict and why, then the counts."""
+    width = max(len(c.cell.name) for c in checks) if checks else 0
+    for c in checks:
+        _verdict(console, c, width)
+    _counts(console, checks)
+
+
+def print_details(console, checks: list[CellCheck]) -> None:
+    """After the verdicts (and what changed): each failing cell's failures and
+    the command that accepts them, and the flags warnings."""
+    from rich.markup import escape
+
+    for c in checks:
+        if c.failures or c.removed or c.removed_targets or (
+                c.flags_warning and not c.reason.endswith("[--strict-flags]")):
+            console.print(escape(visible(f"{c.cell.name}:")), highlight=False)
+            _details(console, c)
+
+
+def _verdict(console, c: CellCheck, width: int) -> None:
+    from rich.markup import escape
+
+    name = c.cell.name.ljust(width)
+    if c.verdict == "pass":
+        console.print(escape(visible(f"PASS     {name}  {c.reason}")), highlight=False)
+    elif c.verdict == "fail":
+        console.print(escape(visible(f"FAIL     {name}  {c.reason}")), highlight=False, style="red")
+    elif c.verdict == "error":
+        console.print(escape(visible(f"ERROR    {name}  {c.reason}")), highlight=False, style="red")
+    elif c.verdict == "skipped":
+        note = " (required here: the run does not pass)" if c.required else ""
+        console.print(escape(visible(f"SKIPPED  {name}  skipped: {c.reason}{note}")), highlight=False, style="yellow")
+
+
+def _details(console, c: CellCheck) -> None:
+    from spillway.matrix.cell_commands import accept_command, failure_text, removal_commands, removal_result
+    from rich.markup import escape
+
+    if c.verdict == "fail":
+        for f in c.failures[:FAILURES_SHOWN]:
+            console.print(escape(visible(f"           over baseline: {failure_text(f)}")), highlight=False)
+        if len(c.failures) > FAILURES_SHOWN:
+            console.print(f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})",
+                          highlight=False)
+        keys = list(dict.fromkeys(f["key"] for f in c.failures))
+        if keys:
+            console.print(escape(visible(f"           intended? accept with: {accept_command(c, keys)}")),
+                          highlight=False, soft_wrap=True)
+        if c.removed or c.removed_targets:
+            print_removed(removal_result(c), console, limit=FAILURES_SHOWN, names="short",
+                          removals=removal_commands(c), indent="           ")
+    if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
+        console.print(escape(visible(f"           warning: {c.flags_warning} (--strict-flags fails on it)")),
+                      highlight=False, style="yellow", soft_wrap=True)
+
+
+def _counts(console, checks: list[CellCheck]) -> None:
+    counts = {v: sum(1 for c in checks if c.verdict == v) for v in ("pass", "fail", "error", "skipped")}
+    console.print(f"matrix check: {counts['pass']} cells passed, {counts['fail']} over baseline, "
+                  f"{counts['error']} errors, {counts['skipped']} skipped", highlight=False)
+
+
+# -- the report (render.models.ReportModel: the records read, those the table shows) ------------------------
+
+# The file column, shortened only when the kernel names would get less than NAME_ROOM.
+FILE_MIN = 16
+# --isa: hex digits of a kernel's code SHA-256 the table shows.
+CODE_PREFIX = 8
+
+
+def evidence_cells(isa: dict) -> list[str]:
+    """A printed row's code without --isa: scratch accesses in loops of all of them, AGPR copies
+    ("!": the decoder stopped early, the figures cover what it read)."""
+    complete = "" if isa["status"] == "complete" else "!"
+    accesses = isa["scratch_loads"] + isa["scratch_stores"]
+    return [f"{isa['scratch_in_loops']}/{accesses}{complete}", f"{isa['agpr_writes'] + isa['agpr_reads']}{complete}"]
+
+
+def evidence_line(kernels: list[dict], width: int) -> str:
+    """The code of the printed rows in a line, or in lines of at most ``width`` (kept when narrow
+    outputs drop the columns; never cut)."""
+    read = [k["isa"] for k in kernels if k.get("isa") is not None]
+    accesses = sum(i["scratch_loads"] + i["scratch_stores"] for i in read)
+    in_loops = sum(i["scratch_in_loops"] for i in read)
+    looping = sum(1 for i in read if i["scratch_in_loops"])
+    copies = sum(i["agpr_writes"] + i["agpr_reads"] for i in read)
+    copying = sum(1 for i in read if i["agpr_writes"] + i["agpr_reads"])
+    stopped = sum(1 for i in read if i["status"] != "complete") + len(kernels) - len(read)
+    parts = ["code of the row:" if len(kernels) == 1 else f"code of the {len(kernels)} rows:",
+             f"{in_loops} of {accesses} scratch accesses in loops ({looping} {_kernels(looping)}),",
+             f"{copies} AGPR copies ({copying} {_kernels(copying)})"]
+    if stopped:
+        parts[-1] += ";"
+        parts.append(f"{stopped} not read to the end (!)")
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        else:
+            lines.append("  " + part)
+    return "\n".join(lines)
+
+
+def _kernels(count: int) -> str:
+    return "kernel" if count == 1 else "kernels"
+
+
+# The count column of rows that stand for several identical records (the same kernel in several bundles).
+COPIES = "×"
+
+
+def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False) -> tuple[list, list]:
+    """(columns, rows) of the report table, one row per record, in order."""
+    from spillway.resources.occupancy import next_step_text
+
+    columns = [Column("kernel", name=True), Column("target"), Column("VGPRs", "right"),
+               Column("AGPRs", "right", drop=2), Column("SGPRs", "right", drop=4), Column("spills V/S", "right"),
+               Column("scratch B/lane", "right"), Column("cause", drop=2), Column("LDS B", "right", drop=3),
+               Column("waves/SIMD", "right"), Column("bound", drop=1), Column("next step", drop=1)]
+    if files:
+        # A path: labelled as names are (never two files alike) when the figures need the room.
+        columns.insert(0, Column("file", elide=True, min_width=FILE_MIN))
+    if isa:
+        # From the machine code: scratch bytes per lane moved (loads+stores), scratch accesses in
+        # loops, AGPR copies (v_accvgpr_write + read), the code's SHA-256 prefix; "!" marks a
+        # kernel whose code was not read to the end (its status in --json or --format tsv).
+        columns[-2:-2] = [Column("code scratch B", "right", drop=3), Column("in loops", "right", drop=3),
+                          Column("AGPR copies", "right", drop=3), Column("code", drop=2)]
+    rows = []
+    for k in kernels:
+        occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
+        scratch = str(k["private_segment_fixed_size"]) + ("+dyn" if k["uses_dynamic_stack"] else "")
+        row = [KernelName(k["name"]), k["target"], str(k["vgpr_count"]),
+               "-" if k["agpr_count"] is None else str(k["agpr_count"]),
+               str(k["sgpr_count"]), f"{k['vgpr_spill_count']}/{k['sgpr_spill_count']}",
+               scratch, k["scratch_cause"], str(k["group_segment_fixed_size"]), occupancy,
+               k["occupancy_limit"] if k["occupancy"] is not None else "",
+               next_step_text(k.get("occupancy_next"))]
+        if isa:
+            found = k["isa"]
+            complete = "" if found["status"] == "complete" else "!"
+            row[-2:-2] = [f"{found['scratch_load_bytes'] + found['scratch_store_bytes']}{complete}",
+                          str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
+                          found["code_sha256"][:CODE_PREFIX]]
+        if files:
+            row.insert(0, files.get(k["file"], k["file"]))
+        rows.append(row)
+    return columns, rows
+
+
+def row_key(row: list) -> tuple:
+    """What must be equal for two rows to be one (merge_copies)."""
+    return tuple(cell.full if isinstance(cell, KernelName) else cell for cell in row)
+
+
+def merge_copies(columns: list, rows: list, keys: list[tuple] | None = None) -> tuple[list, list, int]:
+    """One row per distinct row: rows whose every cell is equal (the kernel's
+    full demangled name, its target, its file when the table shows files, and
+    every figure the table has, those a narrow output leaves out included)
+    are one row, counted in a ``×`` column after the target (shown only when
+    some row stands for several records).  The same kernel in several bundles
+    of one library is then one row.  ``keys``: each row's row_key, when the
+    caller has them.  (columns, rows, rows merged away)."""
+    counts: dict[tuple, int] = {}
+    first: dict[tuple, list] = {}
+    for row, k in zip(rows, keys if keys is not None else map(row_key, rows)):
+        counts[k] = counts.get(k, 0) + 1
+        first.setdefault(k, row)
+    if len(first) == len(rows):
+        return columns, rows, 0
+    at = next(i for i, c in enumerate(columns) if c.header == "target") + 1
+    merged = []
+    for k, row in first.items():
+        merged.append(row[:at] + [f"×{counts[k]}" if counts[k] > 1 else ""] + row[at:])
+    return columns[:at] + [Column(COPIES, "right")] + columns[at:], merged, len(rows) - len(first)
+
+
+def kernel_table(console, columns: list, rows: list, keys: list[tuple], names: str = "short", limit: int = 0):
+    """(the report table, rows shown, rows hidden by ``limit``, records merged
+    into other rows) of kernel_rows' ``columns`` and ``rows`` (``keys``: their
+    row_key): identical records are one row (merge_copies)."""
+    columns, rows, merged = merge_copies(columns, rows, keys)
+    shown, hidden = limited(rows, limit)
+    return grid(console, columns, shown, names=names), len(shown), hidden, merged
+
+
+def printed_rows_evidence(paths: list[str], options, kernels: list[dict]) -> list[dict]:
+    """The printed rows, each with its ``isa`` object: only their code objects are read again and
+    only these kernels decoded (report --isa decodes every kernel as it reads)."""
+    from spillway.report.code_evidence import isa_object
+    from spillway.report.kernel_code import decoded_evidence, each_kernel_code
+
+    try:
+        found = each_kernel_code(paths, options, kernels, decoded_evidence)
+    except InputError:      # read once already: the inputs changed since; the table stands without them
+        found = [None] * len(kernels)
+    return [dict(k, isa=None if code is None else isa_object(code)) for k, code in zip(kernels, found)]
+
+
+def with_printed_evidence(paths: list[str], options, kernels: list[dict], columns: list, rows: list,
+                          keys: list[tuple], limit: int, cells: bool) -> list[dict]:
+    """Decode the code of the records the table prints, and (``cells``) add
+    its two columns to kernel_rows' ``columns`` and ``rows`` and their
+    values to the rows' ``keys``, in place ("?" for records not decoded).
+    The printed rows are the first ``limit`` distinct rows (merge_copies' rule
+    on the figures alone); every record of each is decoded.  Returns the first
+    record of each printed row, with its ``isa`` (for evidence_line)."""
+    printed: dict[tuple, None] = {}
+    for key in keys:
+        if key not in printed and not (limit and 0 < limit <= len(printed)):
+            printed[key] = None
+    chosen = [i for i, key in enumerate(keys) if key in printed]
+    decoded = printed_rows_evidence(paths, options, [kernels[i] for i in chosen])
+    firsts: dict[tuple, dict] = {}
+    for i, record in zip(chosen, decoded):
+        firsts.setdefault(keys[i], record)
+    if cells:
+        # Scratch accesses in loops of all of them, AGPR copies; left out on narrow outputs and with
+        # full names (which take the room), where the line under the table keeps their totals.
+        columns[-2:-2] = [Column("in loops", "right", drop=3), Column("AGPR copies", "right", drop=2)]
+        found = dict(zip(chosen, decoded))
+        for i, row in enumerate(rows):
+            isa = found[i]["isa"] if i in found else None
+            added = ["?", "?"] if isa is None else evidence_cells(isa)
+            row[-2:-2] = added
+            keys[i] = keys[i][:-2] + tuple(added) + keys[i][-2:]
+    return list(firsts.values())
+
+
+def report_table(model: ReportModel, console_, view: View) -> None:
+    """The report's table on ``console_``: the kernels shown, the summary line, the
+    merged records' note and the code of the printed rows (decoded here, only theirs)."""
+    document, kernels, pattern = model.document, model.kernels, model.pattern
+    total = len(document["kernels"])
+    inputs = sorted({k["file"] for k in document["kernels"]})
+    files = short_files(inputs) if len(inputs) > 1 else None
+    columns, rows = kernel_rows(kernels, files, model.isa)
+    keys = [row_key(row) for row in rows]
+    evidence = bool(kernels) and not model.isa
+    printed: list[dict] = []
+    if evidence:
+        printed = with_printed_evidence(list(model.paths), model.options, kernels, columns, rows, keys, view.limit,
+                                        cells=view.names != "full")
+    table, shown, hidden, merged = kernel_table(console_, columns, rows, keys, view.names, view.limit)
+    if shown:
+        console_.print(table)
+    skipped = sum(f["skipped_without_device_code"] for f in document["files"])
+    bitcode = sum(len(f["bitcode_only"]) for f in document["files"])
+    what = "kernels" if view.everything else "kernels using scratch"
+    summary = f"{len(kernels)} {what}" + (f" matching {pattern!r}" if pattern else "") + \
+              f" of {total} kernels read"
+    if hidden:
+        summary += f" ({shown} shown; --limit 0 shows all)"
+    if skipped:
+        summary += f"; {skipped} files without device code skipped"
+    if bitcode:
+        summary += f"; {bitcode} bitcode-only entries (resource usage exists after the device link)"
+    console_.print(summary, markup=False, soft_wrap=True)
+    if merged:
+        console_.print(f"{COPIES}N: N identical records (the same kernel, target and figures in several code "
+                       f"objects) in one row; {merged:,} records merged (--format json lists each)", markup=False)
+    if evidence and printed:
+        console_.print(evidence_line(printed, console_.width), markup=False, soft_wrap=True)
+
+
+# -- each model drawn (render.emit: --format table, and the terminal beside a document) --------------------
+
+@singledispatch
+def draw(model, console_, view) -> None:
+    raise TypeError(f"no table for {type(model).__name__}")
+
+
+@draw.register
+def _(model: ReportModel, console_, view: View) -> None:
+    report_table(model, console_, view)
+
+
+@draw.register
+def _(model: CheckModel, console_, view: View) -> None:
+    commands = model.commands
+    print_check(model.result, console_, limit=view.limit, names=view.names, accept=commands.accept,
+                accept_all=commands.accept_all, code=dict(model.code) if model.code else None,
+                removals=commands.removals())
+
+
+@draw.register
+def _(model: CompareModel, console_, view: View) -> None:
+    print_compare(model.comparison, console_, everything=view.everything, limit=view.limit, names=view.names)
+
+
+@draw.register
+def _(model: MatrixPairModel, console_, view: View) -> None:
+    from rich.markup import escape
+
+    old, new, comparison = model.old, model.new, model.comparison
+    table, shown, _ = compare_table(comparison, view.everything, console=console_, names=view.names)
+    console_.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
+                          f"gfx11 rows: {new.name} built "
+                          f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
+                          f"{' '.join(t for t in old.targets if t.startswith('gfx11')) or '-'}"), highlight=False)
+    if shown:
+        console_.print(table)
+    console_.print(escape(comparison.sentence()), highlight=False)
+
+
+@draw.register
+def _(model: MatrixSummaryModel, console_, view: View) -> None:
+    print_summary(console_, model.summary, view.names, view.everything)
+
+
+@draw.register
+def _(model: MatrixListModel, console_, view: View) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"cells of {model.shown_file}", title_justify="left")
+    table.add_column("cell", no_wrap=True)
+    table.add_column("toolchain")
+    table.add_column("from")
+    table.add_column("targets")
+    table.add_column("baseline")
+    table.add_column("available here", overflow="fold", ratio=1)
+    for cell, availability, present in model.rows:
+        status = f"yes: {availability.version}" if availability.available else f"no: {availability.reason}"
+        origin = f"{cell.source} ({cell.system})" if cell.in_root else cell.source
+        table.add_row(escape(cell.name), escape(cell.toolchain()), escape(origin), " ".join(cell.targets),
+                      "yes" if present else "missing", escape(status))
+    console_.print(table)
+    available = sum(1 for _, a, _ in model.rows if a.available)
+    console_.print(f"{available} of {len(model.rows)} cells available here", highlight=False)
