@@ -10,6 +10,7 @@
 // run, only decoded.
 //
 //   gws          __builtin_amdgcn_ds_gws_* (GFX8-GFX11)
+//   gws_loop     ds_gws_barrier in a loop, then a loop nest (GFX8-GFX11; the loops everywhere)
 //   messages     s_sendmsg, s_sendmsghalt, s_ttracedata, s_setprio, s_sleep,
 //                s_sethalt, s_trap (every target); s_sendmsg_rtn (GFX11 on)
 //   gds          ds_ordered_count (GFX8-GFX11 but gfx90a/gfx94x/gfx950),
@@ -49,6 +50,21 @@ KERNEL void gws(int *out, unsigned v) {
   __builtin_amdgcn_ds_gws_sema_release_all(5);
 #endif
   out[0] = 1;
+}
+
+// The shape (JAX's CholeskyUpdateKernel, llama.cpp's soft_max_f32_parallelize_cols): a
+// ds_gws_barrier inside a loop, and more loops after it, which a decoder that stops at the GWS
+// instruction loses.
+KERNEL void gws_loop(int *out, unsigned v, int n) {
+  for (int i = 0; i < n; ++i) {
+#ifdef HAS_GWS
+    __builtin_amdgcn_ds_gws_barrier(v, 0);
+#endif
+    out[i] += (int)v;
+  }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      out[i * n + j] *= i + j;
 }
 
 KERNEL void messages(int *out, unsigned v) {
