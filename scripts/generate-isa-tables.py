@@ -599,13 +599,17 @@ def _opcode_named(family: decoder.Family, data: bytes) -> str:
     return f"an encoding the layout lacks ({dword0:#010x})"
 
 
-def sweep(name: str, family: decoder.Family, command: list[str], cpu: str) -> tuple[list[str], dict[str, list[str]]]:
-    """Audit 1: every opcode value under AUDIT_FILLS other random operands.
-    The faults, and the text LLVM printed for each probe it decoded."""
+def sweep(name: str, family: decoder.Family, command: list[str], cpu: str,
+          only: tuple[str, ...] = ()) -> tuple[list[str], dict[str, list[str]]]:
+    """Audit 1: every opcode value under AUDIT_FILLS other random operands
+    (of the encodings named in ``only``; all by default).  The faults, and
+    the text LLVM printed for each probe it decoded."""
     problems = []
     texts: dict[str, list[str]] = defaultdict(list)
     renamed: dict[tuple[str, int, str], set[str]] = defaultdict(set)
     for encoding in LAYOUTS[family.layout]:
+        if only and encoding.name not in only:
+            continue
         words = encoding_words(encoding)
         keys = range(1 << sum(w for _, w in encoding.opcode))
         fills = random_fills(encoding, AUDIT_FILLS, "audit")

@@ -17,6 +17,7 @@ operands, minutes per family).
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import os
@@ -74,21 +75,24 @@ def test_recorded_aliases_decode_with_the_table(name):
             assert [i.length for i in found] == [len(raw)], f"{name} ({processors}): `{line}` [{code}]"
 
 
-@pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_every_mnemonic_llvm_assembles_is_in_the_table(name):
-    """The test that fails on the tables of 4221669: ds_gws_barrier (and the
-    other ds_gws_*, ds_ordered_count, buffer_store_lds_dword, image_bvh_*,
-    v_mfma_scale_*) assembled on their processors but were no mnemonic of
-    the tables."""
-    _layout, _cpus, major = FAMILIES[name]
+def _llvm_for(name: str, data: dict) -> list[str]:
+    """llvm-mc of the table's LLVM (skip, or fail in CI, without it)."""
+    major = FAMILIES[name][2]
     command = _llvm_mc(major)
     if command is None:
         _missing(f"llvm-mc-{major} is not installed (scripts/install-test-deps.sh)")
-    data = _table(name)
+    assert command is not None
     version = subprocess.run(command + ["--version"], capture_output=True, text=True).stdout
     if data["llvm"] not in version:
         pytest.skip(f"{name}.json comes from LLVM {data['llvm']}, llvm-mc-{major} is another")
-    mnemonics = GENERATE.matcher_mnemonics(major)
+    return command
+
+
+def _lacking(name: str, data: dict, command: list[str]) -> tuple[list[str], int]:
+    """Per processor of the family LLVM knows: the mnemonics llvm-mc takes
+    there that the table lacks (no row, no alias, no UNASSEMBLABLE reason);
+    and how many processors were asked."""
+    mnemonics = GENERATE.matcher_mnemonics(FAMILIES[name][2])
     known = GENERATE.table_mnemonics(data) | set(data.get("aliases", {}))
     known |= {m for family, m in GENERATE.UNASSEMBLABLE if family == name}     # with the generator's reason
     checked = 0
@@ -101,8 +105,60 @@ def test_every_mnemonic_llvm_assembles_is_in_the_table(name):
         if lacking:
             faults.append(f"{cpu}: {', '.join(lacking)}")
         checked += 1
+    return faults, checked
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_every_mnemonic_llvm_assembles_is_in_the_table(name):
+    """The test that fails on the tables of 4221669: ds_gws_barrier (and the
+    other ds_gws_*, ds_ordered_count, buffer_store_lds_dword, image_bvh_*,
+    v_mfma_scale_*) assembled on their processors but were no mnemonic of
+    the tables."""
+    data = _table(name)
+    faults, checked = _lacking(name, data, _llvm_for(name, data))
     assert checked, f"LLVM {data['llvm']} knows no processor of {name}"
     assert not faults, f"{name}.json lacks mnemonics llvm-mc assembles:\n  " + "\n  ".join(faults)
+
+
+def _without(data: dict, mnemonic: str) -> dict:
+    """The table less every row and alias of ``mnemonic`` (a table of 4221669's kind)."""
+    out = copy.deepcopy(data)
+    for rows in out["encodings"].values():
+        for key in [k for k, row in rows.items() if row[0] == mnemonic]:
+            del rows[key]
+    out.get("aliases", {}).pop(mnemonic, None)
+    return out
+
+
+def test_a_table_missing_an_opcode_llvm_assembles_fails_every_audit():
+    """The known-bad sample: gfx900's table less its ds_gws_barrier row (the
+    row 4221669's tables lacked).  The check above names it; the generator's
+    disassembler sweep (audit 1, the DS encoding only here) reports DS
+    opcode 157 as decoded by LLVM with no row; its assembler check (audit 2)
+    reports llvm-mc's encoding of ``ds_gws_barrier v0 gds`` as one the table
+    does not decode.  The complete table passes all three."""
+    name, cpu = "gfx900", "gfx900"
+    whole = _table(name)
+    command = _llvm_for(name, whole)
+    bad = _without(whole, "ds_gws_barrier")
+    assert bad != whole
+
+    faults, _checked = _lacking(name, bad, command)
+    assert any("ds_gws_barrier" in fault.split(": ", 1)[1].split(", ") for fault in faults), faults
+    assert _lacking(name, whole, command)[0] == []
+
+    problems, _texts = GENERATE.sweep(name, decoder.family_from_table(name, bad), command, cpu, only=("DS",))
+    assert any("DS opcode 157 (ds_gws_barrier)" in p and "has no row" in p for p in problems), problems
+    problems, _texts = GENERATE.sweep(name, decoder.family_from_table(name, whole), command, cpu, only=("DS",))
+    assert problems == []
+
+    line = "ds_gws_barrier v0 gds"
+    code, = GENERATE.assemble(command, cpu, [line])
+    assert isinstance(code, bytes), code
+    finding = GENERATE.Finding("ds_gws_barrier", (cpu,), line, code)
+    problems, _aliases = GENERATE.assembler_check(name, decoder.family_from_table(name, bad), [finding])
+    assert len(problems) == 1 and "`ds_gws_barrier v0 gds`" in problems[0] and "DS opcode 157" in problems[0]
+    assert GENERATE.assembler_check(name, decoder.family_from_table(name, whole), [finding]) == ([], 1)
 
 
 def test_the_whole_audit():
