@@ -21,6 +21,7 @@ import copy
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -197,3 +198,20 @@ def test_no_llvm_disassembles_gfx6_gfx7(major):
         assert run.returncode != 0 and "isassembly not yet supported for subtarget" in run.stderr, (cpu, run.stderr)
         assert "s_nop" not in run.stdout
         assert decoder.family_of(cpu) is None
+
+
+@pytest.mark.parametrize("major", (22, 23, 24))
+def test_every_processor_llvm_knows_has_a_table_or_a_reason(major):
+    """Each gfx processor (and generic target) llvm-mc lists has a table
+    family, but GFX6/GFX7 (test_no_llvm_disassembles_gfx6_gfx7): a target
+    a new LLVM adds fails here until it gets a table or a reason."""
+    command = _llvm_mc(major)
+    if command is None:
+        _missing(f"llvm-mc-{major} is not installed (scripts/install-test-deps.sh)")
+    assert command is not None
+    run = subprocess.run(command + ["-triple=amdgcn-amd-amdhsa", "-mcpu=help"], input="", capture_output=True,
+                         text=True)
+    listed = set(re.findall(r"^\s+(gfx[0-9a-z-]+)\s+- Select the", run.stdout + run.stderr, re.M))
+    assert {"gfx600", "gfx803", "gfx1250"} <= listed, run.stderr[:400]
+    without = sorted(cpu for cpu in listed if cpu not in PROCESSOR_FAMILY and cpu not in GFX6_GFX7)
+    assert not without, f"LLVM {major} knows {', '.join(without)}: no table family (encodings.PROCESSOR_FAMILY)"
