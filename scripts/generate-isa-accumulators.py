@@ -12,8 +12,10 @@ ops always write AGPRs), src0 = src1 = v0 and src2 = a0 (256), then
 disassembled by ``llvm-mc-N --disassemble -mcpu=<processor>`` (N: the LLVM
 the family's table came from, encodings.FAMILIES); the width is the count of
 registers of the first operand (``a[0:15]``: 16).  ``v_mfma_ld_scale_b32``
-(gfx950: the scale operands of the next MFMA) has no accumulator: not listed.  Facts, not code: the table
-holds only mnemonic -> dwords.  --check compares instead of writing.
+(gfx950: the scale operands of the next MFMA) has no accumulator: not listed;
+the pair llvm-objdump reads it and that MFMA as (``v_mfma_scale_*``, the
+table's pairs) has the MFMA's.  Facts, not code: the table holds only
+mnemonic -> dwords.  --check compares instead of writing.
 """
 
 from __future__ import annotations
@@ -57,6 +59,13 @@ def widths(family: str) -> dict[str, int]:
         if found is None or found.group(1) != mnemonic:
             raise SystemExit(f"{family}: {mnemonic}: llvm-mc printed {line.strip()!r}")
         out[mnemonic] = int(found.group(3)) - int(found.group(2)) + 1 if found.group(2) else 1
+    # A pair llvm-objdump reads as one instruction (v_mfma_ld_scale_b32 + an MFMA: v_mfma_scale_*)
+    # accumulates where its MFMA does: the decoder gives the pair the MFMA's fields.
+    for row in rows.values():
+        for partner, (form, _mask, _value) in (row[4].items() if len(row) > 4 else ()):
+            partner_mnemonic = rows.get(partner.split(":")[1], [None])[0] if partner.startswith("VOP3:") else None
+            if partner_mnemonic in out:
+                out[form] = out[partner_mnemonic]
     return dict(sorted(out.items()))
 
 

@@ -2,9 +2,11 @@
 llvm-objdump oracle, on every function of every fixture code object
 (tests/data/isa/co/, built by tests/data/isa/build.sh).
 
-The oracle's figures are committed in tests/data/isa/expected.json
-(support/isa_oracle.py; tests/oracle/test_isa_oracle.py keeps the file equal
-to the oracle rerun), so this test needs no LLVM: for each function it
+The oracle's figures are committed in tests/data/isa/expected.json and
+tests/data/isa/rare/expected.json (rare.cpp: GDS, messages, exports,
+interpolation, BVH, scaled matrix ops; support/isa_oracle.py;
+tests/oracle/test_isa_oracle.py keeps the files equal to the oracle rerun),
+so this test needs no LLVM: for each function it
 compares every field issue 23 defines and the instruction boundaries (the
 length of every instruction, in order).  When a boundary differs and LLVM is
 installed, the failure shows what objdump printed there.  How the decoder is
@@ -13,7 +15,6 @@ called: tests/support/isa_decoder.py.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,8 @@ import pytest
 from support import isa_decoder, isa_oracle
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "tests" / "data" / "isa"
-EXPECTED = json.loads((DATA / "expected.json").read_text())
-FIXTURES = sorted(EXPECTED["fixtures"])
+COMMITTED = isa_oracle.committed_fixtures()
+FIXTURES = sorted(COMMITTED)
 
 
 def _first_difference(want: str, got: list[int]) -> tuple[int, int]:
@@ -36,9 +36,8 @@ def _first_difference(want: str, got: list[int]) -> tuple[int, int]:
     return min(len(want), len(got)), offset
 
 
-def _objdump_near(path: Path, address: int) -> str:
+def _objdump_near(path: Path, recorded: dict, address: int) -> str:
     """What the recorded LLVM prints around ``address`` (for the message only)."""
-    recorded = EXPECTED["fixtures"][path.name]
     argv = isa_oracle.llvm_tool("llvm-objdump", recorded["llvm"])
     if argv is None:
         return "(LLVM not installed here: no objdump text)"
@@ -51,8 +50,7 @@ def _objdump_near(path: Path, address: int) -> str:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_decoder_equals_objdump_oracle(name):
     entry = isa_decoder.entry_point()
-    path = DATA / "co" / name
-    recorded = EXPECTED["fixtures"][name]
+    path, recorded = COMMITTED[name]
     functions = isa_decoder.functions_in(path)
     assert sorted(functions) == sorted(recorded["functions"])
     failures = []
@@ -65,7 +63,7 @@ def test_decoder_equals_objdump_oracle(name):
             failures.append(f"{symbol}: instruction {index} at +0x{offset:x}: objdump "
                             f"{4 * int(want['words'][index]) if index < len(want['words']) else 'nothing'}, "
                             f"decoder {lengths[index] if index < len(lengths) else 'nothing'} bytes; near it: "
-                            f"{_objdump_near(path, want['address'] + offset)}")
+                            f"{_objdump_near(path, recorded, want['address'] + offset)}")
         differ = isa_decoder.differences(want, got)
         if differ:
             failures.append(f"{symbol}: (objdump, decoder) {differ}")

@@ -801,6 +801,25 @@ class CodeObjectEvidence:
                 "functions": {e.symbol: e.fields() for e in self.functions}}
 
 
+# The committed fixture sets: kernels.cpp's (tests/data/isa/build.sh) and rare.cpp's, the rarely used
+# instructions of issue 31 (tests/data/isa/rare/build.sh); each folder holds co/*.co and expected.json
+# (scripts/generate-isa-expectations.py).
+FIXTURE_FOLDERS = {"": REPO / "tests" / "data" / "isa", "rare/": REPO / "tests" / "data" / "isa" / "rare"}
+
+
+def committed_fixtures(prefixes: tuple[str, ...] = tuple(FIXTURE_FOLDERS)) -> dict[str, tuple[Path, dict]]:
+    """Every committed fixture of the sets named (prefix of its id: "" for
+    kernels.cpp's, "rare/"): id -> (its path, its recorded oracle figures)."""
+    import json
+
+    out = {}
+    for prefix in prefixes:
+        folder = FIXTURE_FOLDERS[prefix]
+        for name, recorded in sorted(json.loads((folder / "expected.json").read_text())["fixtures"].items()):
+            out[prefix + name] = (folder / "co" / name, recorded)
+    return out
+
+
 def readelf_target(argv: list[str], path: Path) -> str:
     text = subprocess.run([*argv, "-h", str(path)], capture_output=True, text=True).stdout
     flags = re.search(r"Flags:\s+(.*)", text)

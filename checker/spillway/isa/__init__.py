@@ -6,8 +6,11 @@ imports resources and formats only.
 - ``encodings``: where each encoding and its opcode sit in the first dwords,
   per family; which processors use which family's table.
 - ``tables/<family>.json``: opcode -> mnemonic, plain length, what a literal
-  or DPP/SDWA/NSA field adds; written by ``scripts/generate-isa-tables.py``
-  from ``llvm-mc --disassemble`` (facts LLVM states, regenerated, not edited).
+  or DPP/SDWA/NSA field adds, the next instruction it pairs with (scaled
+  MFMA/WMMA), and the assembler's aliases of the rows; written by
+  ``scripts/generate-isa-tables.py`` from ``llvm-mc --disassemble``, audited
+  against every mnemonic LLVM's assembler knows (facts LLVM states,
+  regenerated, not edited).
 - ``decoder``: instruction boundaries (the plain-Python reference).
 - ``vector``: the same with numpy, every kernel of a code object at once:
   ``boundaries()`` and ``evidence_many()`` (tested equal to ``decoder`` and

@@ -28,6 +28,10 @@ class Opcode:
     length: int                                       # bytes with plain operands
     literals: tuple[tuple[int, int, int, int], ...]   # (shift, mask, extra for 0xFF, for 0xFE); -1: LLVM rejects
     aux: tuple[tuple[int, int, str | None], ...]      # (field value, extra bytes, mnemonic); -1: LLVM rejects
+    # ((encoding, opcode) of a next instruction LLVM reads together with this one, the pair's mnemonic,
+    # and the bits of the pair (this one's 64 | the next one's 64 << 64) LLVM's 128-bit decoder fixes:
+    # mask, value): gfx950's v_mfma_ld_scale_b32 and the MFMA after it are one v_mfma_scale_*.
+    pairs: tuple[tuple[tuple[str, int], str, int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +40,7 @@ class Instruction:
     length: int          # bytes
     encoding: str
     opcode: Opcode
-    bits: int            # dword0 | dword1 << 32 (dword1 zero for 32-bit instructions)
+    bits: int            # dword0 | dword1 << 32 (dword1 zero for 32-bit instructions); of a pair, the second's
     mnemonic: str        # as objdump prints it (the DPP/SDWA forms named apart)
 
 
@@ -64,10 +68,15 @@ def family_of(target: str) -> str | None:
 
 @lru_cache(maxsize=None)
 def load_family(name: str) -> Family:
-    layout_name, _cpu, _major = encodings.FAMILIES[name]
-    layout = encodings.LAYOUTS[layout_name]
     text = resources.files("spillway.isa").joinpath("tables").joinpath(f"{name}.json").read_bytes()
-    data = json_codec.loads(text)
+    return family_from_table(name, json_codec.loads(text))
+
+
+def family_from_table(name: str, data: dict) -> Family:
+    """A family from its parsed ``tables/<name>.json`` (the generator checks
+    a table it has just probed this way, before writing it)."""
+    layout_name = encodings.FAMILIES[name][0]
+    layout = encodings.LAYOUTS[layout_name]
     tables: list[tuple[Encoding, dict[int, Opcode]]] = []
     for encoding in layout:
         rows = data["encodings"].get(encoding.name, {})
@@ -81,7 +90,10 @@ def load_family(name: str) -> Family:
                         literals.append((shift, (1 << width) - 1, ext32, ext64))
             aux = tuple(sorted((int(v), e[0], e[1]) if isinstance(e, list) else (int(v), e, None)
                                for v, e in row[3].items())) if len(row) > 3 else ()
-            table[int(key)] = Opcode(mnemonic, length, tuple(literals), aux)
+            pairs = tuple(sorted(((name, int(number)), form, int(mask, 16), int(value, 16))
+                                 for (name, number), (form, mask, value) in
+                                 ((k.split(":"), v) for k, v in row[4].items()))) if len(row) > 4 else ()
+            table[int(key)] = Opcode(mnemonic, length, tuple(literals), aux, pairs)
         tables.append((encoding, table))
     by_top: list[tuple[tuple[Encoding, dict[int, Opcode]], ...]] = []
     for top in range(256):
@@ -106,31 +118,57 @@ def decode(code: bytes | memoryview, start: int, end: int, family: Family) -> It
     view = memoryview(code)
     at = start
     while at < end:
-        if at + 4 > end:
-            raise DecodeError(f"truncated instruction ({end - at} bytes left)", at)
-        dword0 = int.from_bytes(view[at:at + 4], "little")
-        found = None
-        for encoding, table in family.by_top_byte[dword0 >> 24]:
-            if dword0 & encoding.mask == encoding.value:
-                found = encoding, table
-                break
-        if found is None:
-            raise DecodeError(f"invalid encoding {dword0:#010x}", at)
-        encoding, table = found
-        bits = dword0
-        if at + 8 <= end:
-            bits |= int.from_bytes(view[at + 4:at + 8], "little") << 32
-        elif _reach(encoding) == 8:
-            raise DecodeError(f"truncated {encoding.name} instruction ({end - at} bytes left)", at)
-        opcode = table.get(encoding.key(bits))
-        if opcode is None:
-            raise DecodeError(f"invalid {encoding.name} encoding {bits & 0xFFFFFFFF:#010x}", at)
-        extra, mnemonic = _extra(encoding, family, opcode, bits, at)
-        length = opcode.length + extra
-        if at + length > end:
-            raise DecodeError(f"truncated {mnemonic} ({length} bytes, {end - at} left)", at)
-        yield Instruction(at, length, encoding.name, opcode, bits, mnemonic)
-        at += length
+        instruction = _one(view, at, end, family)
+        if instruction.opcode.pairs:
+            instruction = _paired(view, instruction, end, family)
+        yield instruction
+        at += instruction.length
+
+
+def _paired(view: memoryview, first: Instruction, end: int, family: Family) -> Instruction:
+    """``first`` and the instruction after it as one, where LLVM reads them
+    so (the second's fields: an MFMA's registers; the pair's name), when
+    both lie before ``end`` (llvm-objdump reads a symbol's bytes only)."""
+    at = first.offset
+    try:
+        second = _one(view, at + first.length, end, family)
+    except DecodeError:
+        return first
+    key = (second.encoding, next(e for e, _t in family.by_top_byte[(second.bits >> 24) & 0xFF]
+                                 if e.name == second.encoding).key(second.bits))
+    both = first.bits | second.bits << 64
+    for partner, form, mask, value in first.opcode.pairs:
+        if partner == key and both & mask == value:
+            return Instruction(at, first.length + second.length, second.encoding, second.opcode, second.bits, form)
+    return first
+
+
+def _one(view: memoryview, at: int, end: int, family: Family) -> Instruction:
+    """The instruction at ``at`` by itself."""
+    if at + 4 > end:
+        raise DecodeError(f"truncated instruction ({end - at} bytes left)", at)
+    dword0 = int.from_bytes(view[at:at + 4], "little")
+    found = None
+    for encoding, table in family.by_top_byte[dword0 >> 24]:
+        if dword0 & encoding.mask == encoding.value:
+            found = encoding, table
+            break
+    if found is None:
+        raise DecodeError(f"invalid encoding {dword0:#010x}", at)
+    encoding, table = found
+    bits = dword0
+    if at + 8 <= end:
+        bits |= int.from_bytes(view[at + 4:at + 8], "little") << 32
+    elif _reach(encoding) == 8:
+        raise DecodeError(f"truncated {encoding.name} instruction ({end - at} bytes left)", at)
+    opcode = table.get(encoding.key(bits))
+    if opcode is None:
+        raise DecodeError(f"invalid {encoding.name} encoding {bits & 0xFFFFFFFF:#010x}", at)
+    extra, mnemonic = _extra(encoding, family, opcode, bits, at)
+    length = opcode.length + extra
+    if at + length > end:
+        raise DecodeError(f"truncated {mnemonic} ({length} bytes, {end - at} left)", at)
+    return Instruction(at, length, encoding.name, opcode, bits, mnemonic)
 
 
 def _extra(encoding: Encoding, family: Family, opcode: Opcode, bits: int, at: int) -> tuple[int, str]:

@@ -121,9 +121,10 @@ GFX11 = _SALU + _GFX11_VALU + (
 # GFX12 and gfx1250: memory instructions are 96-bit (VBUFFER, VIMAGE, VSAMPLE, VFLAT/VSCRATCH/VGLOBAL).
 GFX12 = _SALU + _GFX11_VALU + (
     Encoding("VBUFFER", 0xFC000000, 0xC4000000, ((14, 8),)),
-    Encoding("VIMAGE", 0xFC000000, 0xD0000000, ((14, 8),)),
+    # (the generator probes images with dmask 1, bits 22-25: the assembler refuses an atomic with none)
+    Encoding("VIMAGE", 0xFC000000, 0xD0000000, ((14, 8),), fill=((22, 4, 1),)),
     Encoding("DS", 0xFC000000, 0xD8000000, ((18, 8),)),
-    Encoding("VSAMPLE", 0xFC000000, 0xE4000000, ((14, 8),)),
+    Encoding("VSAMPLE", 0xFC000000, 0xE4000000, ((14, 8),), fill=((22, 4, 1),)),
     Encoding("VFLAT", 0xFF000000, 0xEC000000, ((14, 8),)),
     Encoding("VSCRATCH", 0xFF000000, 0xED000000, ((14, 8),)),
     Encoding("VGLOBAL", 0xFF000000, 0xEE000000, ((14, 8),)),
@@ -139,28 +140,33 @@ GFX1250 = GFX12 + (
 
 LAYOUTS = {"gfx9": GFX9, "gfx10": GFX10, "gfx11": GFX11, "gfx12": GFX12, "gfx1250": GFX1250}
 
-# Table family -> (layout, processor probed, LLVM major that knows it).
+# Table family -> (layout, processors probed ("+": the union of their opcodes), LLVM major that knows them).
 FAMILIES = {
     "gfx8": ("gfx9", "gfx803", 22),
-    "gfx9": ("gfx9", "gfx906", 22),      # gfx906 (dot, fmac) holds gfx900/902/904/909/90c's opcodes
+    # gfx900/902/909/90c: gfx906's opcodes less dot and fmac, and v_mad_mix* where gfx904/906 have v_fma_mix*
+    "gfx900": ("gfx9", "gfx900", 22),
+    "gfx9": ("gfx9", "gfx906", 22),      # gfx906 (dot, fmac) holds gfx904's opcodes
     "gfx908": ("gfx9", "gfx908", 22),
     "gfx90a": ("gfx9", "gfx90a", 22),
     "gfx940": ("gfx9", "gfx940", 19),
     "gfx942": ("gfx9", "gfx942", 22),
     "gfx950": ("gfx9", "gfx950", 22),
-    "gfx10.1": ("gfx10", "gfx1012", 22),  # gfx1011/1012 add dot opcodes to gfx1010's
+    "gfx10.1": ("gfx10", "gfx1012+gfx1013", 22),  # gfx1011/1012's dot opcodes, gfx1013's BVH and MSAA loads
     "gfx10.3": ("gfx10", "gfx1030", 22),
     "gfx11": ("gfx11", "gfx1100", 22),
     "gfx11.5": ("gfx11", "gfx1150", 22),
+    "gfx1154": ("gfx11", "gfx1154", 24),   # not gfx11.5's opcodes (v_med3_f32 elsewhere), unknown to LLVM 22
+    "gfx11.7": ("gfx11", "gfx1170", 24),
     "gfx12": ("gfx12", "gfx1200", 24),
-    "gfx1250": ("gfx1250", "gfx1250", 24),
+    "gfx1250": ("gfx1250", "gfx1250+gfx1251", 24),   # gfx1251 adds packed 64-bit math and v_wmma_f64
+    "gfx13": ("gfx1250", "gfx1310", 24),
 }
 
 # Processor (or generic target) -> table family.
 PROCESSOR_FAMILY = {
     "gfx801": "gfx8", "gfx802": "gfx8", "gfx803": "gfx8", "gfx805": "gfx8", "gfx810": "gfx8",
-    "gfx900": "gfx9", "gfx902": "gfx9", "gfx904": "gfx9", "gfx906": "gfx9", "gfx909": "gfx9",
-    "gfx90c": "gfx9", "gfx9-generic": "gfx9",
+    "gfx900": "gfx900", "gfx902": "gfx900", "gfx909": "gfx900", "gfx90c": "gfx900",
+    "gfx904": "gfx9", "gfx906": "gfx9", "gfx9-generic": "gfx9",
     "gfx908": "gfx908", "gfx90a": "gfx90a",
     "gfx940": "gfx940", "gfx941": "gfx940", "gfx942": "gfx942", "gfx9-4-generic": "gfx942",
     "gfx950": "gfx950",
@@ -171,6 +177,9 @@ PROCESSOR_FAMILY = {
     "gfx1100": "gfx11", "gfx1101": "gfx11", "gfx1102": "gfx11", "gfx1103": "gfx11",
     "gfx11-generic": "gfx11",
     "gfx1150": "gfx11.5", "gfx1151": "gfx11.5", "gfx1152": "gfx11.5", "gfx1153": "gfx11.5",
+    "gfx1154": "gfx1154", "gfx1170": "gfx11.7", "gfx1171": "gfx11.7", "gfx1172": "gfx11.7",
+    "gfx11-7-generic": "gfx11.7",
     "gfx1200": "gfx12", "gfx1201": "gfx12", "gfx12-generic": "gfx12",
-    "gfx1250": "gfx1250", "gfx1251": "gfx1250", "gfx12-5-generic": "gfx1250",
+    "gfx1250": "gfx1250", "gfx1251": "gfx1250", "gfx12-5-generic": "gfx1250", "gfx1250-strict": "gfx1250",
+    "gfx1310": "gfx13", "gfx13-generic": "gfx13",
 }

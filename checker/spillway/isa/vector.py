@@ -108,7 +108,9 @@ def _dense(name: str) -> tuple[_Dense, ...]:
 
 @lru_cache(maxsize=None)
 def _names(name: str) -> tuple[tuple[str, str], ...]:
-    """(encoding, mnemonic) of every flat opcode index."""
+    """(encoding, mnemonic) of every flat opcode index; after the opcodes of
+    every encoding, one index per pair (_pairs): (the second's encoding, the
+    pair's mnemonic)."""
     family = load_family(name)
     tables: dict[str, tuple] = {}
     for entries in family.by_top_byte:
@@ -121,7 +123,115 @@ def _names(name: str) -> tuple[tuple[str, str], ...]:
         table = tables[encoding.name][1]
         size = 1 << sum(w for _s, w in encoding.opcode)
         out.extend((encoding.name, table[key].mnemonic if key in table else "") for key in range(size))
+    for _prefix, opcode in sorted(_pair_rows(name).items()):
+        out.extend((partner[0], form) for partner, form, _mask, _value in opcode.pairs)
     return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _pair_rows(name: str) -> dict[int, Opcode]:
+    """Flat opcode index of each row that pairs with the next instruction -> its Opcode."""
+    family = load_family(name)
+    seen: dict[str, tuple] = {}
+    for entries in family.by_top_byte:
+        for encoding, table in entries:
+            seen.setdefault(encoding.name, (encoding, table))
+    out: dict[int, Opcode] = {}
+    first = 0
+    for encoding in encodings.LAYOUTS[family.layout]:
+        if encoding.name not in seen:
+            continue
+        table = seen[encoding.name][1]
+        for key, opcode in table.items():
+            if opcode.pairs:
+                out[first + key] = opcode
+        first += 1 << sum(w for _s, w in encoding.opcode)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _pairs(name: str) -> tuple[dict[int, list[tuple[int, int, int, int]]], dict[int, int]]:
+    """The pairs by flat index: prefix -> [(second's flat index, the pair's
+    flat index, mask, value)], and each pair's flat index -> its prefix's
+    length in bytes (where the second's fields begin)."""
+    rows = _pair_rows(name)
+    if not rows:
+        return {}, {}
+    family = load_family(name)
+    starts: dict[str, int] = {}
+    first = 0
+    present = {e.name for entries in family.by_top_byte for e, _t in entries}
+    for encoding in encodings.LAYOUTS[family.layout]:
+        if encoding.name in present:
+            starts[encoding.name] = first
+            first += 1 << sum(w for _s, w in encoding.opcode)
+    out: dict[int, list[tuple[int, int, int, int]]] = {}
+    prefix_of: dict[int, int] = {}
+    entry = first
+    for prefix, opcode in sorted(rows.items()):
+        for (encoding_name, key), _form, mask, value in opcode.pairs:
+            out.setdefault(prefix, []).append((starts[encoding_name] + key, entry, mask, value))
+            prefix_of[entry] = opcode.length
+            entry += 1
+    return out, prefix_of
+
+
+@lru_cache(maxsize=None)
+def _fields_shift(name: str) -> np.ndarray:
+    """Per flat opcode index: dwords from an instruction's start to the
+    words that hold its fields (a pair's: its second's; else 0)."""
+    _pairs_of, prefix_of = _pairs(name)
+    shift = np.zeros(len(_names(name)), np.int64)
+    for entry, length in prefix_of.items():
+        shift[entry] = length // 4
+    return shift
+
+
+# Where a pair was joined: the first's dword, and its own length, kind and flat opcode index.
+_Joined = list[tuple[int, int, int, int]]
+
+
+def _join_pairs(words: np.ndarray, out: np.ndarray, kinds: np.ndarray, opcodes: np.ndarray, name: str) -> _Joined:
+    """Where a prefix row starts and its partner follows with the bits the
+    pair needs, the two are one instruction (decoder.decode's rule), in
+    place; what each joined first was alone (_unjoin_crossing)."""
+    pairs, _prefix_of = _pairs(name)
+    joined: _Joined = []
+    if not pairs:
+        return joined
+    count = len(words)
+    names = _names(name)
+    at = np.nonzero(np.isin(opcodes, np.array(sorted(pairs), np.int32)) & (out > 0))[0]
+    for i in at.tolist():
+        j = i + int(out[i]) // 4
+        if j >= count or out[j] <= 0 or j + int(out[j]) // 4 > count:
+            continue
+        both = sum(int(words[d]) << (32 * n) if d < count else 0 for n, d in enumerate((i, i + 1, j, j + 1)))
+        for partner, entry, mask, value in pairs[int(opcodes[i])]:
+            if int(opcodes[j]) == partner and both & mask == value:
+                joined.append((i, int(out[i]), int(kinds[i]), int(opcodes[i])))
+                out[i] += out[j]
+                kinds[i] = classify(names[entry][1], names[entry][0])
+                opcodes[i] = entry
+                break
+    return joined
+
+
+def _unjoin_crossing(joined: _Joined, size_of: np.ndarray, kinds: np.ndarray | None, opcodes: np.ndarray | None,
+                     ranges: list[tuple[int, int]]) -> None:
+    """A pair whose second half lies past the end of its range is no pair
+    (decode() reads the second only up to the range's end): its first is
+    itself again, in place."""
+    if not joined:
+        return
+    ends = sorted((start // 4, start + size) for start, size in ranges if size > 0)
+    firsts = [start for start, _end in ends]
+    for i, alone, kind, opcode in joined:
+        at = bisect_right(firsts, i) - 1
+        if at >= 0 and i * 4 < ends[at][1] < i * 4 + int(size_of[i]):
+            size_of[i] = alone
+            if kinds is not None and opcodes is not None:
+                kinds[i], opcodes[i] = kind, opcode
 
 
 def _field(word0: np.ndarray, word1: np.ndarray, shift: int, width: int) -> np.ndarray:
@@ -137,12 +247,14 @@ def _field(word0: np.ndarray, word1: np.ndarray, shift: int, width: int) -> np.n
 def lengths(words: np.ndarray, name: str) -> np.ndarray:
     """Bytes of the instruction that would start at each dword of ``words``
     (little-endian uint32; the dword after the last reads as 0), INVALID
-    where no instruction starts so, as the reference decodes it."""
+    where no instruction starts so, as the reference decodes it (a pair
+    joined whatever range it would end in)."""
     return _decode_words(words, name)[0]
 
 
-def _decode_words(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """lengths(), with the evidence kind and the flat opcode index (_names) of each dword."""
+def _decode_words(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, _Joined]:
+    """lengths(), with the evidence kind and the flat opcode index (_names)
+    of each dword, and the pairs joined."""
     count = len(words)
     kinds = np.zeros(count, np.int8)
     opcodes = np.zeros(count, np.int32)
@@ -181,7 +293,8 @@ def _decode_words(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray,
         out[index] = np.where(valid, length, INVALID)
         kinds[index] = dense.kind[key]
         opcodes[index] = dense.first + key
-    return out, kinds, opcodes
+    joined = _join_pairs(words, out, kinds, opcodes, name)
+    return out, kinds, opcodes, joined
 
 
 def boundaries(code: bytes | memoryview, ranges: list[tuple[int, int]],
@@ -199,7 +312,9 @@ def boundaries(code: bytes | memoryview, ranges: list[tuple[int, int]],
         if start % 4 or start < previous_end or start < 0:
             raise ValueError("ranges must be 4-byte aligned and disjoint")
         previous_end = start + max(size, 0)
-    size_of = lengths(words, name).astype(np.int64)
+    found, _kinds, _opcodes, joined = _decode_words(words, name)
+    size_of = found.astype(np.int64)
+    _unjoin_crossing(joined, size_of, None, None, ranges)
     return _chains(words, size_of, ranges)
 
 
@@ -282,8 +397,9 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         words = np.frombuffer(view[:usable], dtype="<u4").astype(np.uint32)
         if name is None:
             raise ValueError("no decoder")
-        size_of, kinds, opcodes = _decode_words(words, name)
+        size_of, kinds, opcodes, joined = _decode_words(words, name)
         size_of = size_of.astype(np.int64)
+        _unjoin_crossing(joined, size_of, kinds, opcodes, ranges)
         positions, stops = _marks(words, size_of, ranges)
         if keep is not None:      # for listings_many() of some of these kernels: decoded once
             keep.update(words=words, size_of=size_of, kinds=kinds, opcodes=opcodes, positions=positions)
@@ -418,8 +534,12 @@ def _agpr_split(words: np.ndarray, dwords: np.ndarray, kinds: np.ndarray, opcode
     """evidence.agpr_split of one kernel (its instructions' dwords and kinds):
     the accumulators from its matrix ops, then every copy's AGPR at once."""
     last = len(words) - 1
-    matrix = [(names[int(opcodes[d])][1], int(words[d]) | int(words[min(d + 1, last)]) << 32)
-              for d in dwords[kinds == MATRIX].tolist()]
+    _pairs_of, prefix_of = _pairs(family)
+    matrix = []
+    for d in dwords[kinds == MATRIX].tolist():
+        # a pair's fields are its second instruction's (the MFMA after v_mfma_ld_scale_b32)
+        at = d + prefix_of.get(int(opcodes[d]), 0) // 4
+        matrix.append((names[int(opcodes[d])][1], int(words[min(at, last)]) | int(words[min(at + 1, last)]) << 32))
     movs: list[tuple[int, int]] = []
     for d in dwords[np.isin(opcodes[dwords], _accvgpr_movs(family))].tolist():
         move = accvgpr_move(names[int(opcodes[d])][0], int(words[d]) | int(words[min(d + 1, last)]) << 32)
@@ -558,8 +678,10 @@ def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
             for n in chosen:
                 ranges.append((at, kernels[n][1]))
                 at += kernels[n][1]
-            size_of, kinds, opcodes = _decode_words(words, name)
-            positions, _stops = _marks(words, size_of.astype(np.int64), ranges)
+            size_of, kinds, opcodes, joined = _decode_words(words, name)
+            size_of = size_of.astype(np.int64)
+            _unjoin_crossing(joined, size_of, kinds, opcodes, ranges)
+            positions, _stops = _marks(words, size_of, ranges)
         family = load_family(name)
         names = _names(name)
         starts = np.array([r[0] for r in ranges], np.int64) // 4
@@ -572,8 +694,9 @@ def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         picked_kind = kind_all[wanted].tolist()
         picked_opcode = opcodes[picked].tolist()
         last = len(words) - 1
-        picked_bits = (words[picked].astype(np.uint64)
-                       | (words[np.minimum(picked + 1, last)].astype(np.uint64) << np.uint64(32))).tolist()
+        fields_at = np.minimum(picked + _fields_shift(name)[opcodes[picked]], last)   # a pair's: its second's
+        picked_bits = (words[fields_at].astype(np.uint64)
+                       | (words[np.minimum(fields_at + 1, last)].astype(np.uint64) << np.uint64(32))).tolist()
         picked_length = size_of[picked].tolist()
         picked_at = (picked * 4).tolist()
         picked_addressed = _vgpr_addressed(family, _mubuf(name)[opcodes[picked]], words[picked],
@@ -669,8 +792,9 @@ def line_traffic_many(code: bytes | memoryview, kernels: list[tuple[int, int, bo
     picked = positions[wanted]
     picked_kind = kind_all[wanted].astype(np.int64)
     picked_opcode = opcodes[picked]
-    word0 = words[picked].astype(np.int64)
-    word1 = words[np.minimum(picked + 1, last)].astype(np.int64)
+    fields_at = np.minimum(picked + _fields_shift(name)[picked_opcode], last)   # a pair's: its second's
+    word0 = words[fields_at].astype(np.int64)
+    word1 = words[np.minimum(fields_at + 1, last)].astype(np.int64)
     picked_at = picked * 4
     bounds_low = np.searchsorted(wanted, low).tolist()
     bounds_high = np.searchsorted(wanted, high).tolist()

@@ -15,7 +15,7 @@ import pytest
 
 from spillway.formats.dwarf_lines import END_SEQUENCE, IS_STMT, LineRows, LineTable, Sequence, SourceFile
 from spillway.isa.evidence import kernel_ranges, nesting
-from spillway.isa.listing import SCRATCH_STORE_KIND, SPILL_COPY_ROLE, kernel_listing
+from spillway.isa.listing import ACCUMULATOR_ROLE, SCRATCH_STORE_KIND, SPILL_COPY_ROLE, kernel_listing
 from spillway.isa.source_lines import (CODE_DIFFERS, CODE_OBJECT, DEBUG_TWIN, NO_LINE_TABLE, NO_ROWS, NOT_IN_TWIN,
                                        PLACED, ObjectLines, SourceLine, block_starts, branches_of, decoded_kernel,
                                        instruction_lines, kernel_lines, object_lines, read_twin, twin_lines)
@@ -208,7 +208,8 @@ def test_scratch_roles_and_kinds_survive_placement():
 
 def test_listings_many_equals_kernel_listing_and_the_branches():
     vector = pytest.importorskip("spillway.isa.vector", reason="numpy (a dependency of spillway)")
-    paths = sorted((DATA / "co").glob("*.co")) + sorted(LINES.iterdir())
+    paths = (sorted((DATA / "co").glob("*.co")) + sorted(LINES.iterdir())
+             + sorted((DATA / "rare" / "co").glob("*.co")))     # the rare ones: scaled matrix pairs
     for path in paths:
         target = next(part for part in path.name.split(".") if part.startswith("gfx"))
         section, ranges = kernel_ranges(path.read_bytes(), functions=True)
@@ -225,6 +226,23 @@ def test_listings_many_equals_kernel_listing_and_the_branches():
                 assert listing == kernel_listing(section, start, size, target, psb), (path.name, start)
                 assert branches == branches_of(decoded_kernel(section, start, size, target)), (path.name, start)
             assert len(found) == len(chosen)
+
+
+def test_listings_many_reads_a_scaled_pair_by_its_second_half():
+    """gfx950's v_mfma_scale_* is two 64-bit halves (v_mfma_ld_scale_b32, then
+    the MFMA): its accumulator a[0:3] is in the second's fields, so the copy
+    of a2 after it is an accumulator move (the first's bits say otherwise).
+    Bytes from llvm-mc-22 -show-encoding -mcpu=gfx950 of
+    ``v_mfma_scale_f32_16x16x128_f8f6f4 a[0:3], v[0:7], v[8:15], a[0:3], v16, v17``,
+    ``v_accvgpr_read_b32 v0, a2``, ``s_endpgm``."""
+    vector = pytest.importorskip("spillway.isa.vector", reason="numpy (a dependency of spillway)")
+    code = bytes.fromhex("0000acd310230200" "0088add300110204" "0040d8d302010018" "000081bf")
+    kernels = [(0, len(code), False)]
+    figures = vector.evidence_many(code, kernels, "gfx950")
+    assert (figures[0].instructions, figures[0].agpr_accumulator_moves, figures[0].agpr_spill_copies) == (3, 1, 0)
+    (listing, _branches), = vector.listings_many(code, kernels, "gfx950", figures)
+    assert listing == kernel_listing(code, 0, len(code), "gfx950", False)
+    assert [i.role for i in listing.instructions] == ["", ACCUMULATOR_ROLE]
 
 
 def test_line_traffic_many_equals_by_line():

@@ -18,6 +18,15 @@ from spillway.isa.decoder import DecodeError, decode, family_of, load_family  # 
 from spillway.isa.encodings import FAMILIES  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "isa"
+# kernels.cpp's fixtures, then rare.cpp's (tests/data/isa/rare: GDS, exports, scaled matrix pairs ...)
+SETS = (DATA, DATA / "rare")
+
+
+def fixtures():
+    """(path, recorded oracle figures) of every committed fixture."""
+    for folder in SETS:
+        for name, recorded in json.loads((folder / "expected.json").read_text())["fixtures"].items():
+            yield folder / "co" / name, recorded
 
 
 def reference(code: bytes, start: int, size: int, name: str) -> tuple[list[int], int | None]:
@@ -31,10 +40,10 @@ def reference(code: bytes, start: int, size: int, name: str) -> tuple[list[int],
 
 
 def test_fixtures_equal_the_reference():
-    expected = json.loads((DATA / "expected.json").read_text())
     checked = 0
-    for name, recorded in expected["fixtures"].items():
-        code, kernels = kernel_ranges((DATA / "co" / name).read_bytes())
+    for path, recorded in fixtures():
+        name = path.name
+        code, kernels = kernel_ranges(path.read_bytes())
         family = family_of(recorded["target"])
         found = vector.boundaries(code, [(k.start, k.size) for k in kernels], family)
         for kernel, (offsets, stop) in zip(kernels, found):
@@ -69,10 +78,10 @@ def test_overlapping_or_unaligned_ranges_are_refused():
 def test_evidence_many_equals_evidence_on_the_fixtures():
     from spillway.isa import evidence
 
-    expected = json.loads((DATA / "expected.json").read_text())
     mubuf_scratch = 0
-    for name, recorded in expected["fixtures"].items():
-        code, kernels = kernel_ranges((DATA / "co" / name).read_bytes())
+    for path, recorded in fixtures():
+        name = path.name
+        code, kernels = kernel_ranges(path.read_bytes())
         target = recorded["target"]
         batch = [(k.start, k.size, bool(k.private_segment_buffer)) for k in kernels]
         found = vector.evidence_many(code, batch, target)
@@ -100,10 +109,10 @@ def test_evidence_many_equals_evidence_on_the_derived_figures():
 
     import test_derived as synthetic   # beside this file (pytest puts its folder on sys.path)
 
-    expected = json.loads((DATA / "expected.json").read_text())
     seen = {"addressed": 0, "moves": 0, "spill_copies": 0, "innermost": 0}
-    for name, recorded in expected["fixtures"].items():
-        code, kernels = kernel_ranges((DATA / "co" / name).read_bytes())
+    for path, recorded in fixtures():
+        name = path.name
+        code, kernels = kernel_ranges(path.read_bytes())
         batch = [(k.start, k.size, bool(k.private_segment_buffer)) for k in kernels]
         for found, (start, size, psb) in zip(vector.evidence_many(code, batch, recorded["target"]), batch):
             assert found == evidence(code, start, size, recorded["target"], psb), name
@@ -119,3 +128,31 @@ def test_evidence_many_equals_evidence_on_the_derived_figures():
     for code, target in codes:
         assert vector.evidence_many(code, [(0, len(code), True)], target) == \
             [evidence(code, 0, len(code), target, True)], target
+
+
+def test_pairs_equal_the_reference():
+    """Two instructions llvm-objdump reads as one (gfx950's v_mfma_ld_scale_b32
+    + MFMA, gfx1250's scaled WMMA): the numpy path joins them as decode()
+    does, and their matrix op counts once; a prefix alone stays alone."""
+    from spillway.isa import evidence
+
+    import test_decoder as cases      # beside this file
+
+    nop = bytes([0x00, 0x00, 0x80, 0xbf])
+    for target, _assembly, encoding, _mnemonic in cases.RARE[-3:]:
+        pair = bytes(encoding)
+        end = bytes([0x00, 0x00, 0x81, 0xbf]) if target == "gfx950" else bytes([0x00, 0x00, 0xb0, 0xbf])
+        code = pair + nop + pair[:8] + nop + pair + end
+        name = family_of(target)
+        (offsets, stop), = vector.boundaries(code, [(0, len(code))], name)
+        assert (offsets.tolist(), stop) == reference(code, 0, len(code), name)
+        assert offsets.tolist() == [0, 16, 20, 28, 32, 48]
+        found = vector.evidence_many(code, [(0, len(code), False)], target)
+        assert found == [evidence(code, 0, len(code), target, False)]
+        # two pairs and the lone prefix (v_mfma_ld_scale_b32, v_wmma_ld_scale_paired_b32: matrix ops by name)
+        assert found[0].instructions == 6 and found[0].matrix_ops == 3
+        # a range that ends inside the pair's second half (or right after the first): no pair there
+        for cut in (8, 12):
+            (offsets, stop), = vector.boundaries(code, [(0, cut)], name)
+            assert (offsets.tolist(), stop) == reference(code, 0, cut, name)
+            assert vector.evidence_many(code, [(0, cut, False)], target) == [evidence(code, 0, cut, target, False)]
