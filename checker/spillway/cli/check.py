@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from spillway.gate.check import CheckResult
 
 FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif", "html")
+# The documents that list every failure, each with its kernel's machine code (--limit does not apply).
+LISTS_EVERY_FAILURE = ("json", "junit", "sarif", "html")
 
 
 def register(subparsers) -> None:
@@ -119,10 +121,12 @@ def run(args) -> int:
         print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "
               f"with (--occupancy-model to change)", file=sys.stderr)
     commands = CheckCommands(tuple(args.paths), args.baseline, tuple(baseline.gate), tuple(options.targets or ()))
-    # The failures' machine code, where text shows them (the verdict, Markdown).
+    # The failures' machine code (only on a failing check), read once for every output that shows it:
+    # the verdict on the terminal and Markdown (the first --limit failures), the documents that list
+    # every failure (json, junit, sarif, html: all of them; tsv has no place for it).
     code = None
-    if fmt in ("table", "markdown", "github") or args.output not in (None, "-"):
-        code = failing_code(result, args.paths, options, args.limit)
+    if fmt != "tsv" or args.output not in (None, "-") or args.junit:
+        code = failing_code(result, args.paths, options, 0 if fmt in LISTS_EVERY_FAILURE or args.junit else args.limit)
     if fmt in ("json", "sarif"):
         source_locations(result, args, options)
     model = CheckModel(result, commands, baseline_bytes, args.suite or junit.suite_name_for(args.baseline), code)

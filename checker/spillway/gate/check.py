@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Callable, Final, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Final, Iterable, Mapping, Optional
 
 from spillway import __version__
 from spillway.errors import UsageError
@@ -27,6 +27,7 @@ from spillway.resources.targets import target_selected
 
 if TYPE_CHECKING:  # pragma: no cover
     from spillway.gate.baseline import Baseline
+    from spillway.gate.failure_code import FailureCode
 
 CHECK_SCHEMA: Final = "spillway.check/3"     # version 2 with removed_targets and fewer_kernels; removals fail
 
@@ -190,15 +191,21 @@ class CheckResult:
                 "added": len(self.new_kernels), "removed": len(self.vanished),
                 "removed_targets": len(self.removed_targets)}
 
-    def _failure_json(self, f: Finding) -> dict:
-        found = {"target": f.target, "key": f.key, "name": f.name, "metric": f.metric, "allowed": f.allowed,
-                 "actual": f.actual, "new_kernel": f.new_kernel, "dynamic_stack": f.dynamic_stack}
+    def _failure_json(self, f: Finding, code: Optional[Mapping[tuple[str, str], "FailureCode"]]) -> dict:
+        found: dict[str, object] = {"target": f.target, "key": f.key, "name": f.name, "metric": f.metric,
+                                    "allowed": f.allowed, "actual": f.actual, "new_kernel": f.new_kernel,
+                                    "dynamic_stack": f.dynamic_stack}
         source = self.sources.get((f.target, f.key))
         if source is not None:
             found["source"] = source.as_dict()
+        figures = code.get((f.target, f.key)) if code else None
+        if figures is not None:
+            found["code"] = figures.as_dict()
         return found
 
-    def to_json(self) -> dict:
+    def to_json(self, code: Optional[Mapping[tuple[str, str], "FailureCode"]] = None) -> dict:
+        """The spillway.check/3 document; ``code``: the failing kernels' machine code by
+        (target, key) (gate.failure_code), each failure's ``code`` member."""
         return {
             "schema": CHECK_SCHEMA,
             "spillway_version": __version__,
@@ -208,7 +215,7 @@ class CheckResult:
             "passed": self.passed,
             "summary": self.counts(),
             "sentence": self.summary(),
-            "failures": [self._failure_json(f) for f in self.failures],
+            "failures": [self._failure_json(f, code) for f in self.failures],
             "added": [{"target": t, "key": k, "name": n} for t, k, n in self.new_kernels],
             "removed": [{"target": t, "key": k, "name": n} for t, k, n in self.vanished],
             "removed_targets": [{"target": t.target, "kernels_written_from": t.kernels, "declared": t.declared,

@@ -1,7 +1,7 @@
 """The published JSON schema of ``spillway check --json`` (spillway.check/3:
-version 2 with ``removed_targets`` and ``fewer_kernels``, and the kernels and
-targets no longer built failing the check; docs/schemas/check-2.json stays
-published)."""
+version 2 with ``removed_targets`` and ``fewer_kernels``, the kernels and
+targets no longer built failing the check, and each failure's optional
+``source`` and ``code``; docs/schemas/check-2.json stays published)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,21 @@ def json_schema() -> dict:
                                            "of the same basic block")
         chosen_by: Literal["the line with the most scratch traffic", "the kernel's first instruction"]
 
+    class CodeModel(BaseModel):
+        """gate.failure_code: the failing kernel's machine code, each figure at its worst instance."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        scratch_load_bytes: int = Field(description="Bytes per lane the scratch loads name")
+        scratch_store_bytes: int = Field(description="Bytes per lane the scratch stores name")
+        scratch_accesses: int = Field(description="Scratch loads + stores")
+        scratch_in_loops: int = Field(description="Of them, inside loops")
+        agpr_copies: int = Field(description="v_accvgpr_write + v_accvgpr_read")
+        calls: int = Field(description="Calls (the callees' code is not in the figures)")
+        status: str = Field(description="\"complete\", or the first instance's decoding status that is not (the "
+                                        "figures cover the code read before it)")
+        instances: int = Field(description="Instances of the kernel (code objects) read; each figure is the worst")
+
     class CheckFailure(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
@@ -48,6 +63,8 @@ def json_schema() -> dict:
         source: Optional[SourceModel] = Field(None, description="Where the kernel is in the repository, when its "
                                                                 "binary has a DWARF line table (json and sarif "
                                                                 "formats; absent otherwise)")
+        code: Optional[CodeModel] = Field(None, description="The kernel's machine code, read again from the binaries "
+                                                            "of a failing check (absent for report JSON inputs)")
 
 
     class KernelRef(BaseModel):

@@ -2,8 +2,9 @@
 evidence of its instances (isa.evidence's KernelCode, read by
 report.kernel_code) folded into one figure each, at its worst.
 
-Check reads the build's code again only when it fails, and only for the
-failures it shows: a green check costs nothing more."""
+Check reads the build's code again only when it fails, once per command,
+for the failures its outputs show (every failure for the documents that list
+them all: json, junit, sarif, html): a green check costs nothing more."""
 
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ class FailureCode:
                    max(c.agpr_writes + c.agpr_reads for c in codes), max(c.calls for c in codes),
                    stopped[0] if stopped else COMPLETE, len(codes))
 
+    def as_dict(self) -> dict:
+        """The figures by name: a failure's ``code`` member in check --json (spillway.check/3),
+        its SARIF result's ``code`` property, the HTML page's detail."""
+        return {"scratch_load_bytes": self.scratch_load_bytes, "scratch_store_bytes": self.scratch_store_bytes,
+                "scratch_accesses": self.scratch_accesses, "scratch_in_loops": self.scratch_in_loops,
+                "agpr_copies": self.agpr_copies, "calls": self.calls, "status": self.status,
+                "instances": self.instances}
+
     def text(self, prefix: str = "code: ") -> str:
         """``code: scratch 64 B loaded + 64 B stored per lane, 12 of 16 accesses in loops, 0 AGPR
         copies, complete``"""
@@ -52,7 +61,7 @@ def failures_code(found: dict[tuple[str, str], list[KernelCode]]) -> dict[tuple[
 
 
 def failing_code(result, paths: list[str], options, limit: int) -> dict[tuple[str, str], FailureCode] | None:
-    """The machine code of a check's failures the text shows (the first ``limit``; 0: all),
+    """The machine code of a check's failures its outputs show (the first ``limit``; 0: all),
     by (target, key): the binaries among ``paths`` read again for them (report JSON inputs
     have none to decode).  None when the check passed."""
     if not result.failures:

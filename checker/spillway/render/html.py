@@ -15,7 +15,7 @@ import base64
 import gzip
 from functools import lru_cache, singledispatch
 from importlib import resources
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 from spillway import __version__, json_codec
 from spillway.untrusted import visible
@@ -25,6 +25,7 @@ from spillway.render.models import CheckModel, CompareModel, MatrixPairModel, Ma
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a comparison or a check is drawn
     from spillway.gate.compare import Comparison, KernelDiff
+    from spillway.gate.failure_code import FailureCode
     from spillway.gate.kernels import KernelUsage, Resources
     from spillway.matrix.summary import Summary
 
@@ -354,29 +355,37 @@ def compare_page(comparison: Comparison, *, title: str = "spillway compare", ext
 
 # -- check -------------------------------------------------------------------------------
 
-CHECK_FIELDS = ("kind", "name", "target", "metric", "recorded", "now", "message", "failing", "curve")
+# code: a failure's machine code in the table's words (gate.failure_code.FailureCode.text),
+# code_figures: its figures (FailureCode.as_dict) for the detail panel; null where none was read.
+CHECK_FIELDS = ("kind", "name", "target", "metric", "recorded", "now", "message", "failing", "curve", "code",
+                "code_figures")
 
 
-def check_page(result, sources: list[str], accept: str = "", accept_removed: str = "") -> bytes:
+def check_page(result, sources: list[str], accept: str = "", accept_removed: str = "",
+               code: Optional[Mapping[tuple[str, str], FailureCode]] = None) -> bytes:
     """``check --format html``: the verdict, the counts, and the findings over
-    their allowance, the kernels not in the baseline and the kernels and
-    targets no longer built (kernels within their allowance are counted, not
-    listed); ``accept``, ``accept_removed``: the commands that accept them."""
+    their allowance (each with its kernel's machine code, ``code`` by (target,
+    key)), the kernels not in the baseline and the kernels and targets no
+    longer built (kernels within their allowance are counted, not listed);
+    ``accept``, ``accept_removed``: the commands that accept them."""
     curves = Curves(result.occupancy_model)
     names = Names()
     rows: list[list] = []
     for f in result.failures:
+        figures = code.get((f.target, f.key)) if code else None
         rows.append(["over" if not f.new_kernel else "new, over", names(f.name), f.target, f.metric, f.allowed,
-                     f.actual, f.message(), True, curves.key(f.target)])
+                     f.actual, f.message(), True, curves.key(f.target),
+                     None if figures is None else figures.text(prefix=""),
+                     None if figures is None else figures.as_dict()])
     for target, _key, name in result.new_kernels:
         rows.append(["not in baseline", names(name), target, "", None, None, "kernel not in the baseline", False,
-                     curves.key(target)])
+                     curves.key(target), None, None])
     for removed in result.removed_targets:
         rows.append(["target no longer built", names(""), removed.target, "", None, None, removed.line(), True,
-                     curves.key(removed.target)])
+                     curves.key(removed.target), None, None])
     for target, _key, name in result.vanished:
         rows.append(["no longer built", names(name), target, "", None, None, "baseline kernel no longer built", True,
-                     curves.key(target)])
+                     curves.key(target), None, None])
     counts = result.counts()
     flat = {k: v for k, v in counts.items() if not isinstance(v, dict)}
     flat.update({f"over: {metric}": n for metric, n in counts["by_metric"].items()})
@@ -461,7 +470,8 @@ def _(model: ReportModel, view: View) -> bytes:
 def _(model: CheckModel, view: View) -> bytes:
     result, commands = model.result, model.commands
     return check_page(result, list(commands.paths), commands.accept_all(result)[0] if result.failures else "",
-                      commands.removals().every(result)[0] if result.vanished or result.removed_targets else "")
+                      commands.removals().every(result)[0] if result.vanished or result.removed_targets else "",
+                      model.code)
 
 
 @document.register

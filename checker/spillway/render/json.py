@@ -46,7 +46,7 @@ def _(model: CodeModel, view: View):
 
 @document.register
 def _(model: CheckModel, view: View):
-    return dump_json(model.result.to_json())
+    return dump_json(model.result.to_json(model.code))
 
 
 @document.register(CompareModel)

@@ -16,7 +16,7 @@ spillway's, so a later run may replace it.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 
 from spillway import atomic
 from spillway.errors import UsageError
@@ -24,6 +24,9 @@ from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.metrics import METRICS
 from spillway.render.models import CheckModel
 from spillway.untrusted import visible
+
+if TYPE_CHECKING:
+    from spillway.gate.failure_code import FailureCode
 
 MARKER = b"<!-- spillway junit: written by spillway; safe to overwrite with spillway -->\n"
 _HEAD = b'<?xml version="1.0" encoding="utf-8"?>\n' + MARKER
@@ -168,10 +171,13 @@ def suite_name_for(baseline_path: str) -> str:
 
 def document_chunks(result: CheckResult, suite: Optional[str] = None,
                     accept: Optional[Callable[[Finding], str]] = None,
-                    removals: Optional[RemovalCommands] = None) -> Iterator[bytes]:
+                    removals: Optional[RemovalCommands] = None,
+                    code: Optional[Mapping[tuple[str, str], FailureCode]] = None) -> Iterator[bytes]:
     """The check's JUnit document, piece by piece.  ``accept(finding)``: the
     command that accepts a failure, appended to its message (``removals``: those
-    that accept a kernel or target no longer built)."""
+    that accept a kernel or target no longer built).  ``code``: the failing
+    kernels' machine code by (target, key) (gate.failure_code), a line of each
+    failure's text (the line the table shows; the message stays the finding's)."""
     suite = suite or suite_name_for(result.baseline_path)
     gone = len(result.vanished) + len(result.removed_targets)
     failures = len(result.failures) + gone
@@ -191,6 +197,9 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
                 message += f"; accept with: {accept(finding)}"
             text = (f"kernel: {_data(finding.name)}\nkey: {_data(finding.key)}\ntarget: {_data(finding.target)}\n"
                     f"{_text(METRICS[finding.metric].description)}\n{_data(message)}\n")
+            figures = code.get((finding.target, finding.key)) if code else None
+            if figures is not None:
+                text += f"{_data(figures.text())}\n"
             yield _case(classname, name, _tag("failure", {"type": finding.metric, "message": message}, ">")
                         + text + "</failure>")
         for target in result.removed_targets:
@@ -212,8 +221,9 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
 
 
 def document(result: CheckResult, suite: Optional[str] = None,
-             accept: Optional[Callable[[Finding], str]] = None, removals: Optional[RemovalCommands] = None) -> bytes:
-    return b"".join(document_chunks(result, suite, accept, removals))
+             accept: Optional[Callable[[Finding], str]] = None, removals: Optional[RemovalCommands] = None,
+             code: Optional[Mapping[tuple[str, str], FailureCode]] = None) -> bytes:
+    return b"".join(document_chunks(result, suite, accept, removals, code))
 
 
 def unchecked_document(suite: str, verdict: str, reason: str) -> bytes:
@@ -239,4 +249,4 @@ def write_bytes(path: str, data: bytes | Iterator[bytes]) -> None:
 
 def document_of(model: CheckModel) -> Iterator[bytes]:
     """A check's JUnit document (render.emit: --format junit, and check --junit FILE)."""
-    return document_chunks(model.result, model.suite, model.commands.accept, model.commands.removals())
+    return document_chunks(model.result, model.suite, model.commands.accept, model.commands.removals(), model.code)

@@ -23,7 +23,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from spillway import __version__, json_codec
 from spillway.errors import UsageError
@@ -33,6 +33,9 @@ from spillway.gate.metrics import METRICS
 from spillway.render.models import CheckModel, CompareModel
 from spillway.resources.names import table_name
 from spillway.untrusted import visible      # message texts are for people: a name as one line
+
+if TYPE_CHECKING:
+    from spillway.gate.failure_code import FailureCode
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -154,24 +157,29 @@ def _rule_index(rules: list[dict]) -> dict[str, int]:
 
 
 def check_run(result: CheckResult, baseline: bytes, category: str,
-              accept: Callable[[Finding], str], removals: Optional[RemovalCommands] = None) -> dict:
+              accept: Callable[[Finding], str], removals: Optional[RemovalCommands] = None,
+              code: Optional[Mapping[tuple[str, str], FailureCode]] = None) -> dict:
     """One run: a result per failing kernel and metric of a check, and per kernel and
     target no longer built.  ``baseline``: the baseline file's bytes (for the kernels'
-    lines); ``accept``: the command that accepts a finding (``removals``: a removal)."""
+    lines); ``accept``: the command that accepts a finding (``removals``: a removal);
+    ``code``: the failing kernels' machine code by (target, key)."""
     return findings_run(result.failures, result.baseline_path, baseline, category, accept,
                         {"baseline": repository_path(result.baseline_path), "gate": list(result.gate),
                          "kernels": result.kernels, "summary": result.summary()},
-                        result.vanished, result.removed_targets, removals, result.sources)
+                        result.vanished, result.removed_targets, removals, result.sources, code)
 
 
 def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: bytes, category: str,
                  accept: Callable[[Finding], str], properties: dict,
                  vanished: Sequence[tuple[str, str, str]] = (), removed_targets: Sequence[RemovedTarget] = (),
-                 removals: Optional[RemovalCommands] = None, sources: Optional[dict] = None) -> dict:
+                 removals: Optional[RemovalCommands] = None, sources: Optional[dict] = None,
+                 code: Optional[Mapping[tuple[str, str], FailureCode]] = None) -> dict:
     """One run over failing findings (a check's, or a matrix cell's check document's) and
     the kernels (target, key, name) and targets no longer built.  ``sources``: (target, key)
     -> gate.source_location.SourceLocation: a finding of such a kernel points at its source
-    line (the baseline's line becomes a related location)."""
+    line (the baseline's line becomes a related location).  ``code``: (target, key) ->
+    gate.failure_code.FailureCode: its sentence in the message, its figures in the
+    result's ``code`` property."""
     rules = _check_rules()
     if vanished or removed_targets:
         rules += [{"id": rule, "name": name, "shortDescription": {"text": text}, "fullDescription": {"text": text},
@@ -187,16 +195,23 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
             "locations": [_source_location(source)],
             "relatedLocations": [dict(_location(Location(baseline_path, line)), id=0,
                                       message={"text": "the kernel's allowance in the baseline"})]}
+        figures = code.get((finding.target, finding.key)) if code else None
+        result_properties: dict[str, object] = {"target": finding.target, "key": finding.key,
+                                                "kernel": finding.name, "metric": finding.metric,
+                                                "allowed": finding.allowed, "actual": finding.actual,
+                                                "new_kernel": finding.new_kernel,
+                                                "dynamic_stack": finding.dynamic_stack}
+        if figures is not None:
+            result_properties["code"] = figures.as_dict()
         results.append({
             "ruleId": finding.metric, "ruleIndex": index[finding.metric], "level": "error",
             "message": {"text": f"{finding.line()}. "
-                                f"Intended? accept with: {accept(finding)}"},
+                                + (f"{figures.text(prefix='Machine code: ')}. " if figures is not None else "")
+                                + f"Intended? accept with: {accept(finding)}"},
             **where,
             "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(finding.target, finding.key,
                                                                             finding.metric)},
-            "properties": {"target": finding.target, "key": finding.key, "kernel": finding.name,
-                           "metric": finding.metric, "allowed": finding.allowed, "actual": finding.actual,
-                           "new_kernel": finding.new_kernel, "dynamic_stack": finding.dynamic_stack},
+            "properties": result_properties,
         })
     for target in removed_targets:
         command = f" Removed on purpose? accept with: {removals.target(target)}" if removals else ""
@@ -314,7 +329,7 @@ def document_of(model) -> bytes:
     if isinstance(model, CheckModel):
         category = category_for("check", Path(model.result.baseline_path).stem)
         return document([check_run(model.result, model.baseline, category, model.commands.accept,
-                                   model.commands.removals())])
+                                   model.commands.removals(), model.code)])
     if isinstance(model, CompareModel):
         return document([compare_log_run(model)])
     raise TypeError(f"no SARIF for {type(model).__name__}")

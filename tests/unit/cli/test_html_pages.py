@@ -19,6 +19,7 @@ import pytest
 
 from spillway.cli import main
 from spillway.cli.output import is_spillway_file
+from spillway.gate.failure_code import FailureCode
 from spillway.render.html import encoded_data, page as write_page, read_page_data
 from support.browser import chromium, open_page, shown_count, visible_rows
 from support.cli_fixtures import kernel, report
@@ -192,7 +193,21 @@ def test_check_page(builds, browser, tmp_path, written_from):  # noqa: F811
     assert shown_count(browser) == len(document["failures"]) + len(document["added"]) + len(document["removed"]) \
         + len(document["removed_targets"])
     assert text_of(browser, "sentence").endswith(document["sentence"])
-    if shown_count(browser):
+    # Each failure shows its kernel's machine code, as the JSON document gives it, in the table's words.
+    expected = {FailureCode(**f["code"]).text(prefix="") for f in document["failures"]}
+    assert expected                                 # (both builds fail the other's baseline)
+    at = column(browser, "machine")
+    over = [row for row in visible_rows(browser) if row[0] in ("over", "new, over")]
+    assert len(over) == min(len(document["failures"]), len(visible_rows(browser)))
+    assert {row[at] for row in over} <= expected and all(row[at] for row in over)
+    if over:
+        sort_by(browser, "finding")                 # (the failures first, whatever the default order)
+        rows = visible_rows(browser)
+        first = next(i for i, row in enumerate(rows) if row[0] in ("over", "new, over"))
+        click_row(browser, first)
+        block = browser.find_element("css selector", "#detail .isa")
+        assert "machine code, worst instance" in block.text and "scratch_in_loops" in block.text
+    elif shown_count(browser):
         click_row(browser)
 
 

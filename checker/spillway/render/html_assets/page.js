@@ -564,14 +564,17 @@
       {label: 'metric', value: function (r) { return r[F.metric]; }},
       {label: 'recorded', num: true, value: function (r) { return r[F.recorded]; }},
       {label: 'now', num: true, value: function (r) { return r[F.now]; }},
-      {label: 'detail', value: function (r) { return r[F.message]; }}];
+      {label: 'detail', value: function (r) { return r[F.message]; }},
+      {label: 'machine code', value: function (r) { return r[F.code]; }}];
     var t = new Table({rows: D.rows, columns: function () { return cols; }, name: function (r) { return r[F.name]; },
       target: function (r) { return r[F.target]; }, noun: 'findings',
       open: function (r) {
+        // (the machine code's figures in a block of their own, read at the kernel's worst instance)
         openDetail(r[F.name], [h('table', {'class': 'small', id: 'detail-figures'}, h('tbody', null,
-          D.figures.filter(function (f) { return f !== 'curve' && f !== 'next'; }).map(function (f) {
-            return h('tr', null, h('th', {text: f}), h('td', {text: fmt(r[F[f]])}));
-          }))), h('h2', {text: 'Occupancy'}), curvesFor(D.curves[r[F.curve]], [], null)]);
+          D.figures.filter(function (f) { return f !== 'curve' && f !== 'next' && f !== 'code_figures'; })
+            .map(function (f) { return h('tr', null, h('th', {text: f}), h('td', {text: fmt(r[F[f]])})); }))),
+          isaBlock(r[F.code_figures], 'machine code, worst instance'),
+          h('h2', {text: 'Occupancy'}), curvesFor(D.curves[r[F.curve]], [], null)]);
       }});
     add(app, t.node);
     t.draw();
