@@ -29,7 +29,6 @@ the array passes nothing to win.
 from __future__ import annotations
 
 import struct
-import zlib
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -300,39 +299,20 @@ def _inflated(name: str, data: bytes, offset: int) -> bytes:
         raise InputError(f"{name}: compressed section declares {size} bytes from {len(data)} (the limit is "
                          f"{_INFLATED_MAX} bytes, {_INFLATED_RATIO_MAX} times the compressed size)",
                          container=CONTAINER, offset=offset)
-    stream = bytes(data[24:])
-    try:
-        if kind == _ELFCOMPRESS_ZLIB:
-            inflater = zlib.decompressobj()
-            out = inflater.decompress(stream, size + 1)       # one byte more than declared shows a lie
-        elif kind == _ELFCOMPRESS_ZSTD:
-            import io
+    # The bounded inflaters every other compressed format uses (offload binaries, kpack): never more
+    # than the declared size plus one byte is produced.
+    from spillway.formats import bundles
 
-            import zstandard
-
-            reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(stream))
-            pieces, have = [], 0
-            while have <= size:
-                piece = reader.read(size + 1 - have)
-                if not piece:
-                    break
-                pieces.append(piece)
-                have += len(piece)
-            out = b"".join(pieces)
-        else:
-            raise InputError(f"{name}: compression type {kind} not supported (zlib and zstd are)",
-                             container=CONTAINER, offset=offset)
-    except (zlib.error, ValueError) as exc:
-        raise InputError(f"{name}: compressed data does not inflate ({exc})", container=CONTAINER,
-                         offset=offset) from None
-    except Exception as exc:      # zstandard.ZstdError (zstandard imported only for such sections)
-        if type(exc).__name__ != "ZstdError":
-            raise
-        raise InputError(f"{name}: compressed data does not inflate ({exc})", container=CONTAINER,
-                         offset=offset) from None
+    stream = memoryview(data)[24:]
+    if kind == _ELFCOMPRESS_ZLIB:
+        out, _ = bundles._inflate_zlib(stream, size, f"{name} (zlib)")
+    elif kind == _ELFCOMPRESS_ZSTD:
+        out, _ = bundles._inflate_zstd(stream, size, f"{name} (zstd)", need_end=False)
+    else:
+        raise InputError(f"{name}: compression type {kind} not supported (zlib and zstd are)",
+                         container=CONTAINER, offset=offset)
     if len(out) != size:
-        raise InputError(f"{name}: compressed section inflates to {'more than ' if len(out) > size else ''}"
-                         f"{min(len(out), size)} bytes, its header says {size}",
+        raise InputError(f"{name}: compressed section inflates to {len(out)} bytes, its header says {size}",
                          container=CONTAINER, offset=offset)
     return out
 
