@@ -103,13 +103,13 @@ def run(args) -> int:
 def own_lines(payload, section, found, target: str, listing):
     """The kernel's source lines from its own code object's line table (a
     malformed table: said in the status, the listing stands)."""
-    from spillway.isa.source_lines import (branches_of, decoded_kernel, kernel_lines, object_lines,
+    from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, branches_of, decoded_kernel, kernel_lines, object_lines,
                                            without_lines)
 
     try:
         lines = object_lines(payload, [(found.section, found.start, found.start + found.size)])
     except InputError as exc:
-        return without_lines(listing.code.code_sha256, f"line table not read: {exc.message}")
+        return without_lines(listing.code.code_sha256, f"{LINE_TABLE_NOT_READ}: {exc.message}")
     branches = branches_of(decoded_kernel(section, found.start, found.size, target))
     return kernel_lines(listing, branches, lines, found.section, found.start)
 

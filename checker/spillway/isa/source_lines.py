@@ -37,6 +37,7 @@ from spillway.isa.listing import (ACCUMULATOR_ROLE, AGPR_READ_KIND, AGPR_WRITE_K
 # KernelLines.status
 PLACED = "placed"                                   # lines read for the kernel
 NO_LINE_TABLE = "no line table"                     # the code object has no .debug_line
+LINE_TABLE_NOT_READ = "line table not read"         # a malformed table: then ": " and why
 NO_ROWS = "no line-table row covers the kernel"
 CODE_DIFFERS = "code differs from the debug twin"   # the twin's code of the kernel has another SHA-256
 NOT_IN_TWIN = "no such kernel in the debug twin"

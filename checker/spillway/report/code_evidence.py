@@ -24,8 +24,8 @@ from spillway.formats.metadata import KernelMetadata
 from spillway.formats.dwarf_lines import has_line_table
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
 from spillway.isa.listing import kernel_listing
-from spillway.isa.source_lines import (NO_ROWS, PLACED, branches_of, decoded_kernel, kernel_lines, line_object,
-                                       loop_lines, object_lines)
+from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, NO_ROWS, PLACED, branches_of, decoded_kernel,
+                                       kernel_lines, line_object, loop_lines, object_lines)
 from spillway.isa.mix import mix_object
 
 # The object's scalar and list members, in the order a record writes them (the fields of KernelCode);
@@ -107,7 +107,7 @@ def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[Ke
                                        for n in busy])
     except InputError as exc:
         where = f" at {exc.offset:#x}" if exc.offset is not None else ""
-        return [{"status": f"line table not read: {exc.message}{where}", "comp_dir": "", "top": [], "more": 0}
+        return [{"status": f"{LINE_TABLE_NOT_READ}: {exc.message}{where}", "comp_dir": "", "top": [], "more": 0}
                 for _ in ranges]
     if lines is None:
         return [None] * len(ranges)
