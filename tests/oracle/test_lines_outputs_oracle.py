@@ -34,22 +34,11 @@ FIXTURES = sorted(DATA.iterdir())
 _LOCATION = re.compile(r"^    \+0x([0-9a-f]+)\s+.*?  (no line|(\S+?):(\d+)(?::(\d+))?( \(inferred\))?)$")
 
 
-def _objdump(path: Path) -> list[str]:
-    version = 19 if ".clang19." in path.name else 22
-    argv = isa_oracle.llvm_tool("llvm-objdump", version)
-    if argv is None:
-        message = f"llvm-objdump of LLVM {version} is not installed (scripts/install-toolchains.sh)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return argv
-
-
 @functools.lru_cache(maxsize=None)
 def oracle(path: Path) -> dict:
     """Per kernel: its start, {address: (file, line, column, inferred) or
     None} of every instruction, and its per-line traffic (lines_oracle)."""
-    shown = lines_oracle.objdump_lines(_objdump(path), path)
+    shown = lines_oracle.objdump_lines(lines_oracle.objdump_argv(path), path)
     by_address = {found.insn.address: found for found in shown}
     sequences = lines_oracle.sequences(lines_oracle.dwarfdump_rows(path)[0])
     insns = [s.insn for s in shown]

@@ -41,17 +41,6 @@ def _target(path: Path) -> str:
     return next(part for part in path.name.split(".") if part.startswith("gfx"))
 
 
-def _objdump(path: Path) -> list[str]:
-    version = 19 if ".clang19." in path.name else 22
-    argv = isa_oracle.llvm_tool("llvm-objdump", version)
-    if argv is None:
-        message = f"llvm-objdump of LLVM {version} is not installed (scripts/install-toolchains.sh)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return argv
-
-
 def test_the_fixtures_cover_what_the_issue_asks():
     names = [path.name for path in FIXTURES]
     assert {name.split(".")[0] for name in names if name.endswith(".co")} >= {
@@ -91,7 +80,7 @@ def test_the_fixtures_exercise_inference_and_its_limit():
 def _compare(path: Path) -> tuple[int, int, int]:
     """Compare every instruction's line with the oracle's; (instructions
     with a line, of which inferred, instructions without one)."""
-    shown = lines_oracle.objdump_lines(_objdump(path), path)
+    shown = lines_oracle.objdump_lines(lines_oracle.objdump_argv(path), path)
     by_address = {found.insn.address: found for found in shown}
     sequences = lines_oracle.sequences(lines_oracle.dwarfdump_rows(path)[0])
     data = path.read_bytes()
@@ -156,12 +145,11 @@ def test_compressed_debug_sections_read_as_llvm_reads_them(tmp_path, name, kind)
     Debian's ROCm 6.4 libraries ship them, zlib): the rows llvm-dwarfdump prints from the compressed
     file, and the same as from the plain one (relocatable objects: relocations applied after
     inflating)."""
-    objcopy = isa_oracle.llvm_tool("llvm-objcopy", 22)
-    if objcopy is None:
-        if os.environ.get("CI"):
-            pytest.fail("llvm-objcopy-22 is not installed")
-        pytest.skip("llvm-objcopy-22 is not installed")
     import subprocess
+
+    from support.toolchains import require
+
+    objcopy = [require("llvm-objcopy-22")]
 
     plain = DATA / "lines" / "co" / name
     packed = tmp_path / name

@@ -29,12 +29,14 @@ object's line tables, never read by spillway's parser.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
+from support import isa_oracle
 from support.isa_oracle import Function, Insn, branch_target, is_loop_candidate, parse_objdump, scratch_kind
 
 _ROW = re.compile(r"^0x([0-9a-f]{16})\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+\d+\s*(.*)$")
@@ -93,6 +95,21 @@ class Shown:
     insn: Insn
     path: str | None          # the last "; PATH:LINE" objdump printed at or before the instruction
     line: int | None
+
+
+def objdump_argv(path: Path) -> list[str]:
+    """llvm-objdump of the LLVM a line-table fixture was built with (19 for
+    the clang19 ones, else 22); skips locally when absent, fails under CI."""
+    import pytest
+
+    version = 19 if ".clang19." in path.name else 22
+    argv = isa_oracle.llvm_tool("llvm-objdump", version)
+    if argv is None:
+        message = f"llvm-objdump of LLVM {version} is not installed (scripts/install-toolchains.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return argv
 
 
 def objdump_lines(argv: list[str], path: Path) -> list[Shown]:
