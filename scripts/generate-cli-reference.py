@@ -14,7 +14,6 @@ change an option, run this, commit both."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -72,6 +71,8 @@ def _section(parser: argparse.ArgumentParser, level: int) -> list[str]:
         rows.append(f"| {_argument(action, formatter)} | {_one_line(text)} |")
     if rows:
         out += ["| argument | meaning |", "|---|---|", *rows, ""]
+    if parser.epilog:
+        out += [_one_line(parser.epilog), ""]
     subcommands = _subcommands(parser)
     if subcommands:
         out += ["Subcommands: " + ", ".join(f"`{name}`" for name, _ in subcommands) + ".", ""]
@@ -104,7 +105,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/cli.md is stale")
     args = parser.parse_args()
-    os.environ.pop("GITHUB_ACTIONS", None)
     text = render()
     if args.check:
         if PAGE.read_text() != text:

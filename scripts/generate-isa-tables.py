@@ -62,7 +62,7 @@ same marker.
 The LLVM of each family is encodings.FAMILIES's: LLVM 22 (host) for most,
 bookworm's LLVM 19 for gfx940, the sid root's LLVM 24
 (scripts/install-toolchains.sh --root-path) for gfx1154, gfx11.7, gfx12,
-gfx1250 and gfx13.  Run time on the shared 2-core host: README ("The
+gfx1250 and gfx13.  Run time on the shared 2-core host: docs/isa.md ("The
 decoder's opcode tables").
 """
 

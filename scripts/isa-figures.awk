@@ -1,4 +1,4 @@
-# The derived figures of a kernel's `isa` object (README "What the machine code
+# The derived figures of a kernel's `isa` object (docs/isa.md "What the machine code
 # shows"), read from llvm-objdump text, with any POSIX awk (mawk, gawk):
 #
 #   llvm-objdump-22 -d -z --disassemble-symbols=KERNEL --stop-address=END k.co \

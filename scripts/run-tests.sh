@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command of the README: install what the tests need, run ruff and
+# The test command of the README (and .ci/run): install what the tests need, run ruff and
 # mypy (pyproject.toml), then the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's pictures of the HTML pages: the matrix page (kernels x cells)
+"""The pictures of the HTML pages (docs/html.md): the matrix page (kernels x cells)
 and one kernel's detail (figures per cell, its target's occupancy curves),
 from the matrix built in BUILD (default build/, as scripts/main-job.sh makes
 it), drawn by Debian's headless Chromium (tests/support/browser.py) into

@@ -3,7 +3,7 @@
 Kernel names, symbols, target IDs, member names inside wheels, ar archives
 and folders, kpack keys and recorded command lines are written by whoever
 built the binary: in CI, a third party.  Each sink has its own rule, here
-once (README, "Running on untrusted binaries"):
+once (docs/untrusted.md, "Running on untrusted binaries"):
 
 - ``visible``: one line of a log or a terminal.  Every control character
   (C0 with tab, newline and carriage return, DEL, C1), the bidirectional

@@ -1,8 +1,8 @@
-"""README's objdump recipe for the derived isa figures (scripts/isa-figures.awk,
+"""docs/isa.md's objdump recipe for the derived isa figures (scripts/isa-figures.awk,
 any POSIX awk over ``llvm-objdump -d -z --disassemble-symbols=KERNEL
 --stop-address=END``) gives the committed oracle figures
 (tests/data/isa/expected.json) for every kernel of fixtures of each
-generation: the README's commands are checked, not just written."""
+generation: the documented commands are checked, not just written."""
 
 from __future__ import annotations
 

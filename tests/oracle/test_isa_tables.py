@@ -179,7 +179,7 @@ GFX6_GFX7 = ("gfx600", "gfx601", "gfx602", "gfx700", "gfx701", "gfx702", "gfx703
 
 @pytest.mark.parametrize("major", (19, 22, 23, 24))
 def test_no_llvm_disassembles_gfx6_gfx7(major):
-    """Why GFX6/GFX7 have no table (README, "The decoder's opcode tables"):
+    """Why GFX6/GFX7 have no table (docs/isa.md, "The decoder's opcode tables"):
     each LLVM here assembles for gfx600-gfx705 but refuses to disassemble
     for them, so there is nothing to take a table from and no objdump to
     hold one to.  When an LLVM starts to disassemble them, this fails: make

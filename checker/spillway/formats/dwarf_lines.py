@@ -20,7 +20,7 @@ section is its DW_LNE_set_address relocation's symbol's.
 
 Hand-written over bytes rather than pyelftools (a dependency, used for
 containers): its line programs run 29x slower and it does not apply AMDGPU
-relocations (benchmarks/bench_lines.py; README "Source lines").  A numpy
+relocations (benchmarks/bench_lines.py; docs/source-lines.md, "Speed").  A numpy
 version (every opcode's length at once, the chain by pointer doubling)
 gave the same rows and ran slower: about one opcode per 1.5 bytes leaves
 the array passes nothing to win.

@@ -88,7 +88,7 @@ class KernelCode:
     scratch_in_loops: int
     calls: int
     status: str
-    # Derived figures (appended; README "What the machine code shows").  Bytes are per lane.
+    # Derived figures (appended; docs/isa.md, "What the machine code shows").  Bytes are per lane.
     scratch_slot_load_bytes: int = 0          # scratch loads with no VGPR address: fixed frame slots
     scratch_slot_store_bytes: int = 0
     scratch_addressed_load_bytes: int = 0     # scratch loads through a VGPR address: run-time indexed

@@ -13,7 +13,7 @@ the kernel's start, at each branch's target inside the kernel and after each
 branch (``s_branch``/``s_cbranch_*``, the evidence's rule; SOPP, 4 bytes).
 
 A debug twin: the same kernels built again with ``-gline-tables-only``
-(which leaves the code byte-identical: README "Source lines").  Its lines
+(which leaves the code byte-identical: docs/source-lines.md).  Its lines
 are used for a kernel only when the twin's code of that kernel has the same
 SHA-256; otherwise ``KernelLines.status`` says the code differs and no line
 is given.

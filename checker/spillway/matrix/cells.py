@@ -33,7 +33,7 @@ _KNOWN_FROM = {"gfx942": 17, "gfx1150": 17, "gfx1151": 17, "gfx1200": 18, "gfx12
 # clang's options that set the debug information level: the last one given wins
 # (-gdwarf-N sets the DWARF version and, as the last, full debug information).
 _DEBUG_LEVEL = re.compile(r"^-g(|[0-3]|line-tables-only|line-directives-only|dwarf|dwarf-[2-5]|gdb[0-3]?|full)$")
-# What a debug twin adds to the cell's flags: line tables only (README "Source lines": the code
+# What a debug twin adds to the cell's flags: line tables only (docs/source-lines.md: the code
 # stays byte-identical, full -g changes it).
 TWIN_FLAGS = ("-gline-tables-only",)
 # The system a cell without `system = ...` belongs to, and the one a cells file without

@@ -46,7 +46,7 @@ RUNNER: Final = "ubuntu-latest"
 # `unshare --mount` + chroot all need CAP_SYS_ADMIN: a privileged container.
 ROOT_CONTAINER_OPTIONS: Final = "--privileged"
 
-# Every field of an include entry, in order, with what it means (README, `matrix list --help`).
+# Every field of an include entry, in order, with what it means (docs/ci.md, `matrix list --help`).
 JOB_FIELDS: Final = {
     "cell": "the cell's name (a [cells.NAME] table of the cells file)",
     "toolchain": "the toolchain, for the job's name (e.g. 'clang 22', 'ROCm 7.2.4, hipcc 22')",
