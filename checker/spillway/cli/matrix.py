@@ -86,7 +86,8 @@ def register(subparsers) -> None:
     listing = commands.add_parser(
         "list", help="cells, and whether each toolchain is available here",
         epilog="--format github-matrix: GitHub Actions' strategy.matrix, one line of JSON "
-               "{\"include\": [{...}, ...]} with one entry per cell (docs/ci.md, \"The job matrix\", lists its fields).")
+               "{\"include\": [{...}, ...]} with one entry per cell (docs/ci.md, \"The job matrix\", "
+               "lists its fields).")
     common(listing, jobs=False)
     add_output_options(listing, ("table", "json", "github-matrix"))
     listing.set_defaults(run=_heavy(run_list))
