@@ -43,7 +43,7 @@ class OccupancyNext(BaseModel):
 
 
 class InstructionMix(BaseModel):
-    """Instructions per class (spillway.isa.mix; README "Instruction mix"): the first class whose rule
+    """Instructions per class (spillway.isa.mix; docs/isa.md, "Instruction mix"): the first class whose rule
     matches the mnemonic; they add up to ``instructions``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -110,7 +110,7 @@ class SourceLines(BaseModel):
 class KernelIsa(BaseModel):
     """What the kernel's machine code shows (report --isa), read from its STT_FUNC symbol's bytes by
     spillway's own decoder; each count is what a reader of ``llvm-objdump -d -z`` output gets by the
-    same rule (README: "What the machine code shows")."""
+    same rule (docs/isa.md: "What the machine code shows")."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -136,7 +136,7 @@ class KernelIsa(BaseModel):
     calls: int = Field(description="s_swappc_b64/s_call_b64; the callees' own code is not in these counts")
     status: str = Field(description="complete, or what stopped the decoder and where (+offset from the kernel's "
                                     "start); the counts cover what was decoded")
-    # derived figures (README "What the machine code shows")
+    # derived figures (docs/isa.md, "What the machine code shows")
     scratch_slot_load_bytes: int = Field(description="Bytes per lane of scratch loads with no VGPR address "
                                                      "(vaddr off: a fixed frame slot, e.g. a spill reload)")
     scratch_slot_store_bytes: int = Field(description="Bytes per lane of scratch stores with no VGPR address")
