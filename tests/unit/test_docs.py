@@ -177,3 +177,83 @@ def test_readme_is_short():
     lines = README.read_text().count("\n")
     assert lines <= README_MAX_LINES, \
         f"README.md has {lines} lines (at most {README_MAX_LINES}): move the detail to a page of docs/"
+
+
+# --- the README's examples are real output ------------------------------------------------------
+
+# Their output depends on the machine: which toolchains are installed, where spillway is.
+_MACHINE_DEPENDENT = ("spillway matrix list", "spillway cmake-dir")
+_EXAMPLE_COLUMNS = "100"
+
+
+def readme_examples() -> list[tuple[str, list[str]]]:
+    """Each ``$ spillway ...`` block of the README: the command and the output shown ("..." marks
+    lines left out)."""
+    examples = []
+    for block in re.findall(r"^```\n(\$ spillway .*?)^```$", README.read_text(), re.MULTILINE | re.DOTALL):
+        command, *shown = block.rstrip("\n").split("\n")
+        examples.append((command[2:], shown))
+    return examples
+
+
+def _shown_in(shown: list[str], printed: list[str]) -> bool:
+    """The shown lines are the printed ones, each run between "..." in order (a run that opens the
+    block is the output's start, one that closes it its end)."""
+    runs: list[list[str]] = [[]]
+    for line in shown:
+        if line == "...":
+            runs.append([])
+        else:
+            runs[-1].append(line)
+    position = 0
+    for index, run in enumerate(runs):
+        anchored_start = index == 0
+        anchored_end = index == len(runs) - 1
+        found = None
+        for start in ([0] if anchored_start else range(position, len(printed) - len(run) + 1)):
+            if printed[start:start + len(run)] == run and (not anchored_end or start + len(run) == len(printed)):
+                found = start
+                break
+        if found is None:
+            return False
+        position = found + len(run)
+    return True
+
+
+def test_readme_examples_show_what_the_commands_print(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    examples = readme_examples()
+    assert {command.split()[1] for command, _ in examples} >= {"report", "code", "baseline", "check", "compare",
+                                                               "matrix", "schema", "cmake-dir"}
+    # The examples name tests/data/isa/co/... and write build/...: run them in a folder of their own.
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    (tmp_path / "tests" / "data" / "isa").symlink_to(REPO / "tests" / "data" / "isa")
+    (tmp_path / "build").mkdir()
+    for folder in ("matrix", "checks"):                  # the matrix's cells file and baselines
+        (tmp_path / folder).symlink_to(REPO / folder)
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")}
+    environment.update(COLUMNS=_EXAMPLE_COLUMNS, PYTHONPATH=os.pathsep.join(
+        [str(REPO / "checker"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    for command, shown in examples:             # in order: the check reads the baseline written before it
+        words = shlex.split(command)
+        run = subprocess.run([sys.executable, "-m", "spillway", *words[1:]], cwd=tmp_path, env=environment,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        printed = [line.rstrip() for line in run.stdout.rstrip("\n").split("\n")]
+        if command.startswith(_MACHINE_DEPENDENT):
+            assert run.returncode == 0 and printed[0].split("/")[-1] == shown[0].split("/")[-1], (command, run.stdout)
+            continue
+        assert _shown_in(shown, printed), f"README.md's example `{command}` is not what it prints now:\n" + \
+            "\n".join(printed)
+
+
+def test_example_matching_sees_a_changed_line():
+    printed = ["a", "b", "c", "d"]
+    assert _shown_in(["a", "b", "c", "d"], printed)
+    assert _shown_in(["a", "..."], printed) and _shown_in(["...", "c", "d"], printed)
+    assert _shown_in(["a", "...", "c", "d"], printed)
+    assert not _shown_in(["a", "b"], printed)                 # the rest is not marked as left out
+    assert not _shown_in(["a", "x", "..."], printed)
+    assert not _shown_in(["...", "b", "c"], printed)          # not the end
