@@ -30,7 +30,7 @@ Per function (field: rule)
                    range (a VOPD pair is one; ``s_nop``/``s_clause`` count;
                    undecoded words count one each)
   code_bytes       st_size
-  code_sha256      SHA-256 of the range's raw bytes
+  code_sha256      SHA-256 of the range's raw bytes; "" when it holds none (no code read, no identity)
   words            the instruction lengths in 4-byte words, one digit per
                    instruction, in address order ("1212..."): the boundaries
   status           "complete"; or "undecoded word at +0xOFF" (objdump printed
@@ -611,7 +611,8 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
     """The figures of one function from objdump's instructions (all of the
     section, in address order) and the function starts (address -> name)."""
     start, end = function.start, function.start + function.size
-    found = Evidence(function.name, function.kind, start, function.size, hashlib.sha256(function.code).hexdigest())
+    found = Evidence(function.name, function.kind, start, function.size,
+                     hashlib.sha256(function.code).hexdigest() if function.code else "")
     if function.size == 0:
         found.status = "size 0"
         return found

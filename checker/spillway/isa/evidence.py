@@ -5,7 +5,9 @@ output counting mnemonics by the rules below gets the same figures.
 
 - range: the kernel's STT_FUNC symbol, ``[start, start + size)`` of the code given;
   ``instructions``: every instruction in it (a VOPD pair is one); ``code_bytes``:
-  the size; ``code_sha256``: SHA-256 of those bytes.
+  the size; ``code_sha256``: SHA-256 of those bytes, ``""`` when the range holds
+  none (size 0, a symbol outside the code: the code was not read and has no
+  identity - never the hash of nothing; ``status`` says why).
 - ``scratch_loads``/``scratch_stores``: mnemonics beginning ``scratch_load``/
   ``scratch_store``, and MUBUF ``buffer_load*``/``buffer_store*`` whose resource
   (srsrc) is the private segment buffer: ``s[0:3]`` when the kernel descriptor
@@ -412,8 +414,14 @@ def evidence(code: bytes | memoryview, start: int, size: int, target: str,
 
 
 def _empty(raw: bytes | memoryview, status: str) -> KernelCode:
-    return KernelCode(0, len(raw), hashlib.sha256(raw).hexdigest(), 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0,
+    return KernelCode(0, len(raw), code_identity(raw), 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0,
                       status)   # the derived figures: their defaults, 0
+
+
+def code_identity(raw: bytes | memoryview) -> str:
+    """KernelCode.code_sha256 of a kernel's code bytes: their SHA-256, or ""
+    when there are none (code not read: no identity to compare)."""
+    return hashlib.sha256(raw).hexdigest() if len(raw) else ""
 
 
 def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
@@ -565,7 +573,7 @@ def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] |
                 in_innermost += 1
     problems.sort()
     return KernelCode(
-        instructions=instructions, code_bytes=size, code_sha256=hashlib.sha256(raw).hexdigest(),
+        instructions=instructions, code_bytes=size, code_sha256=code_identity(raw),
         scratch_loads=loads, scratch_stores=stores, scratch_load_bytes=load_bytes, scratch_store_bytes=store_bytes,
         scratch_without_width=tuple(sorted(no_width.items())),
         flat_ops=counts[FLAT], agpr_writes=counts[AGPR_WRITE], agpr_reads=counts[AGPR_READ],
