@@ -257,7 +257,7 @@ def code_layout(image: ElfImage) -> dict[int, int]:
     layout: dict[int, int] = {}
     at = 0
     for number, (_name, sh_type, flags, _addr, _offset, size, _link, _entsize) in enumerate(image.sections):
-        if sh_type == SHT_PROGBITS and flags & SHF_ALLOC and flags & SHF_EXECINSTR:
+        if sh_type == SHT_PROGBITS and flags & SHF_ALLOC and flags & SHF_EXECINSTR and size:   # (an empty .text)
             at = -(-at // _CODE_ALIGN) * _CODE_ALIGN
             layout[number] = at
             at += size
