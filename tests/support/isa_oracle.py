@@ -30,7 +30,7 @@ Per function (field: rule)
                    range (a VOPD pair is one; ``s_nop``/``s_clause`` count;
                    undecoded words count one each)
   code_bytes       st_size
-  code_sha256      SHA-256 of the range's raw bytes
+  code_sha256      SHA-256 of the range's raw bytes; "" when it holds none (no code read, no identity)
   words            the instruction lengths in 4-byte words, one digit per
                    instruction, in address order ("1212..."): the boundaries
   status           "complete"; or "undecoded word at +0xOFF" (objdump printed
@@ -136,10 +136,13 @@ The private segment buffer (PSB) of a kernel
     s_addc_u32 sD, sS, X with S holding dword 1: D holds dword 1
     any other write of an SGPR drops what it held.  Written SGPRs: the first
     operand of ``s_*`` instructions other than compares, stores, branches,
-    waits and messages (the list below), of ``v_readlane*``,
-    ``v_readfirstlane*``, ``v_cmp*``, ``v_cmpx*`` (e64) when it is an SGPR, and
+    waits and messages (the list below; scalar atomics only with ``glc``), of
+    ``v_readlane*``, ``v_readfirstlane*``, ``v_cmp*``, and ``v_cmpx*`` printed
+    with three operands (GFX8/9; from GFX10 on v_cmpx writes EXEC only and
+    objdump prints its two sources, no destination), when it is an SGPR, and
     the second operand of carry-writing VALU ops (``_co_``, ``addc``,
-    ``subb``, ``div_scale``, ``mad_u64``, ``mad_i64``) when it is an SGPR.
+    ``subb``, ``div_scale``, ``mad_u64``, ``mad_i64``; GFX8's
+    ``v_add/sub/subrev_u32_e64`` with four operands) when it is an SGPR.
   A quad s[4k:4k+3] whose four registers hold dwords 0, 1, 2, 3 is a PSB.
 
 Compiler comments
@@ -207,8 +210,13 @@ NO_SGPR_DEST_PREFIXES = ("s_cmp", "s_bitcmp", "s_store", "s_buffer_store", "s_sc
                          "s_setprio", "s_ttracedata", "s_incperflevel", "s_decperflevel", "s_clause", "s_delay_alu",
                          "s_setkill", "s_sethalt", "s_code_end", "s_inst_prefetch", "s_round_mode", "s_denorm_mode",
                          "s_prefetch", "s_singleuse_vdst", "s_set_vgpr_msb", "s_version", "s_wakeup",
-                         "s_cbranch", "s_movreld")
+                         "s_cbranch", "s_movreld", "s_rfe", "s_add_pc", "s_alloc_vgpr", "s_gl1_inv",
+                         "s_buffer_prefetch")
+SGPR_DEST_ANYWAY = ("s_sendmsg_rtn",)
+SMEM_ATOMICS = ("s_atomic", "s_buffer_atomic")   # return into their first operand only with glc
 CARRY_VALU = ("_co_", "addc", "subb", "div_scale", "mad_u64", "mad_i64")
+# GFX8's carry-writing adds (GFX9 renamed them _co_; its v_add_u32 has no carry): printed with 4 operands.
+GFX8_CARRY_VALU = ("v_add_u32_e64", "v_sub_u32_e64", "v_subrev_u32_e64")
 ENTRY_END = ("s_branch", "s_cbranch_", "s_setpc_b64", "s_set_pc_i64", "s_endpgm")
 
 _HEADER = re.compile(r"^([0-9a-fA-F]+) <(.+)>:\s*$")
@@ -393,12 +401,17 @@ def written_sgprs(insn: Insn) -> list[int]:
     if not ops:
         return []
     if m.startswith("s_"):
-        if m.startswith(NO_SGPR_DEST_PREFIXES):
+        if m.startswith(NO_SGPR_DEST_PREFIXES) and not m.startswith(SGPR_DEST_ANYWAY):
+            return []
+        if m.startswith(SMEM_ATOMICS) and not re.search(r"\bglc\b", insn.operands):
             return []
         return _sgprs(ops[0])
+    if m.startswith("v_cmpx") and len(_split_operands(re.sub(r":\[[^\]]*\]", "", insn.operands))) < 3:
+        return []      # GFX10+: v_cmpx writes EXEC only, objdump prints no destination (two sources)
     if m.startswith(("v_readlane", "v_readfirstlane", "v_cmp")):
         return _sgprs(ops[0])
-    if m.startswith("v_") and any(part in m for part in CARRY_VALU) and len(ops) > 1:
+    if (m.startswith("v_") and (any(part in m for part in CARRY_VALU) or (m in GFX8_CARRY_VALU and len(ops) == 4))
+            and len(ops) > 1):
         return _sgprs(ops[0]) + _sgprs(ops[1])
     return []
 
@@ -598,7 +611,8 @@ def evidence(function: Function, all_insns: list[Insn], starts: dict[int, str]) 
     """The figures of one function from objdump's instructions (all of the
     section, in address order) and the function starts (address -> name)."""
     start, end = function.start, function.start + function.size
-    found = Evidence(function.name, function.kind, start, function.size, hashlib.sha256(function.code).hexdigest())
+    found = Evidence(function.name, function.kind, start, function.size,
+                     hashlib.sha256(function.code).hexdigest() if function.code else "")
     if function.size == 0:
         found.status = "size 0"
         return found

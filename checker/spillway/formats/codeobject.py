@@ -225,8 +225,64 @@ class ElfImage:
         return out
 
 
-SHT_SYMTAB, SHT_NOTE, SHT_NOBITS, SHT_DYNSYM = 2, 7, 8, 11
-PT_NOTE, STT_OBJECT, ET_DYN = 4, 1, 3
+SHT_PROGBITS, SHT_SYMTAB, SHT_NOTE, SHT_NOBITS, SHT_DYNSYM = 1, 2, 7, 8, 11
+PT_NOTE, STT_OBJECT, ET_REL, ET_DYN = 4, 1, 1, 3
+SHF_ALLOC, SHF_EXECINSTR = 0x2, 0x4
+
+# The name the code of a code object goes by (isa.evidence.KernelRange.section, formats.dwarf_lines'
+# Sequence.section): its .text, or a relocatable object's executable sections laid out (code_layout).
+CODE_SECTION = ".text"
+# Where code_layout puts each of a relocatable object's executable sections: at a multiple of this
+# (AMDGPU kernels are 256-byte aligned; a device function's section less).
+_CODE_ALIGN = 256
+
+
+def code_layout(image: ElfImage) -> dict[int, int]:
+    """Where each section holding code starts in the code object's code
+    (the bytes isa.evidence.kernel_ranges() reads kernels from, the offsets
+    formats.dwarf_lines places line rows at): section index -> offset.
+
+    A linked code object (ET_DYN): its ``.text``, at 0.  A relocatable one
+    (ET_REL: a device ``-c`` compile, an ``llc -filetype=obj``) may hold its
+    code in one ``.text`` or in a section per function (``-ffunction-sections``,
+    a template's COMDAT group): every allocated executable section, one after
+    the other in section order, each at a multiple of 256 bytes.  A symbol's
+    value, a relocation's addend and a line table row's address are offsets
+    in their own section there: ``layout[st_shndx] + offset`` in the code."""
+    if image.e_type != ET_REL:
+        for number, section in enumerate(image.sections):
+            if section[0] == CODE_SECTION:
+                return {number: 0}
+        return {}
+    layout: dict[int, int] = {}
+    at = 0
+    for number, (_name, sh_type, flags, _addr, _offset, size, _link, _entsize) in enumerate(image.sections):
+        if sh_type == SHT_PROGBITS and flags & SHF_ALLOC and flags & SHF_EXECINSTR and size:   # (an empty .text)
+            at = -(-at // _CODE_ALIGN) * _CODE_ALIGN
+            layout[number] = at
+            at += size
+    return layout
+
+
+def code_bytes(image: ElfImage, layout: dict[int, int]) -> memoryview:
+    """The code code_layout() lays out: one section at 0 not copied (a linked
+    object's .text, a relocatable object's single .text), several copied into
+    place (zeros between).  Raises InputError on a section running past the
+    end of the ELF."""
+    for number in layout:
+        name, _type, _flags, _addr, offset, size, _link, _entsize = image.sections[number]
+        if offset + size > len(image.data):
+            raise InputError(f"{name} (offset {offset:#x}, size {size}) runs past the end ({len(image.data)} bytes)",
+                             container=CONTAINER, offset=offset)
+    if len(layout) == 1 and not next(iter(layout.values())):
+        _name, _type, _flags, _addr, offset, size, _link, _entsize = image.sections[next(iter(layout))]
+        return image.data[offset:offset + size]
+    end = max((at + image.sections[number][5] for number, at in layout.items()), default=0)
+    code = bytearray(end)
+    for number, at in layout.items():
+        _name, _type, _flags, _addr, offset, size, _link, _entsize = image.sections[number]
+        code[at:at + size] = image.data[offset:offset + size]
+    return memoryview(bytes(code))
 
 
 def _with_wgp_mode(kernels: list[metadata.KernelMetadata], image: ElfImage) -> list[metadata.KernelMetadata]:

@@ -16,7 +16,10 @@ hold the sequence's first row.  Relocatable ones (ET_REL, a device ``-c``
 compile before the link) hold zeros in place of the addresses and string
 offsets, and RELA relocations (R_AMDGPU_ABS32/ABS64) carrying them in their
 addends: they are applied to a copy of the debug sections, and a sequence's
-section is its DW_LNE_set_address relocation's symbol's.
+section is its DW_LNE_set_address relocation's symbol's (one ``.text`` or a
+section per function), placed in the code as codeobject.code_layout() lays
+those sections out (Sequence.section CODE_SECTION, Sequence.base minus the
+section's offset there), where kernel_ranges() places the kernels.
 
 Hand-written over bytes rather than pyelftools (a dependency, used for
 containers): its line programs run 29x slower and it does not apply AMDGPU
@@ -35,7 +38,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from spillway.errors import InputError
-from spillway.formats.codeobject import CONTAINER, ElfImage
+from spillway.formats.codeobject import CODE_SECTION, CONTAINER, ElfImage, code_layout
 
 # Row flags (LineRows.flags).
 IS_STMT, BASIC_BLOCK, END_SEQUENCE, PROLOGUE_END, EPILOGUE_BEGIN = 1, 2, 4, 8, 16
@@ -234,18 +237,22 @@ class _Targets:
     hold its first row (linked objects)."""
 
     def __init__(self, relocatable: bool, relocated: dict[int, int], code: list[tuple[int, int, str]],
-                 names: list[str]):
+                 layout: dict[int, int]):
         self.relocatable = relocatable
         self.relocated = relocated      # .debug_line offset of a relocated address -> its symbol's section index
         self.code = code                # (address, size, name) of the allocated executable sections
-        self.names = names
+        self.layout = layout            # ET_REL: section index -> its offset in the code (codeobject.code_layout)
 
     def of(self, operand_at: int | None, address: int) -> tuple[str, int]:
         """(section, its address) for a sequence whose DW_LNE_set_address
-        operand is at ``operand_at`` (None: it has none) and first row at ``address``."""
+        operand is at ``operand_at`` (None: it has none) and first row at
+        ``address``.  ET_REL: the address is an offset in the relocation
+        symbol's section, placed in the code as kernel_ranges() places the
+        kernels (the code section, at minus the section's offset in it)."""
         if self.relocatable:
             section = self.relocated.get(operand_at) if operand_at is not None else None
-            return (self.names[section] if section is not None and 0 < section < len(self.names) else "", 0)
+            place = self.layout.get(section) if section is not None else None
+            return (CODE_SECTION, -place) if place is not None else ("", 0)
         for start, size, name in self.code:
             if start <= address < start + size:
                 return name, start
@@ -327,7 +334,6 @@ def _symbols(image: ElfImage) -> list[tuple[int, int]]:
 
 
 def _sequence_sections(image: ElfImage) -> _Targets:
-    names = [s[0] for s in image.sections]
     code = [(s[3], s[5], s[0]) for s in image.sections if s[2] & _SHF_ALLOC and s[2] & _SHF_EXECINSTR]
     relocated: dict[int, int] = {}
     if image.e_type == _ET_REL:
@@ -339,7 +345,7 @@ def _sequence_sections(image: ElfImage) -> _Targets:
                     symbol = r_info >> 32
                     if r_info & 0xFFFFFFFF == _R_AMDGPU_ABS64 and symbol < len(symbols):
                         relocated[r_offset] = symbols[symbol][1]
-    return _Targets(image.e_type == _ET_REL, relocated, code, names)
+    return _Targets(image.e_type == _ET_REL, relocated, code, code_layout(image) if image.e_type == _ET_REL else {})
 
 
 # --- primitive readers ------------------------------------------------------------------------

@@ -62,8 +62,8 @@ class KernelDiff:
     @property
     def code_verdict(self) -> CodeVerdict:
         old, new = self.old_code, self.new_code
-        if old is None or new is None:
-            return "code not read"
+        if old is None or new is None or not old.read or not new.read:
+            return "code not read"      # (two unread codes are not identical: nothing was compared)
         if old.code_sha256 == new.code_sha256:
             return "identical code"
         return "same figures, code changed" if self.status == "same" else "code changed"
@@ -71,7 +71,7 @@ class KernelDiff:
     def code_notes(self) -> list[str]:
         """What moved between the sides' code: spills into or out of loops."""
         old, new = self.old_code, self.new_code
-        if old is None or new is None or old.code_sha256 == new.code_sha256:
+        if old is None or new is None or self.code_verdict in ("identical code", "code not read"):
             return []
         if old.scratch_in_loops == 0 < new.scratch_in_loops:
             return ["spills moved into a loop"]
@@ -83,7 +83,7 @@ class KernelDiff:
         """What changed in the instruction mix (None: a side has none: not
         read, a report older than version 4, instances that differ)."""
         old, new = self.old_code, self.new_code
-        if old is None or new is None or old.mix is None or new.mix is None:
+        if old is None or new is None or not old.read or not new.read or old.mix is None or new.mix is None:
             return None
         return mix_change(old.mix, new.mix)
 
@@ -91,7 +91,7 @@ class KernelDiff:
         """Which source lines gained or lost scratch bytes in loops (None: a
         side has no line table)."""
         old, new = self.old_code, self.new_code
-        if old is None or new is None:
+        if old is None or new is None or not old.read or not new.read:
             return None
         return lines_change(old.loop_lines, old.lines_complete, new.loop_lines, new.lines_complete)
 
@@ -205,8 +205,9 @@ class Comparison:
             moved = sum(1 for k in self.kernels if "spills moved into a loop" in k.code_notes())
             if moved:
                 said.append(f"{kernels(moved)} with spills moved into a loop")
-            verdicts = [found.verdict for k in self.kernels if k.old_code is not None and k.new_code is not None
-                        and k.old_code.code_sha256 != k.new_code.code_sha256 and (found := k.mix_change()) is not None]
+            verdicts = [found.verdict for k in self.kernels
+                        if k.code_verdict in ("same figures, code changed", "code changed")
+                        and (found := k.mix_change()) is not None]
             if verdicts.count(ONLY_SPILL_TRAFFIC):
                 said.append(f"{kernels(verdicts.count(ONLY_SPILL_TRAFFIC))} with the same arithmetic and only "
                             f"spill traffic changed")

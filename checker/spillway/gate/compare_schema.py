@@ -30,7 +30,9 @@ def json_schema() -> dict:
 
         model_config = ConfigDict(extra="forbid")
 
-        code_sha256: list[str] = Field(description="The distinct code SHA-256 of the kernel's instances, sorted")
+        code_sha256: list[str] = Field(description="The distinct code SHA-256 of the kernel's instances, sorted; "
+                                                   "an instance whose code was not read has none (the verdict is "
+                                                   "then 'code not read')")
         scratch_bytes: int = Field(description="scratch_load_bytes + scratch_store_bytes of report --isa (worst "
                                                "instance), bytes per lane")
         scratch_in_loops: int = Field(description="Scratch accesses inside loops (worst instance)")

@@ -95,13 +95,17 @@ def _code_values(isa: Optional[dict]) -> tuple[Optional[int], Optional[int]]:
     return isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"]
 
 
+# SHA-256 of no bytes: what reports before issue 42 gave a kernel whose code was not read.
+_NO_BYTES_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
 @dataclass(frozen=True, slots=True)
 class CodeFigures:
     """What a kernel's machine code shows, as compare reads it: from report
     --isa's ``isa`` object (report.code_evidence), folded over the kernel's
     instances (each figure at its worst, every instance's code hash)."""
 
-    code_sha256: tuple[str, ...]     # the distinct codes of its instances, sorted
+    code_sha256: tuple[str, ...]     # the distinct codes of its instances, sorted (those read)
     scratch_bytes: int               # scratch_load_bytes + scratch_store_bytes, per lane
     scratch_in_loops: int            # scratch accesses inside loops
     agpr_copies: int                 # agpr_writes + agpr_reads
@@ -113,6 +117,9 @@ class CodeFigures:
     # from the isa object's source_lines; None without a line table, or when the instances differ.
     loop_lines: Optional[tuple[tuple[str, int, int], ...]] = None
     lines_complete: bool = True      # loop_lines lists every such line (the record's ``more`` was 0)
+    # Every instance's code was read: it has a code SHA-256 (a report before issue 42 gave an unread
+    # kernel the SHA-256 of no bytes, which is not an identity either).
+    read: bool = True
 
     @classmethod
     def from_isa(cls, isa: dict) -> "CodeFigures":
@@ -125,10 +132,11 @@ class CodeFigures:
             loop_lines = tuple((relative_path(row["file"], comp_dir), row["line"],
                                 row["loop_load_bytes"] + row["loop_store_bytes"]) for row in lines["top"])
             complete = not lines.get("more")
-        return cls((isa["code_sha256"],), isa["scratch_load_bytes"] + isa["scratch_store_bytes"],
+        read = isa["code_sha256"] not in ("", _NO_BYTES_SHA256)
+        return cls((isa["code_sha256"],) if read else (), isa["scratch_load_bytes"] + isa["scratch_store_bytes"],
                    isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"], isa["status"] == "complete",
                    tuple(mix[name] for name in MIX_CLASSES) if isinstance(mix, dict) else None, loop_lines,
-                   complete)
+                   complete, read)
 
     def worst(self, other: "CodeFigures") -> "CodeFigures":
         return CodeFigures(tuple(sorted(set(self.code_sha256) | set(other.code_sha256))),
@@ -137,7 +145,7 @@ class CodeFigures:
                            max(self.agpr_copies, other.agpr_copies), self.complete and other.complete,
                            self.mix if self.mix == other.mix else None,
                            self.loop_lines if self.loop_lines == other.loop_lines else None,
-                           self.lines_complete and other.lines_complete)
+                           self.lines_complete and other.lines_complete, self.read and other.read)
 
     def as_dict(self) -> dict:
         return {"code_sha256": list(self.code_sha256), "scratch_bytes": self.scratch_bytes,

@@ -82,7 +82,7 @@ def code_text(diff: KernelDiff, arrow: str = " -> ") -> str:
     loops 0 -> 32"; a side decoded only in part is marked "(partly decoded)"."""
     verdict = diff.code_verdict
     old, new = diff.old_code, diff.new_code
-    if old is None or new is None or verdict == "identical code":
+    if old is None or new is None or verdict in ("identical code", "code not read"):
         return verdict
     moved = [f"{label} {_arrow(before, after, arrow)}" for label, before, after in (
         ("scratch B", old.scratch_bytes, new.scratch_bytes), ("in loops", old.scratch_in_loops, new.scratch_in_loops),
@@ -98,7 +98,7 @@ def code_detail(diff: KernelDiff, arrow: str = " -> ", lines_shown: int = 3) -> 
     traffic changed (scratch 12 -> 40); lines in loops: kernels.cpp:90 0 ->
     12, kernels.cpp:95 4 -> 8 B/lane".  "" when there is nothing to add
     (identical code, no mix or lines read on a side)."""
-    if diff.code_verdict == "identical code":
+    if diff.code_verdict in ("identical code", "code not read"):
         return ""
     parts = []
     mix = diff.mix_change()

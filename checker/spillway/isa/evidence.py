@@ -5,7 +5,9 @@ output counting mnemonics by the rules below gets the same figures.
 
 - range: the kernel's STT_FUNC symbol, ``[start, start + size)`` of the code given;
   ``instructions``: every instruction in it (a VOPD pair is one); ``code_bytes``:
-  the size; ``code_sha256``: SHA-256 of those bytes.
+  the size; ``code_sha256``: SHA-256 of those bytes, ``""`` when the range holds
+  none (size 0, a symbol outside the code: the code was not read and has no
+  identity - never the hash of nothing; ``status`` says why).
 - ``scratch_loads``/``scratch_stores``: mnemonics beginning ``scratch_load``/
   ``scratch_store``, and MUBUF ``buffer_load*``/``buffer_store*`` whose resource
   (srsrc) is the private segment buffer: ``s[0:3]`` when the kernel descriptor
@@ -47,7 +49,8 @@ from typing import Sequence
 
 from spillway import json_codec
 from spillway.errors import InputError
-from spillway.formats.codeobject import CONTAINER, ElfImage, is_amdgpu_elf
+from spillway.formats.codeobject import (CODE_SECTION, CONTAINER, ET_REL, ElfImage, code_bytes, code_layout,
+                                        is_amdgpu_elf)
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
 from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
 
@@ -269,15 +272,22 @@ def classify(mnemonic: str, encoding: str) -> int:
 
 
 _TYPE = re.compile(r"_[biuf](32|64)")
-# s_* mnemonics whose first operand is not a written SGPR (tests/support/isa_oracle.py states the same rule).
+# s_* mnemonics whose first operand is not a written SGPR (tests/support/isa_oracle.py states the same rule):
+# compares, stores, branches, waits, messages, and the forms with no SDST at all (s_rfe*, s_add_pc_i64,
+# s_alloc_vgpr, s_gl1_inv and the prefetches: their SDST/SDATA field is 0 and means nothing).
 _NO_SGPR_DEST = ("s_cmp", "s_bitcmp", "s_store", "s_buffer_store", "s_scratch_store", "s_atc_probe",
                  "s_setpc", "s_set_pc", "s_set_gpr_idx", "s_waitcnt", "s_wait_", "s_sendmsg", "s_setreg",
                  "s_branch", "s_nop", "s_sleep", "s_dcache", "s_icache", "s_endpgm", "s_barrier", "s_trap",
                  "s_setprio", "s_ttracedata", "s_incperflevel", "s_decperflevel", "s_clause", "s_delay_alu",
                  "s_setkill", "s_sethalt", "s_code_end", "s_inst_prefetch", "s_round_mode", "s_denorm_mode",
                  "s_prefetch", "s_singleuse_vdst", "s_set_vgpr_msb", "s_version", "s_wakeup",
-                 "s_cbranch", "s_movreld")
+                 "s_cbranch", "s_movreld", "s_rfe", "s_add_pc", "s_alloc_vgpr", "s_gl1_inv", "s_buffer_prefetch")
+_SGPR_DEST_ANYWAY = ("s_sendmsg_rtn",)          # a message that returns its answer in SDST
+_ATOMIC = ("s_atomic", "s_buffer_atomic")     # SMEM atomics return into SDATA only with glc (bit 16)
 _CARRY_VALU = ("_co_", "addc", "subb", "div_scale", "mad_u64", "mad_i64")
+# GFX8/GFX9 VOP3 opcodes 0x119-0x11E are VOP3b with a carry out: GFX9's v_add_co_u32 ... v_subbrev_co_u32
+# and GFX8's v_add_u32 ... v_subbrev_u32 (on GFX9 v_add_u32 is another opcode, with no carry).
+_GFX9_CARRY_OPCODES = range(0x119, 0x11F)
 _ENTRY_END = ("s_branch", "s_cbranch_", "s_setpc_b64", "s_set_pc_i64", "s_endpgm")
 _VOP3 = ("VOP3", "VOP3P")
 
@@ -299,47 +309,63 @@ def _smem_width(mnemonic: str) -> int:
     return 1
 
 
-def written_sgprs(instruction: Instruction, wave64: bool) -> range:
+def _sgprs(first: int, count: int) -> range:
+    return range(first, first + count) if first < 106 else range(0)
+
+
+def written_sgprs(instruction: Instruction, gfx9_layout: bool) -> range:
     """SGPRs an instruction writes, as far as following the private segment
-    buffer needs: SALU and SMEM destinations, v_readlane/v_readfirstlane, VOP3
-    compares' and carry-out destinations."""
+    buffer needs, decided by what the instruction writes on its generation
+    (``gfx9_layout``: GFX8/GFX9, wave64 only; later ones: the kernel taken
+    as wave32), not by which field holds a value: SALU and SMEM
+    destinations, v_readlane/v_readfirstlane, VOP3 compares and carry-outs,
+    an SDWA compare's SDST (GFX9/GFX10, when its SD bit 47 is set).  A VOP3
+    ``v_cmpx`` writes its SDST on GFX8/GFX9 only: from GFX10 on it writes
+    EXEC alone and its vdst field (0 or 0x7E as compilers fill it) means
+    nothing; VOPC e32 forms write VCC/EXEC, which never hold the buffer."""
     m = instruction.mnemonic
     bits = instruction.bits
     encoding = instruction.encoding
     if m.startswith("s_"):
-        if m.startswith(_NO_SGPR_DEST):
+        if m.startswith(_NO_SGPR_DEST) and not m.startswith(_SGPR_DEST_ANYWAY):
             return range(0)
         if encoding in ("SOP1", "SOP2", "SOPK"):
-            dst = (bits >> 16) & 0x7F
-            return range(dst, dst + _salu_width(m)) if dst < 106 else range(0)
+            return _sgprs((bits >> 16) & 0x7F, _salu_width(m))
         if encoding == "SMEM":
-            sdata = (bits >> 6) & 0x7F
-            return range(sdata, sdata + _smem_width(m)) if sdata < 106 else range(0)
+            if m.startswith(_ATOMIC) and not (bits >> 16) & 1:
+                return range(0)
+            return _sgprs((bits >> 6) & 0x7F, _smem_width(m))
         return range(0)
-    lanes = 2 if wave64 else 1
+    lanes = 2 if gfx9_layout else 1
     if m.startswith("v_readfirstlane") and encoding == "VOP1":
-        dst = (bits >> 17) & 0xFF
-        return range(dst, dst + 1) if dst < 106 else range(0)
+        return _sgprs((bits >> 17) & 0xFF, 1)
+    if encoding == "VOPC":
+        # The SDWA form (GFX9, GFX10: LLVM names it _sdwa) has an SDST at bits 40-46 when SD (bit 47) is set;
+        # GFX10's v_cmpx_*_sdwa has none.
+        if m.endswith("_sdwa") and (bits >> 47) & 1 and not (m.startswith("v_cmpx") and not gfx9_layout):
+            return _sgprs((bits >> 40) & 0x7F, lanes)
+        return range(0)
     if encoding not in _VOP3:
         return range(0)
     if m.startswith("v_readlane") or m.startswith("v_readfirstlane"):
-        dst = bits & 0xFF
-        return range(dst, dst + 1) if dst < 106 else range(0)
+        return _sgprs(bits & 0xFF, 1)
+    if m.startswith("v_cmpx") and not gfx9_layout:
+        return range(0)
     if m.startswith("v_cmp"):
-        dst = bits & 0xFF
-        return range(dst, dst + lanes) if dst < 106 else range(0)
-    if m.startswith("v_") and any(part in m for part in _CARRY_VALU):
-        sdst = (bits >> 8) & 0x7F
-        return range(sdst, sdst + lanes) if sdst < 106 else range(0)
+        return _sgprs(bits & 0xFF, lanes)
+    if m.startswith("v_") and (any(part in m for part in _CARRY_VALU)
+                               or (gfx9_layout and encoding == "VOP3"
+                                   and (bits >> 16) & 0x3FF in _GFX9_CARRY_OPCODES)):
+        return _sgprs((bits >> 8) & 0x7F, lanes)
     return range(0)
 
 
 class _EntryBlock:
     """Which SGPRs hold a dword (0-3) of the private segment buffer."""
 
-    def __init__(self, enabled: bool, wave64: bool):
+    def __init__(self, enabled: bool, gfx9_layout: bool):
         self.words: dict[int, int] = {i: i for i in range(4)} if enabled else {}
-        self.wave64 = wave64
+        self.gfx9_layout = gfx9_layout
 
     def step(self, kind: int, instruction: Instruction) -> None:
         bits = instruction.bits
@@ -355,7 +381,7 @@ class _EntryBlock:
             want = 0 if kind == S_ADD_U32 else 1
             self._set(dst, want if src0 < 106 and held.get(src0) == want else None)
         else:
-            for sgpr in written_sgprs(instruction, self.wave64):
+            for sgpr in written_sgprs(instruction, self.gfx9_layout):
                 self._set(sgpr, None)
 
     def _set(self, sgpr: int, word: int | None) -> None:
@@ -388,8 +414,14 @@ def evidence(code: bytes | memoryview, start: int, size: int, target: str,
 
 
 def _empty(raw: bytes | memoryview, status: str) -> KernelCode:
-    return KernelCode(0, len(raw), hashlib.sha256(raw).hexdigest(), 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0,
+    return KernelCode(0, len(raw), code_identity(raw), 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0,
                       status)   # the derived figures: their defaults, 0
+
+
+def code_identity(raw: bytes | memoryview) -> str:
+    """KernelCode.code_sha256 of a kernel's code bytes: their SHA-256, or ""
+    when there are none (code not read: no identity to compare)."""
+    return hashlib.sha256(raw).hexdigest() if len(raw) else ""
 
 
 def _evidence(raw: memoryview, family: Family, psb_enabled: bool) -> KernelCode:
@@ -445,12 +477,13 @@ def branch_targets(branches: list[tuple[int, int]], size: int) -> set[int]:
     return {target for _at, target in branches if 0 < target < size}
 
 
-def psb_quads(listing, targets: set[int], enabled: bool, wave64: bool) -> set[int]:
+def psb_quads(listing, targets: set[int], enabled: bool, gfx9_layout: bool) -> set[int]:
     """The quads holding the private segment buffer after the entry block: up
     to the first branch target inside the kernel, or through the first
     branch, s_setpc or s_endpgm.  ``listing``: (instruction, kind) from the
-    kernel's start."""
-    entry = _EntryBlock(enabled, wave64)
+    kernel's start; ``gfx9_layout``: the family's layout is GFX8/GFX9's
+    (written_sgprs)."""
+    entry = _EntryBlock(enabled, gfx9_layout)
     for instruction, kind in listing:
         if instruction.offset in targets:
             break
@@ -540,7 +573,7 @@ def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] |
                 in_innermost += 1
     problems.sort()
     return KernelCode(
-        instructions=instructions, code_bytes=size, code_sha256=hashlib.sha256(raw).hexdigest(),
+        instructions=instructions, code_bytes=size, code_sha256=code_identity(raw),
         scratch_loads=loads, scratch_stores=stores, scratch_load_bytes=load_bytes, scratch_store_bytes=store_bytes,
         scratch_without_width=tuple(sorted(no_width.items())),
         flat_ops=counts[FLAT], agpr_writes=counts[AGPR_WRITE], agpr_reads=counts[AGPR_READ],
@@ -558,19 +591,24 @@ def assemble(raw: bytes | memoryview, instructions: int, stop: tuple[int, str] |
 @dataclass(frozen=True)
 class KernelRange:
     name: str
-    section: str          # the section holding the code (.text)
-    start: int            # offset in that section's bytes
+    section: str          # the code it is in: formats.codeobject.CODE_SECTION (.text, or a relocatable
+                          # object's executable sections laid out by code_layout)
+    start: int            # offset in that code
     size: int
     private_segment_buffer: bool | None   # kernel_code_properties bit 0; None: no descriptor found
 
 
 def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[memoryview, list[KernelRange]]:
-    """The ``.text`` bytes of a code object and its kernels' ranges in them:
-    every STT_FUNC symbol that has a ``<name>.kd`` descriptor; with
-    ``functions``, every other STT_FUNC symbol too (callees: no descriptor,
-    ``private_segment_buffer`` None; the calling convention passes the buffer
-    in s[0:3], so evidence() takes True for them).  Raises InputError (with
-    the offset where it can) on a malformed ELF."""
+    """The code of a code object (formats.codeobject.code_layout: a linked
+    object's ``.text``; a relocatable object's executable sections, one
+    ``.text`` or one per function, laid out) and its kernels' ranges in it:
+    every STT_FUNC symbol that has a ``<name>.kd`` descriptor, from its own
+    section (st_shndx) at its value; with ``functions``, every other
+    STT_FUNC symbol too (callees: no descriptor, ``private_segment_buffer``
+    None; the calling convention passes the buffer in s[0:3], so evidence()
+    takes True for them).  A symbol in no code section gets a range outside
+    the code (evidence() says so).  Raises InputError (with the offset where
+    it can) on a malformed ELF."""
     view = memoryview(elf)
     if not is_amdgpu_elf(view) or len(view) < 64:
         raise InputError("not an AMDGPU ELF (64-bit little-endian, e_machine 224)", container=CONTAINER, offset=0)
@@ -583,15 +621,11 @@ def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[mem
 def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[KernelRange]]:
     image = ElfImage(view)
     descriptors = image.kernel_descriptors()
-    text = next((s for s in image.sections if s[0] == ".text"), None)
-    if text is None:
+    layout = code_layout(image)
+    if not layout:
         return view[0:0], []
-    _name, _type, _flags, text_addr, text_offset, text_size, _link, _entsize = text
-    if text_offset + text_size > len(view):
-        raise InputError(f".text (offset {text_offset:#x}, size {text_size}) runs past the end ({len(view)} bytes)",
-                         container=CONTAINER, offset=text_offset)
-    code = view[text_offset:text_offset + text_size]
-    text_index = image.sections.index(text)
+    code = code_bytes(image, layout)
+    relocatable = image.e_type == ET_REL
     out: list[KernelRange] = []
     seen: set[str] = set()
     # .symtab (local callees are only there) before .dynsym.
@@ -610,11 +644,15 @@ def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[
             if (descriptor is None and not functions) or name in seen:
                 continue
             seen.add(name)
-            start = value - text_addr if image.e_type == 3 or shndx == text_index else value
-            if shndx != text_index:
-                start = -1 - size if size else -1   # outside .text: evidence() says so
+            place = layout.get(shndx)
+            if place is None:
+                start = -1 - size if size else -1   # in no code section: evidence() says so
+            elif relocatable:
+                start = place + value               # an offset in its own section
+            else:
+                start = value - image.sections[shndx][3]
             psb = None if descriptor is None else bool(struct.unpack_from("<H", descriptor, 56)[0] & 1)
-            out.append(KernelRange(name, ".text", start, size, psb))
+            out.append(KernelRange(name, CODE_SECTION, start, size, psb))
         if out:
             break
     return code, out

@@ -41,6 +41,7 @@ LINE_TABLE_NOT_READ = "line table not read"         # a malformed table: then ":
 NO_ROWS = "no line-table row covers the kernel"
 CODE_DIFFERS = "code differs from the debug twin"   # the twin's code of the kernel has another SHA-256
 NOT_IN_TWIN = "no such kernel in the debug twin"
+CODE_NOT_READ = "code not read"                     # the kernel's code was not read (KernelCode.code_sha256 "")
 # KernelLines.lines_from
 CODE_OBJECT = "code object"                         # the kernel's own code object
 DEBUG_TWIN = "debug twin"
@@ -273,6 +274,8 @@ def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], li
     no line is given."""
     code = listing.code
     described = code.code_sha256 if lines_code_sha256 is None else lines_code_sha256
+    if not code.code_sha256:
+        return _without(CODE_NOT_READ, "", described)
     if described != code.code_sha256:
         return _without(CODE_DIFFERS, code.code_sha256, described)
     if lines is None:

@@ -29,7 +29,7 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
     lines = [f"kernel {visible(record['name'])}", f"  target {visible(record['target'])}, "
              f"{visible(record['file'])}{bundle}", f"  symbol {visible(record['symbol'].removesuffix('.kd'))}",
              f"  code: {_plural(code.instructions, 'instruction')}, {code.code_bytes} bytes, "
-             f"sha256 {code.code_sha256}, {code.status}"]
+             + (f"sha256 {code.code_sha256}, {code.status}" if code.code_sha256 else f"not read: {code.status}")]
     accesses = code.scratch_loads + code.scratch_stores
     lines.append(f"  scratch: {_plural(code.scratch_loads, 'load')} {code.scratch_load_bytes} B, "
                  f"{_plural(code.scratch_stores, 'store')} {code.scratch_store_bytes} B per lane; "

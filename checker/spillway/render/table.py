@@ -834,8 +834,9 @@ def _counts(console, checks: list[CellCheck]) -> None:
 
 # The file column, shortened only when the kernel names would get less than NAME_ROOM.
 FILE_MIN = 16
-# --isa: hex digits of a kernel's code SHA-256 the table shows.
+# --isa: hex digits of a kernel's code SHA-256 the table shows; what it shows for code not read.
 CODE_PREFIX = 8
+NOT_READ = "not read"
 
 
 def evidence_cells(isa: dict) -> list[str]:
@@ -892,8 +893,9 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
         columns.insert(0, Column("file", elide=True, min_width=FILE_MIN))
     if isa:
         # From the machine code: scratch bytes per lane moved (loads+stores), scratch accesses in
-        # loops, AGPR copies (v_accvgpr_write + read), the code's SHA-256 prefix; "!" marks a
-        # kernel whose code was not read to the end (its status in --json or --format tsv).
+        # loops, AGPR copies (v_accvgpr_write + read), the code's SHA-256 prefix ("not read" when none
+        # was read: a note under the table says why); "!" marks a kernel whose code was not read to
+        # the end (its status in --json or --format tsv).
         columns[-2:-2] = [Column("code scratch B", "right", drop=3), Column("in loops", "right", drop=3),
                           Column("AGPR copies", "right", drop=3), Column("code", drop=2)]
     rows = []
@@ -911,7 +913,7 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
             complete = "" if found["status"] == "complete" else "!"
             row[-2:-2] = [f"{found['scratch_load_bytes'] + found['scratch_store_bytes']}{complete}",
                           str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
-                          found["code_sha256"][:CODE_PREFIX]]
+                          found["code_sha256"][:CODE_PREFIX] or NOT_READ]
         if files:
             row.insert(0, files.get(k["file"], k["file"]))
         rows.append(row)
@@ -1031,6 +1033,22 @@ def report_table(model: ReportModel, console_, view: View) -> None:
                        f"objects) in one row; {merged:,} records merged (--format json lists each)", markup=False)
     if evidence and printed:
         console_.print(evidence_line(printed, console_.width), markup=False, soft_wrap=True)
+    if model.isa and shown:
+        for line in unread_lines(kernels):
+            console_.print(line, markup=False, soft_wrap=True)
+
+
+def unread_lines(kernels: list[dict]) -> list[str]:
+    """--isa: why the code of the kernels whose code cell says "not read" was not read, one line per
+    status (their count and first kernel; the status and name come from the binary: one line each)."""
+    from spillway.untrusted import visible
+
+    by_status: dict[str, list[dict]] = {}
+    for k in kernels:
+        if k.get("isa") is not None and not k["isa"]["code_sha256"]:
+            by_status.setdefault(k["isa"]["status"], []).append(k)
+    return [f"code not read ({len(found)} {_kernels(len(found))}, first {visible(found[0]['name'])} "
+            f"({visible(found[0]['target'])})): {visible(status)}" for status, found in by_status.items()]
 
 
 # -- each model drawn (render.emit: --format table, and the terminal beside a document) --------------------

@@ -16,7 +16,6 @@ without one gives no such member (its records are as before).
 
 from __future__ import annotations
 
-import hashlib
 from typing import Final
 
 from spillway.errors import InputError
@@ -52,7 +51,7 @@ def isa_object(code: KernelCode) -> dict:
 
 
 def _unread(status: str) -> KernelCode:
-    return KernelCode(0, 0, hashlib.sha256(b"").hexdigest(), 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0, status)
+    return KernelCode(0, 0, "", 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0, status)   # no code: no identity
 
 
 def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetadata], target: str,

@@ -30,8 +30,8 @@ from spillway.formats import codeobject
 from spillway.formats.containers import DeviceImage, PendingImages, ScanResult, expand, scan_path
 from spillway.isa.evidence import KernelRange, kernel_ranges
 from spillway.isa.listing import KernelListing, kernel_listing
-from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, KernelLines, branches_of, decoded_kernel, kernel_lines,
-                                       object_lines, read_twin, twin_lines, without_lines)
+from spillway.isa.source_lines import (CODE_NOT_READ, LINE_TABLE_NOT_READ, KernelLines, branches_of, decoded_kernel,
+                                       kernel_lines, object_lines, read_twin, twin_lines, without_lines)
 from spillway.report.reader import ReadOptions
 from spillway.resources.names import stable_key
 from spillway.resources.targets import target_selected
@@ -41,7 +41,6 @@ try:       # numpy: a dependency; without it the reference decoder gives the sam
 except ImportError:        # pragma: no cover - exercised by tests that hide numpy
     _vector = None  # type: ignore[assignment]
 
-CODE_NOT_READ = "code not read"     # KernelLines.status: the kernel's code was not found in its code object
 TWIN = "debug twin"                 # how errors in the twin's files are named
 
 

@@ -117,7 +117,8 @@ class KernelIsa(BaseModel):
     instructions: int = Field(description="Instructions in [st_value, st_value + st_size), as llvm-objdump -d -z "
                                           "prints them (a VOPD pair is one)")
     code_bytes: int = Field(description="st_size of the kernel's symbol")
-    code_sha256: str = Field(description="SHA-256 of the kernel's code bytes: equal means byte-identical code")
+    code_sha256: str = Field(description="SHA-256 of the kernel's code bytes: equal means byte-identical code; "
+                                         "empty when no code was read (status says why): no identity")
     scratch_loads: int = Field(description="scratch_load* and MUBUF buffer_load* on the private segment buffer")
     scratch_stores: int = Field(description="scratch_store* and MUBUF buffer_store* on the private segment buffer")
     scratch_load_bytes: int = Field(description="Bytes per lane the scratch loads name (dword 4 ... dwordx4 16)")
