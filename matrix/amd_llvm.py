@@ -4,10 +4,13 @@ front end's unoptimized device bitcode and ld.lld, run through the LLVM C API of
 the library AMD ships in a Python wheel (rocm-llvm-python's librocmllvm.so,
 rocm-bindings-compiler's libLLVM.so), loaded with ctypes.
 
-    amd_llvm.py codegen --library LIB [--preload DIR] --target gfx90a --unit NAME IN.bc OUT.o
+    amd_llvm.py codegen --library LIB [--preload DIR] [--drop-attribute NAME...] --target gfx90a --unit NAME
+                IN.ll OUT.o
     amd_llvm.py probe --library LIB [--preload DIR]      one JSON line: version, commit, loads
 
-codegen: parse the bitcode, make every definition internal but the kernels and the
+codegen: parse the front end's device IR (text, .ll: see --drop-attribute; bitcode
+is read too), drop the attributes the back end's LLVM does not know (cells.toml
+`drop_attributes`), make every definition internal but the kernels and the
 globals something uses (what clang's device link does with
 -amdgpu-internalize-symbols, so O3 drops what is unused), run "default<O3>", emit
 an AMDGPU object (triple amdgcn-amd-amdhsa, CPU and features from the target ID,
@@ -51,17 +54,22 @@ class Failure(Exception):
 
 
 def identity(library: str) -> dict:
-    """The AMD LLVM version and commit the library's own strings name."""
+    """The AMD LLVM version and commit the library's own strings name (found
+    with bytes.find first: a regular expression over 130 MB takes seconds)."""
     with open(library, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        banner = _BANNER.search(data)
+        at = data.find(b"AMD LLVM version ")
+        banner = _BANNER.match(data[at:at + 128]) if at >= 0 else None
         if not banner:
             raise Failure(f"{library}: no 'AMD LLVM version' string: not AMD's LLVM")
         version, prefix = banner.group(1).decode(), banner.group(2).decode()
         commit = ""
-        for match in _REVISION.finditer(data):
-            if match.group(1).decode() == version and match.group(2).decode().startswith(prefix):
+        needle = f"\0{version} {prefix}".encode()
+        at = data.find(needle)
+        while at >= 0 and not commit:
+            match = _REVISION.match(data[at:at + len(version) + 44])
+            if match:
                 commit = match.group(2).decode()
-                break
+            at = data.find(needle, at + 1)
     if not commit:
         raise Failure(f"{library}: AMD LLVM {version}: no full commit beside the version string")
     return {"version": version, "major": int(version.split(".")[0]), "commit": commit}
@@ -107,6 +115,7 @@ def _declare(llvm: ctypes.CDLL) -> ctypes.CDLL:
         "LLVMTargetMachineEmitToMemoryBuffer": ([p, p, u, cp, pp], ctypes.c_int),
         "LLVMGetBufferStart": ([p], p), "LLVMGetBufferSize": ([p], ctypes.c_size_t),
         "LLVMDisposeMemoryBuffer": ([p], None),
+        "LLVMGetVersion": ([ctypes.POINTER(u)] * 3, None),
     }
     for name, (arguments, result) in signatures.items():
         function = getattr(llvm, name)
@@ -153,6 +162,29 @@ def _internalize(llvm: ctypes.CDLL, module) -> int:
     return count
 
 
+_ATTRIBUTE_GROUP = re.compile(rb"^attributes #[0-9]+ = \{.*\}$", re.MULTILINE)
+
+
+def drop_attributes(text: bytes, names: list[str]) -> tuple[bytes, int]:
+    """The IR text with the named enum attributes removed from its attribute
+    groups (``attributes #N = { ... }``), and how many were removed.  For an
+    attribute a newer front end puts on intrinsic declarations that an older
+    back end's reader does not know (LLVM 22.1's nocreateundeforpoison, read by
+    AMD LLVM 22.0.0git: "Unknown attribute kind (105)"): a hint, so dropping it
+    keeps the meaning."""
+    if not names:
+        return text, 0
+    words = re.compile(rb" (?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")(?= )")
+    removed = 0
+
+    def clean(match: re.Match) -> bytes:
+        nonlocal removed
+        result, count = words.subn(b"", match.group(0))
+        removed += count
+        return result
+    return _ATTRIBUTE_GROUP.sub(clean, text), removed
+
+
 def codegen(llvm: ctypes.CDLL, bitcode: bytes, target: str, unit: str, version: str) -> tuple[bytes, dict]:
     processor, *features = target.split(":")
     feature_text = ",".join(f[-1] + f[:-1] for f in features).encode()   # xnack- -> -xnack
@@ -163,7 +195,7 @@ def codegen(llvm: ctypes.CDLL, bitcode: bytes, target: str, unit: str, version: 
     buffer = llvm.LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, len(bitcode), b"bitcode")
     module, error = ctypes.c_void_p(), ctypes.c_char_p()
     if llvm.LLVMParseIRInContext(context, buffer, ctypes.byref(module), ctypes.byref(error)):
-        raise Failure(f"{where}: AMD LLVM {version} rejects the bitcode: "
+        raise Failure(f"{where}: AMD LLVM {version} rejects the front end's IR: "
                       f"{_message(llvm, ctypes.cast(error, ctypes.c_void_p))}")
     times["parse"] = time.monotonic() - start
 
@@ -216,29 +248,41 @@ def main(argv: list[str] | None = None) -> int:
         if name == "codegen":
             command.add_argument("--target", required=True, help="offload target ID (gfx90a, gfx90a:xnack-)")
             command.add_argument("--unit", required=True, help="the translation unit, for messages")
-            command.add_argument("input", help="device bitcode from the front end")
+            command.add_argument("--drop-attribute", action="append", default=[], metavar="NAME",
+                                 help="an attribute the back end does not know, removed from the IR's "
+                                      "attribute groups (text IR only)")
+            command.add_argument("input", help="device IR from the front end (.ll, or bitcode)")
             command.add_argument("output", help="AMDGPU relocatable object")
     arguments = parser.parse_args(argv)
     try:
-        found = identity(arguments.library)
-        llvm = load(arguments.library, arguments.preload)
         if arguments.command == "probe":
+            found = identity(arguments.library)
+            load(arguments.library, arguments.preload)
             print(json.dumps(dict(found, library=arguments.library, loads=True)))
             return 0
+        llvm = load(arguments.library, arguments.preload)
+        numbers = [ctypes.c_uint() for _ in range(3)]
+        llvm.LLVMGetVersion(*[ctypes.byref(n) for n in numbers])
+        found = {"version": ".".join(str(n.value) for n in numbers)}
         try:
             with open(arguments.input, "rb") as handle:
                 bitcode = handle.read()
         except OSError as exc:
             raise Failure(f"{arguments.unit} ({arguments.target}): cannot read {arguments.input}: "
                           f"{exc.strerror}") from None
+        if arguments.drop_attribute and bitcode.startswith(b"BC"):
+            raise Failure(f"{arguments.unit} ({arguments.target}): --drop-attribute needs text IR (-S -emit-llvm)")
+        bitcode, dropped = drop_attributes(bitcode, arguments.drop_attribute)
         data, times = codegen(llvm, bitcode, arguments.target, arguments.unit, found["version"])
+        times["dropped"] = dropped
         temporary = arguments.output + ".part"
         with open(temporary, "wb") as handle:
             handle.write(data)
         os.replace(temporary, arguments.output)
-        steps = ", ".join(f"{k} {v:.2f} s" for k, v in times.items() if k != "internalized")
+        steps = ", ".join(f"{k} {v:.2f} s" for k, v in times.items() if k not in ("internalized", "dropped"))
         print(f"amd_llvm: {arguments.unit} ({arguments.target}): AMD LLVM {found['version']}: {steps} "
-              f"({times['internalized']} definitions internalized)", file=sys.stderr)
+              f"({times['internalized']} definitions internalized, {times['dropped']} attributes dropped)",
+              file=sys.stderr)
         return 0
     except Failure as failure:
         print(f"amd_llvm: error: {failure}", file=sys.stderr)

@@ -154,6 +154,15 @@ class Backend(BaseModel):
     library: str = Field(min_length=1)
     commit: str = Field(pattern=r"^[0-9a-f]{40}$")
     sysdeps: bool = False
+    drop_attributes: list[str] = []      # attributes its reader does not know, removed from the device IR
+
+    @field_validator("drop_attributes")
+    @classmethod
+    def _attribute_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not re.match(r"^[a-z][a-z0-9_]*$", name):
+                raise ValueError(f"not an LLVM enum attribute name: {name!r}")
+        return names
 
     _store: Optional[BackendStore] = PrivateAttr(default=None)
     _helper: Optional[Path] = PrivateAttr(default=None)    # matrix/amd_llvm.py beside the recipe

@@ -54,6 +54,7 @@ class BackendIdentity:
     package_version: str
     wheel: str
     wheel_sha256: str
+    dropped_attributes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return f"AMD LLVM {self.version} ({self.commit[:12]}), ROCm {self.rocm}"
@@ -292,6 +293,7 @@ def _probe_backend(cell: Cell, front: Availability) -> Availability:
                                    f"{front_version.group(2)}) is newer than the back end's AMD LLVM {version}: "
                                    f"bitcode is read forward only", front.compiler, front.version)
     identity = BackendIdentity(backend.name, backend.rocm, version, commit, library, _file_sha256(library),
-                               backend.package, backend.version, backend.wheel, backend.sha256)
+                               backend.package, backend.version, backend.wheel, backend.sha256,
+                               tuple(backend.drop_attributes))
     return Availability(True, "", front.compiler, f"{front.version}; {identity.describe()}", front.root,
                         front.compiler_file, identity)
