@@ -185,14 +185,15 @@ def drop_attributes(text: bytes, names: list[str]) -> tuple[bytes, int]:
     return _ATTRIBUTE_GROUP.sub(clean, text), removed
 
 
-def codegen(llvm: ctypes.CDLL, bitcode: bytes, target: str, unit: str, version: str) -> tuple[bytes, dict]:
+def codegen(llvm: ctypes.CDLL, bitcode: bytes, target: str, unit: str, version: str,
+            name: str = "ir") -> tuple[bytes, dict]:
     processor, *features = target.split(":")
     feature_text = ",".join(f[-1] + f[:-1] for f in features).encode()   # xnack- -> -xnack
     where = f"{unit} ({target})"
     times: dict[str, float] = {}
     start = time.monotonic()
     context = llvm.LLVMContextCreate()
-    buffer = llvm.LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, len(bitcode), b"bitcode")
+    buffer = llvm.LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, len(bitcode), os.path.basename(name).encode())
     module, error = ctypes.c_void_p(), ctypes.c_char_p()
     if llvm.LLVMParseIRInContext(context, buffer, ctypes.byref(module), ctypes.byref(error)):
         raise Failure(f"{where}: AMD LLVM {version} rejects the front end's IR: "
@@ -273,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.drop_attribute and bitcode.startswith(b"BC"):
             raise Failure(f"{arguments.unit} ({arguments.target}): --drop-attribute needs text IR (-S -emit-llvm)")
         bitcode, dropped = drop_attributes(bitcode, arguments.drop_attribute)
-        data, times = codegen(llvm, bitcode, arguments.target, arguments.unit, found["version"])
+        data, times = codegen(llvm, bitcode, arguments.target, arguments.unit, found["version"], arguments.input)
         times["dropped"] = dropped
         temporary = arguments.output + ".part"
         with open(temporary, "wb") as handle:

@@ -24,6 +24,7 @@ else:   # Python 3.10 (supported): the same parser as a package (a dependency th
 
 CELLS_FILE = Path("matrix") / "cells.toml"
 SCHEMA = "2"   # "2": back ends ([backend_store], [backends], a cell's `backend`)
+READ_SCHEMAS = ("1", "2")   # a "1" file is a "2" file without back ends
 # Offload targets as --offload-arch takes them: a processor and optional features.
 _TARGET = re.compile(r"^gfx[0-9a-f]{2,5}(:[a-z0-9_-]+[+-])*$")
 _CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -335,7 +336,7 @@ class CellsFile(BaseModel):
     @field_validator("schema_")
     @classmethod
     def _schema(cls, value: str) -> str:
-        if value != SCHEMA:
+        if value not in READ_SCHEMAS:
             raise ValueError(f"schema {value!r} is not one this spillway reads (want \"{SCHEMA}\")")
         return value
 
@@ -362,9 +363,11 @@ class CellsFile(BaseModel):
             if cell.suite and not found.is_root:
                 raise ValueError(f"cell {cell.name}: suite is for cells of a root system")
             cell._system = found
-        for name, backend in self.backends.items():
-            backend.name = name
-            backend._store = self.backend_store
+        if self.schema_ == "1" and self.backends:
+            raise ValueError('[backends] needs schema = "2"')
+        for name, table in self.backends.items():
+            table.name = name
+            table._store = self.backend_store
         for cell in self.cells.values():
             if cell.backend is None:
                 continue
