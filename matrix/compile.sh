@@ -122,11 +122,12 @@ run() {
 
 # -- a back end: the device code through AMD's LLVM, a step at a time -------------------
 step() {   # LABEL COMMAND...: run (timed, on stderr) or print
-  local label=$1 start; shift
+  local label=$1 start elapsed; shift
   if [ "$print" = 1 ]; then printf '%q ' "$@"; printf '\n'; return 0; fi
-  start=$(date +%s.%N)
+  start=${EPOCHREALTIME/./}     # microseconds (bash 5: no date or awk needed, as in a Nix build)
   "$@" || { echo "compile.sh: error: $label failed (exit status $?)" >&2; return 1; }
-  awk -v a="$start" -v b="$(date +%s.%N)" -v l="$label" 'BEGIN { printf "compile.sh: %s: %.2f s\n", l, b - a }' >&2
+  elapsed=$(( ${EPOCHREALTIME/./} - start ))
+  printf 'compile.sh: %s: %d.%02d s\n' "$label" $(( elapsed / 1000000 )) $(( elapsed % 1000000 / 10000 )) >&2
 }
 
 backend_compile() {   # SOURCE OUTPUT: device arguments in $device_common, targets in $backend_targets
