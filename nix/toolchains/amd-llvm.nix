@@ -8,7 +8,7 @@
 #   forwarder  librocm_sysdeps_{z,zstd}.so.1 (matrix/sysdeps/) for a library that
 #              needs them (`sysdeps = true`), built here with the stdenv's C compiler
 #              against nixpkgs' zlib and zstd
-#   toolchain  bin/<cxx>, ld.lld-N, clang-offload-bundler-N (llvmPackages_N of the
+#   toolchain  bin/<cxx>, ld.lld-N, clang-offload-bundler-N, llvm-objcopy (llvmPackages_N of the
 #              front end's major), python3 (runs matrix/amd_llvm.py), and the
 #              library; building it loads the library and checks that it names
 #              the commit cells.toml pins.
@@ -97,6 +97,8 @@ runCommand "toolchain-amd-llvm-${backend.name}-clang${clang}"
   ln -s ${llvmPackages.clang}/bin/clang "$out/bin/clang-${clang}"
   ln -s ${llvmPackages.lld}/bin/ld.lld "$out/bin/ld.lld-${clang}"
   ln -s ${llvmPackages.clang-unwrapped}/bin/clang-offload-bundler "$out/bin/clang-offload-bundler-${clang}"
+  # The bundler runs llvm-objcopy from its own folder (or PATH).
+  ln -s ${llvmPackages.llvm}/bin/llvm-objcopy "$out/bin/llvm-objcopy"
   ln -s ${python3}/bin/python3 "$out/bin/python3"
   # The library loads (with its forwarder) and names the commit cells.toml pins.
   found=$(python3 ${helper} probe --library ${libraryPath} ${lib.optionalString sysdeps "--preload ${preload}"})

@@ -358,14 +358,14 @@ let
     args = [ "-c" ''
       set -e
       /bin/mkdir -p "$out/bin"
-      ${lib.concatStrings (lib.mapAttrsToList (alias: tool: "/bin/ln -s /usr/bin/${tool} "$out/bin/${alias}"
-") aliases)}
+      ${lib.concatStrings (lib.mapAttrsToList (alias: tool: "/bin/ln -s /usr/bin/${tool} $out/bin/${alias}\n") aliases)}
     '' ];
   };
   llvmPackages_22 = {
     clang = clangWrapper { name = "clang-22-standin"; } // { version = "22.1.8"; };
     clang-unwrapped = hostAliases "clang-unwrapped-22-host" { clang-offload-bundler = "clang-offload-bundler-22"; };
     lld = hostAliases "lld-22-host" { "ld.lld" = "ld.lld-22"; };
+    llvm = hostAliases "llvm-22-host" { llvm-objcopy = "llvm-objcopy-22"; };
   };
 
   patchelf = hostTools "patchelf-host" [ "patchelf" ];
