@@ -322,9 +322,12 @@ install_backend() {  # NAME PACKAGE VERSION WHEEL SHA256 LIBRARY SYSDEPS
   local name=$1 package=$2 version=$3 wheel=$4 sha256=$5 library=$6 sysdeps=$7
   local dir=$store/$package-$version wheels=$store/wheels found
   [ -n "$store" ] && [ -n "$package" ] && [ -n "$version" ] || { echo "install-toolchains: backend $name: bad plan" >&2; return 1; }
-  if [ "$sysdeps" = 1 ]; then build_forwarder || return 1; fi
+  local forwarder_ok=1
+  if [ "$sysdeps" = 1 ]; then build_forwarder || forwarder_ok=0; fi
+  # (--check goes on to report the library too)
+  [ "$forwarder_ok" = 1 ] || [ "$check" = 1 ] || return 1
   if [ -f "$dir/.spillway-ready" ] && [ "$(cat "$dir/.spillway-ready")" = "$sha256" ] && [ -f "$dir/$library" ]; then
-    echo "install-toolchains: backend $name: ready at $dir/$library"; return 0
+    echo "install-toolchains: backend $name: ready at $dir/$library"; [ "$forwarder_ok" = 1 ]; return
   fi
   if [ "$check" = 1 ]; then echo "install-toolchains: backend $name: not installed ($dir)"; return 1; fi
   mkdir -p "$wheels"
