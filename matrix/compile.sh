@@ -31,6 +31,23 @@
 #   SPW_CLANG       the cell's clang major: inside a root, /usr/lib/llvm-N/bin goes
 #                   first on PATH (clang 23 and 24's clang-linker-wrapper finds
 #                   `clang` only through PATH)
+#   SPW_BACKEND_LIBRARY  AMD's LLVM (cells.toml `backend`: a library from a wheel); empty =
+#                   the compiler compiles the device code itself.  With it, a .hip file
+#                   takes explicit steps per target, the targets in parallel:
+#                     SPW_CXX --cuda-device-only -O3 -Xclang -disable-llvm-passes -emit-llvm -S
+#                       -> the unoptimized device IR, as text (the front end)
+#                     SPW_PYTHON amd_llvm.py codegen -> object (AMD's LLVM: internalize,
+#                       default<O3>, the AMDGPU code generator, through its C API)
+#                     SPW_LLD -m elf64_amdgpu -shared -> the target's code object
+#                   then SPW_BUNDLER (-compress when SPW_COMPRESS=1) -> the fat binary, and
+#                   SPW_CXX --cuda-host-only -fcuda-include-gpubinary -> the host object that
+#                   embeds it.  Each step's time goes to stderr (the step's log).
+#   SPW_BACKEND_PRELOAD  the folder of the sysdeps forwarder the library needs, if any
+#   SPW_BACKEND_DROP_ATTRIBUTES  attributes the back end's LLVM does not know, removed from
+#                   the IR's attribute groups (cells.toml backends' drop_attributes)
+#   SPW_PYTHON      the Python that runs matrix/amd_llvm.py (default python3)
+#   SPW_LLD         the device linker (ld.lld-22), SPW_BUNDLER the offload bundler
+#                   (clang-offload-bundler-22): the front end's LLVM's, with a back end
 #
 # With SPW_HIP=mini every cell needs only its compiler.  The library is linked
 # without the HIP runtime: hipLaunchKernel, __hipRegisterFatBinary and friends
@@ -103,6 +120,51 @@ run() {
   fi
 }
 
+# -- a back end: the device code through AMD's LLVM, a step at a time -------------------
+step() {   # LABEL COMMAND...: run (timed, on stderr) or print
+  local label=$1 start elapsed; shift
+  if [ "$print" = 1 ]; then printf '%q ' "$@"; printf '\n'; return 0; fi
+  start=${EPOCHREALTIME/./}     # microseconds (bash 5: no date or awk needed, as in a Nix build)
+  "$@" || { echo "compile.sh: error: $label failed (exit status $?)" >&2; return 1; }
+  elapsed=$(( ${EPOCHREALTIME/./} - start ))
+  printf 'compile.sh: %s: %d.%02d s\n' "$label" $(( elapsed / 1000000 )) $(( elapsed % 1000000 / 10000 )) >&2
+}
+
+backend_compile() {   # SOURCE OUTPUT: device arguments in $device_common, targets in $backend_targets
+  local source=$1 output=$2 work target pids=() failed=0 inputs=() bundle_targets=host-x86_64-unknown-linux-gnu
+  [ -f "$SPW_BACKEND_LIBRARY" ] || [ "$print" = 1 ] || die "SPW_BACKEND_LIBRARY=$SPW_BACKEND_LIBRARY: no such file"
+  local python=${SPW_PYTHON:-python3} helper=${SPW_BACKEND_HELPER:-$here/amd_llvm.py}
+  local lld=${SPW_LLD:-ld.lld} bundler=${SPW_BUNDLER:-clang-offload-bundler}
+  local preload=()
+  [ -n "${SPW_BACKEND_PRELOAD:-}" ] && preload=(--preload "$SPW_BACKEND_PRELOAD")
+  local attribute
+  for attribute in ${SPW_BACKEND_DROP_ATTRIBUTES:-}; do preload+=(--drop-attribute "$attribute"); done
+  if [ "$print" = 1 ]; then work=$output.steps; else work=$(mktemp -d "$output.steps.XXXXXX"); fi
+  per_target() {
+    local target=$1 file=$work/${1//:/_}
+    step "front end $target" "$SPW_CXX" "${device_common[@]}" --cuda-device-only "--offload-arch=$target" \
+      -O3 -Xclang -disable-llvm-passes -emit-llvm -S "${extra[@]}" "$source" -o "$file.ll" &&
+    step "AMD LLVM $target" "$python" "$helper" codegen --library "$SPW_BACKEND_LIBRARY" "${preload[@]}" \
+      --target "$target" --unit "$source" "$file.ll" "$file.o" &&
+    step "device link $target" "$lld" -m elf64_amdgpu --no-undefined -shared "$file.o" -o "$file.co"
+  }
+  for target in "${backend_targets[@]}"; do
+    bundle_targets+=",hipv4-amdgcn-amd-amdhsa--$target"
+    inputs+=("-input=$work/${target//:/_}.co")
+    if [ "$print" = 1 ]; then per_target "$target"; else per_target "$target" & pids+=($!); fi
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  if [ "$failed" = 1 ]; then rm -rf "$work"; exit 1; fi
+  local compress=()
+  [ "${SPW_COMPRESS:-0}" = 1 ] && compress=(-compress)
+  step "bundle" "$bundler" -type=o -bundle-align=4096 "-targets=$bundle_targets" -input=/dev/null "${inputs[@]}" \
+    "-output=$work/device.hipfb" "${compress[@]}" || { rm -rf "$work"; exit 1; }
+  step "host" "$SPW_CXX" "${device_common[@]}" --cuda-host-only "${backend_arches[@]}" -O3 -fPIC "${extra[@]}" \
+    -Xclang -fcuda-include-gpubinary -Xclang "$work/device.hipfb" -c "$source" -o "$output" || { rm -rf "$work"; exit 1; }
+  [ "$print" = 1 ] || rm -rf "$work"
+  exit 0
+}
+
 case "$mode" in
   compile)
     [ $# -eq 2 ] || die "usage: compile.sh compile SOURCE OUTPUT"
@@ -125,6 +187,14 @@ case "$mode" in
         fi
         device+=("-cuid=spw_${stem//[^A-Za-z0-9_]/_}")
         [ -n "${SPW_COV:-}" ] && device+=("-mcode-object-version=$SPW_COV")
+        if [ -n "${SPW_BACKEND_LIBRARY:-}" ]; then
+          device_common=(-x hip -std=c++17 -nogpuinc -nogpulib "-cuid=spw_${stem//[^A-Za-z0-9_]/_}")
+          [ -n "${SPW_COV:-}" ] && device_common+=("-mcode-object-version=$SPW_COV")
+          device_common+=("${includes[@]}")
+          backend_targets=(${spw_targets//,/ })
+          backend_arches=("${targets[@]}")
+          backend_compile "$source" "$output"
+        fi
         [ "${SPW_COMPRESS:-0}" = 1 ] && device+=(--offload-compress)
         run "$SPW_CXX" "${device[@]}" "${includes[@]}" -O3 -fPIC "${extra[@]}" -c "$source" -o "$output"
         ;;

@@ -16,11 +16,12 @@
 , gatePath ? null      # what to gate, relative to the engine's output
 , baselineFile         # the baseline as a path in the flake, or null when absent
 , baselinePath         # the same, relative to the project root (for messages and the app)
+, backend ? null       # the cell's [backends] table (AMD's LLVM from a wheel), with its name
 }:
 let
   inherit (lib) concatMapStringsSep concatStringsSep escapeShellArg escapeShellArgs optionalString;
 
-  provider = providers.${cell.source} or (throw ''
+  provider = if backend != null then providers.amd-llvm else providers.${cell.source} or (throw ''
     cell ${cellName}: source "${cell.source}" has no Nix toolchain (known: ${concatStringsSep ", " (builtins.attrNames providers)})'');
 
   spec = engineSpec;
@@ -28,7 +29,7 @@ let
   gated = if gatePath != null then gatePath else if library != null then "lib/${library}" else "";
 in
 lib.makeScope newScope (self: {
-  inherit cellName cell spillway pins;
+  inherit cellName cell spillway pins backend;
 
   toolchain = self.callPackage provider { };
 
@@ -45,6 +46,15 @@ lib.makeScope newScope (self: {
     HIPCXX = SPW_CXX;
     ROCM_PATH = self.toolchain.rocmPath or "${self.toolchain}";
     HIP_DEVICE_LIB_PATH = self.toolchain.deviceLibPath or "${self.toolchain}/amdgcn/bitcode";
+  } // lib.optionalAttrs (backend != null) {
+    # The back end (matrix/compile.sh's explicit steps; recipe_environment sets the same).
+    SPW_BACKEND_LIBRARY = self.toolchain.backendLibrary;
+    SPW_BACKEND_PRELOAD = self.toolchain.backendPreload;
+    SPW_BACKEND_HELPER = self.toolchain.backendHelper;
+    SPW_BACKEND_DROP_ATTRIBUTES = self.toolchain.dropAttributes;
+    SPW_PYTHON = "${self.toolchain}/bin/python3";
+    SPW_LLD = "${self.toolchain}/bin/ld.lld-${toString cell.clang}";
+    SPW_BUNDLER = "${self.toolchain}/bin/clang-offload-bundler-${toString cell.clang}";
   };
 
   # Only the files the build reads, so a change elsewhere (a baseline, the

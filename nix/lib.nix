@@ -36,8 +36,9 @@ in
 rec {
   inherit pins;
 
-  # The cells whose toolchain Nix provides ("nixpkgs" and "tarball").
-  nixCells = cells: lib.filterAttrs (_: cell: providers ? ${cell.source or ""}) cells;
+  # The cells whose toolchain Nix provides ("nixpkgs" and "tarball"), and the
+  # cells with a back end (AMD's LLVM from a wheel: nix/toolchains/amd-llvm.nix).
+  nixCells = cells: lib.filterAttrs (_: cell: providers ? ${cell.source or ""} || cell ? backend) cells;
 
   # The spillway package for a package set.
   spillwayFor = pkgs: pkgs.callPackage ./spillway.nix { src = spillwaySrc; };
@@ -69,6 +70,11 @@ rec {
           ${baselinePath} (baselineDir "${baselineDir}" + the cell name). Make them agree.'';
         (pkgs.callPackage ./cell.nix {
           inherit spillway pins providers cellName cell src engineSpec build baselinePath;
+          backend =
+            if cell ? backend then
+              (file.backends or { }).${cell.backend} or (throw "cell ${cellName}: backend ${cell.backend} is not a [backends] table")
+              // { name = cell.backend; }
+            else null;
           gatePath = gate;
           baselineFile = if builtins.pathExists baselineFile then baselineFile else null;
         }).overrideScope extend;

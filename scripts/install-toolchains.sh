@@ -14,6 +14,15 @@
 #     ROOT/.spillway-ready exists; proc is mounted on ROOT/proc (hipcc reads
 #     /proc/self/exe, nix's postinst needs it) whenever this script runs.
 #     See ../shared/reference/toolchains-next.md section 2 for the recipe.
+#   - back ends ([backends] in cells.toml): AMD's LLVM from the Python package index,
+#     for the cells that name one.  Each wheel is downloaded with pip (`pip download
+#     --no-deps --only-binary :all: --python-version 3.11`, never installed: the
+#     wheels are cp311), its sha256 checked against cells.toml, and its library taken
+#     out of the zip into STORE/<package>-<version>/ (STORE: [backend_store], default
+#     /var/tmp/spillway-amd-llvm beside the sid root; SPILLWAY_AMD_LLVM moves it).  A
+#     back end with sysdeps = true gets the forwarder STORE/sysdeps/librocm_sysdeps_
+#     {z,zstd}.so.1 (matrix/sysdeps/, built with the store's forwarder_cc, clang-22).
+#     STORE/<package>-<version>/.spillway-ready holds the wheel's sha256 when done.
 #
 #   scripts/install-toolchains.sh [PACKAGE...]          install what is missing (as root, or
 #                                                       through sudo), with extra host PACKAGEs
@@ -56,6 +65,8 @@ done
 #   rootpkg SYSTEM SUITE PACKAGE        a cell's package, from SUITE
 #   rootextra SYSTEM PACKAGE            the system's own packages (no recommends)
 #   rootcc SYSTEM COMMAND               cell compilers to try when the root is made
+#   store PATH FORWARDER_CC             where back ends go
+#   backend NAME PACKAGE VERSION WHEEL SHA256 LIBRARY SYSDEPS   a back end a wanted cell names
 plan=$(python3 - "$cells" ${only_cells[@]+"${only_cells[@]}"} <<'EOF'
 import os, sys, tomllib
 path, only = sys.argv[1], sys.argv[2:]
@@ -100,6 +111,17 @@ for cell_name, cell in wanted.items():
         for package in cell.get("packages", []):
             print("rootpkg", system_name, suite, package)
         print("rootcc", system_name, cell["cxx"])
+store = doc.get("backend_store", {})
+setting = store.get("path_setting", "")
+print("store", (os.environ.get(setting) if setting else None) or store.get("path", "/var/tmp/spillway-amd-llvm"),
+      store.get("forwarder_cc", "clang-22"))
+backends = doc.get("backends", {})
+for name in sorted({cell["backend"] for cell in wanted.values() if cell.get("backend")}):
+    if name not in backends:
+        sys.exit(f"install-toolchains: {path}: unknown backend {name!r}")
+    b = backends[name]
+    print("backend", name, b["package"], b["version"], b["wheel"], b["sha256"], b["library"],
+          "1" if b.get("sysdeps") else "0")
 EOF
 )
 
@@ -268,6 +290,85 @@ make_root() {
   echo "install-toolchains: $name: ready at $dir ($((SECONDS - started)) s)"
   exec 9>&-
 }
+
+# -- back ends: AMD's LLVM from the package index ---------------------------------
+read -r _ store forwarder_cc < <(grep '^store ' <<< "$plan")
+forwarder_src=$repo/matrix/sysdeps
+
+# The forwarder: built when missing or when its sources changed (their hash in STORE/sysdeps/.source).
+build_forwarder() {
+  local out=$store/sysdeps source_hash lib
+  source_hash=$(cat "$forwarder_src/forwarder.c" "$forwarder_src/z.map" "$forwarder_src/zstd.map" | sha256sum | cut -d' ' -f1)
+  if [ -f "$out/.source" ] && [ "$(cat "$out/.source")" = "$source_hash" ] \
+     && [ -f "$out/librocm_sysdeps_z.so.1" ] && [ -f "$out/librocm_sysdeps_zstd.so.1" ]; then
+    echo "install-toolchains: sysdeps forwarder: ready at $out"; return 0
+  fi
+  if [ "$check" = 1 ]; then echo "install-toolchains: sysdeps forwarder: not built ($out)"; return 1; fi
+  command -v "$forwarder_cc" >/dev/null || {
+    echo "install-toolchains: sysdeps forwarder: $forwarder_cc not found (cells.toml [backend_store] forwarder_cc)" >&2; return 1; }
+  rm -rf "$out.partial"; mkdir -p "$out.partial"
+  for lib in z zstd; do
+    "$forwarder_cc" -O2 -fPIC -shared -Wall -Wextra -Werror "-DSPW_SYSDEPS_${lib^^}" "$forwarder_src/forwarder.c" \
+      -fuse-ld=lld "-Wl,--version-script=$forwarder_src/$lib.map" "-Wl,-soname,librocm_sysdeps_$lib.so.1" \
+      -o "$out.partial/librocm_sysdeps_$lib.so.1" "-l:lib$lib.so.1" -ldl || {
+      echo "install-toolchains: sysdeps forwarder: $forwarder_cc failed on librocm_sysdeps_$lib.so.1" >&2; return 1; }
+  done
+  echo "$source_hash" > "$out.partial/.source"
+  rm -rf "$out"; mv "$out.partial" "$out"
+  echo "install-toolchains: sysdeps forwarder: built $out/librocm_sysdeps_{z,zstd}.so.1 with $forwarder_cc"
+}
+
+install_backend() {  # NAME PACKAGE VERSION WHEEL SHA256 LIBRARY SYSDEPS
+  local name=$1 package=$2 version=$3 wheel=$4 sha256=$5 library=$6 sysdeps=$7
+  local dir=$store/$package-$version wheels=$store/wheels found
+  [ -n "$store" ] && [ -n "$package" ] && [ -n "$version" ] || { echo "install-toolchains: backend $name: bad plan" >&2; return 1; }
+  local forwarder_ok=1
+  if [ "$sysdeps" = 1 ]; then build_forwarder || forwarder_ok=0; fi
+  # (--check goes on to report the library too)
+  [ "$forwarder_ok" = 1 ] || [ "$check" = 1 ] || return 1
+  if [ -f "$dir/.spillway-ready" ] && [ "$(cat "$dir/.spillway-ready")" = "$sha256" ] && [ -f "$dir/$library" ]; then
+    echo "install-toolchains: backend $name: ready at $dir/$library"; [ "$forwarder_ok" = 1 ]; return
+  fi
+  if [ "$check" = 1 ]; then echo "install-toolchains: backend $name: not installed ($dir)"; return 1; fi
+  mkdir -p "$wheels"
+  if [ ! -f "$wheels/$wheel" ] || [ "$(sha256sum "$wheels/$wheel" | cut -d' ' -f1)" != "$sha256" ]; then
+    rm -f "$wheels/$wheel"
+    echo "install-toolchains: backend $name: downloading $package==$version"
+    if ! python3 -m pip download --quiet --no-deps --only-binary :all: --python-version 3.11 \
+         --dest "$wheels" "$package==$version" > "$wheels/$package.log" 2>&1; then
+      echo "install-toolchains: backend $name: pip download $package==$version failed: $(grep -v '^ *$' "$wheels/$package.log" | tail -1)" >&2
+      return 1
+    fi
+    [ -f "$wheels/$wheel" ] || {
+      echo "install-toolchains: backend $name: pip download $package==$version gave no $wheel" >&2; return 1; }
+  fi
+  found=$(sha256sum "$wheels/$wheel" | cut -d' ' -f1)
+  if [ "$found" != "$sha256" ]; then
+    mv "$wheels/$wheel" "$wheels/$wheel.rejected"
+    echo "install-toolchains: backend $name: $wheel has sha256 $found, cells.toml pins $sha256 (kept as $wheel.rejected)" >&2
+    return 1
+  fi
+  rm -rf "$dir.partial"; mkdir -p "$dir.partial"
+  python3 - "$wheels/$wheel" "$library" "$dir.partial" <<'EOF' || { echo "install-toolchains: backend $name: cannot take $library out of $wheel" >&2; return 1; }
+import os, sys, zipfile
+wheel, member, out = sys.argv[1:]
+with zipfile.ZipFile(wheel) as archive:
+    archive.extract(member, out)
+os.chmod(os.path.join(out, member), 0o755)
+EOF
+  echo "$sha256" > "$dir.partial/.spillway-ready"
+  rm -rf "$dir"; mv "$dir.partial" "$dir"
+  echo "install-toolchains: backend $name: $package==$version (sha256 checked) -> $dir/$library"
+}
+
+while read -r kind name package version wheel sha256 library sysdeps; do
+  [ "$kind" = backend ] || continue
+  set +e
+  (set -e; install_backend "$name" "$package" "$version" "$wheel" "$sha256" "$library" "$sysdeps")
+  rc=$?
+  set -e
+  [ "$rc" = 0 ] || status=1
+done <<< "$plan"
 
 for name in "${root_names[@]}"; do
   if [ "$make_roots" = 0 ]; then

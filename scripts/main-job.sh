@@ -8,7 +8,11 @@
 # differ (one column per cell, a figure a line: fits 120 columns); then
 # upstream LLVM's next compilers side by side: clang 22 -> 23 -> 24 (the
 # kernels whose figures differ, and each step's comparison,
-# also written to build/matrix-clang-22-23-24.md).  Arguments go to
+# also written to build/matrix-clang-22-23-24.md); and beside it the design
+# card's ROCm 7.2 -> ROCm 10 on AMD's own LLVM (rocm-7.2.2-amd-llvm22 ->
+# rocm-10.0-amd-llvm23: Debian clang 22 in front of both, so only the back end
+# differs; also build/matrix-rocm-7.2.2-10.0.md), and Debian's LLVM 22 against
+# AMD's LLVM 22 (clang-22 -> rocm-7.2.2-amd-llvm22).  Arguments go to
 # `spillway matrix run` (e.g. cell names, --differing, -j N).
 #
 # Writes build/<cell>/, build/matrix-summary.md (the comparison as Markdown,
@@ -77,5 +81,23 @@ if [ -f build/clang-22/libengine.so ] && [ -f build/clang-23/libengine.so ] && [
   done
 else
   echo "main-job: clang 22 -> 23 -> 24 not shown: ${next[*]} are not all built here (see above)"
+fi
+
+# ROCm 7.2.2 -> ROCm 10.0 on AMD's LLVM (the back ends from the package index).
+rocm=(rocm-7.2.2-amd-llvm22 rocm-10.0-amd-llvm23)
+if [ -f "build/${rocm[0]}/libengine.so" ] && [ -f "build/${rocm[1]}/libengine.so" ]; then
+  echo
+  echo "main-job: ROCm 7.2.2 -> ROCm 10.0 (AMD's LLVM 22 -> 23, Debian clang 22 in front of both), the kernels whose figures differ:"
+  "${spillway[@]}" matrix compare "${rocm[@]}" --differing
+  "${spillway[@]}" matrix compare "${rocm[@]}" --differing --format markdown -o build/matrix-rocm-7.2.2-10.0.md
+  echo
+  "${spillway[@]}" matrix compare "${rocm[@]}"
+  if [ -f build/clang-22/libengine.so ]; then
+    echo
+    echo "main-job: Debian's LLVM 22 -> AMD's LLVM 22 (ROCm 7.2.2), the same front end:"
+    "${spillway[@]}" matrix compare clang-22 "${rocm[0]}"
+  fi
+else
+  echo "main-job: ROCm 7.2.2 -> ROCm 10.0 not shown: ${rocm[*]} are not both built here (see above)"
 fi
 exit "$status"

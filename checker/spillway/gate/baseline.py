@@ -82,11 +82,12 @@ from spillway.resources.names import demangle, display_key, short_name
 
 SCHEMA: Final = "spillway.baseline/3"
 SCHEMA_V4: Final = "spillway.baseline/4"   # version 3 with the machine code's figures (written only with them)
+SCHEMA_V5: Final = "spillway.baseline/5"   # version 3 or 4 with provenance.backend (written only with one)
 SCHEMA_V2: Final = "spillway.baseline/2"   # committed by users: read, never written
 SCHEMA_V1: Final = "spillway.baseline/1"
 BASELINE_PREFIX = "spillway.baseline/"
-SCHEMA_VERSION = 4
-READ_SCHEMAS: Final = (SCHEMA_V4, SCHEMA, SCHEMA_V2, SCHEMA_V1)
+SCHEMA_VERSION = 5
+READ_SCHEMAS: Final = (SCHEMA_V5, SCHEMA_V4, SCHEMA, SCHEMA_V2, SCHEMA_V1)
 
 
 class Allowance(BaseModel):
@@ -136,6 +137,36 @@ class SourceFile(BaseModel):
                                                               "sorted list of its files' paths and SHA-256")
 
 
+class WheelProvenance(BaseModel):
+    """The Python wheel a back end's library came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    package: str = Field(description="Package on the Python package index (rocm-bindings-compiler)")
+    version: str = Field(description="Its version (10.0.0.0.1.2)")
+    file: str = Field(description="The wheel's file name")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The wheel's SHA-256, as pinned in cells.toml")
+
+
+class BackendProvenance(BaseModel):
+    """The code generator of a build whose front end is another compiler (a
+    matrix cell with a back end: AMD's LLVM from a wheel).  The code objects'
+    .comment names only the front end and the linker, so it is recorded here
+    (version 5)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The cells file's [backends] table")
+    rocm: str = Field(description="The back end's ROCm release")
+    llvm_version: str = Field(description="AMD LLVM version, as the library names itself (23.0.0git)")
+    llvm_commit: str = Field(pattern=r"^[0-9a-f]{40}$", description="The llvm-project commit the library names")
+    library_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the library")
+    front_end: str = Field(description="The front end's --version line (it produced the device IR)")
+    dropped_attributes: list[str] = Field(description="Attributes the front end wrote that the back end's reader "
+                                                      "does not know, removed from the device IR")
+    wheel: WheelProvenance
+
+
 class Provenance(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -150,6 +181,9 @@ class Provenance(BaseModel):
         None, description="Code-generation flags of the build it was written from: a matrix cell's flags, "
                           "--flags, or those of the command lines the compiler recorded in the code objects "
                           "(-frecord-command-line); check warns when a build's differ. Absent: not known")
+    backend: Optional[BackendProvenance] = Field(
+        None, description="The code generator when it is not the front end (version 5 only): AMD's LLVM from a "
+                          "wheel behind an upstream clang")
 
 
 class Removal(BaseModel):
@@ -195,7 +229,7 @@ class Baseline(_Header):
     (target, key).  Also the model of version 1 and 2 files."""
 
     schema_: Literal["spillway.baseline/1", "spillway.baseline/2", "spillway.baseline/3",
-                     "spillway.baseline/4"] = Field(SCHEMA, alias="schema")
+                     "spillway.baseline/4", "spillway.baseline/5"] = Field(SCHEMA, alias="schema")
     kernels: list[Entry] = Field(description="Sorted by (target, key), unique")
 
     @property
@@ -254,10 +288,12 @@ class KernelLine(BaseModel):
 
 
 class BaselineDocument(_Header):
-    """A version-3 or version-4 baseline file (``spillway schema baseline`` publishes its schema):
-    version 4 records the machine code's figures (loop_scratch, agpr_copies), version 3 never does."""
+    """A version-3, -4 or -5 baseline file (``spillway schema baseline`` publishes its schema):
+    version 4 records the machine code's figures (loop_scratch, agpr_copies), version 3 never does;
+    version 5 records a back end (provenance.backend), and may record the machine code's figures."""
 
-    schema_: Literal["spillway.baseline/3", "spillway.baseline/4"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.baseline/3", "spillway.baseline/4", "spillway.baseline/5"] = Field(SCHEMA,
+                                                                                                  alias="schema")
     record_all: bool = Field(description="true: every kernel read is recorded; false: only kernels whose gated "
                                          "metrics are non-zero (kernels absent are held to zero)")
     kernels_written_from: dict[str, int] = Field(
@@ -360,7 +396,7 @@ def _invalid(exc: ValidationError, path: str, prefix: str = "") -> InputError:
 def json_schema() -> dict:
     schema = BaselineDocument.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/baseline-4.json"
+    schema["$id"] = "https://spillway.dev/schemas/baseline-5.json"
     return schema
 
 
@@ -378,8 +414,12 @@ def parse_baseline(document, path: str) -> Baseline:
         raise InputError(f"baseline schema {schema} is {'newer than' if newer else 'not'} what this "
                          f"spillway {__version__} reads ({', '.join(READ_SCHEMAS)})"
                          + ("; upgrade spillway" if newer else ""), file=path)
-    if schema in (SCHEMA, SCHEMA_V4):
-        return _validated(path, lambda: _expanded(document, path))
+    if schema in (SCHEMA, SCHEMA_V4, SCHEMA_V5):
+        baseline = _validated(path, lambda: _expanded(document, path))
+        if (schema == SCHEMA_V5) != (baseline.provenance.backend is not None):
+            raise InputError(f"invalid baseline: provenance.backend is {'missing' if schema == SCHEMA_V5 else 'set'} "
+                             f"in a {schema} file (version 5 records a back end, 3 and 4 never do)", file=path)
+        return baseline
     return _validated(path, lambda: Baseline.model_validate(document))
 
 
@@ -450,6 +490,10 @@ def render(baseline: Baseline) -> bytes:
     head = baseline.model_dump(by_alias=True, exclude={"kernels"})
     # An updated version 1 or 2 baseline is written as version 3; one recording the machine code as 4.
     head["schema"] = SCHEMA_V4 if _records_code(baseline) else SCHEMA
+    if baseline.provenance.backend is not None:    # a back end: version 5 (with or without the code's figures)
+        head["schema"] = SCHEMA_V5
+    else:
+        del head["provenance"]["backend"]
     if head["provenance"]["flags"] is None:   # not known: left out, as files before it were written
         del head["provenance"]["flags"]
     if not head["removed"]:                   # none accepted: left out, as files before it were written
@@ -699,11 +743,14 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
           allows: Sequence[Allow] = (), targets: list[str] | None = None,
           record_all: bool = False, digests: Mapping[str, str] | None = None,
           flags: list[str] | None = None, allow_removed: Sequence[Allow] = (),
-          allow_removed_targets: Sequence[tuple[str, str]] = ()) -> UpdateResult:
+          allow_removed_targets: Sequence[tuple[str, str]] = (),
+          backend: BackendProvenance | None = None) -> UpdateResult:
     """A new baseline from ``inputs``, or ``previous`` updated.  ``digests``:
     sha256_path of inputs already worked out (SourceHasher); the others are
     hashed here.  ``flags``: the build's code-generation flags (None: not
-    known; an update then keeps the previous baseline's).
+    known; an update then keeps the previous baseline's).  ``backend``: the
+    build's code generator when it is not the front end (a matrix cell's back
+    end; None: an update keeps the previous baseline's).
 
     Updating: allowances that went down are tightened; an allowance that
     would go up keeps its old value (reported in ``refused``) unless one of
@@ -835,7 +882,8 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         targets=sorted({u.target for u in inputs.usage.values()}),
         files=[SourceFile(path=os.path.normpath(p), sha256=(digests or {}).get(p) or sha256_path(p))
                for p in dict.fromkeys(inputs.sources)],
-        flags=flags if flags is not None else (previous.provenance.flags if previous else None))
+        flags=flags if flags is not None else (previous.provenance.flags if previous else None),
+        backend=backend if backend is not None else (previous.provenance.backend if previous else None))
     entries.sort(key=lambda e: (e.target, e.key))
     models = set(inputs.occupancy_models)
     occupancy_model = models.pop() if len(models) == 1 else ("producer" if models else None)

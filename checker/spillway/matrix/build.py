@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ class CellBuild:
     log: Optional[Path] = None
     version: str = ""
     twin: Optional[Path] = None   # the debug twin's library, when one was asked for and built
+    backend: Optional[dict] = None   # the back end's provenance (AMD LLVM, ROCm, wheel), when the cell has one
 
 
 def _digest(*parts) -> str:
@@ -111,11 +113,25 @@ def recipe_environment(matrix: Matrix, cell: Cell, compiler: str | None = None,
         env["SPW_CLANG"] = cell.clang
         location = root or cell.system_info.location()
         env["SPW_ROOT"] = str(location)
+    backend = cell.backend_info
+    if backend is not None:      # AMD's LLVM compiles the device code, the front end's LLVM links and bundles
+        env["SPW_BACKEND_LIBRARY"] = str(backend.installed_library())
+        forwarders = backend.forwarder_folder()
+        if forwarders is not None:
+            env["SPW_BACKEND_PRELOAD"] = str(forwarders)
+        env["SPW_BACKEND_HELPER"] = str(backend.helper)
+        env["SPW_PYTHON"] = sys.executable
+        env["SPW_LLD"] = f"ld.lld-{cell.clang}"
+        env["SPW_BUNDLER"] = f"clang-offload-bundler-{cell.clang}"
+        if backend.drop_attributes:
+            env["SPW_BACKEND_DROP_ATTRIBUTES"] = " ".join(backend.drop_attributes)
     return env
 
 
-# Not part of what an object is built from: where the headers or the root are on this machine.
-_PLACES = ("SPW_INCLUDE", "SPW_ROOT")
+# Not part of what an object is built from: where the headers, the root, the back end's
+# library (its bytes' hash is) and Python are on this machine.
+_PLACES = ("SPW_INCLUDE", "SPW_ROOT", "SPW_BACKEND_LIBRARY", "SPW_BACKEND_PRELOAD", "SPW_BACKEND_HELPER",
+           "SPW_PYTHON")
 
 
 def cell_dir(build_dir: Path, cell: Cell) -> Path:
@@ -173,8 +189,13 @@ class Builder:
         env = recipe_environment(self.matrix, cell, twin=twin)
         for place in _PLACES:
             env.pop(place, None)
-        return _digest(recipe.read_bytes() if recipe.is_file() else b"", _tree_digest(headers), compiler_id,
-                       availability.version, sorted(env.items()))
+        parts = [recipe.read_bytes() if recipe.is_file() else b"", _tree_digest(headers), compiler_id,
+                 availability.version, sorted(env.items())]
+        backend = availability.backend
+        if backend is not None:     # the library's bytes and the step that drives it
+            helper = cell.backend_info.helper if cell.backend_info else None
+            parts += [backend.sha256, helper.read_bytes() if helper and helper.is_file() else b""]
+        return _digest(*parts)
 
     def plan(self, cell: Cell, availability: Availability) -> tuple[list[Step], list[Step]]:
         """The cell's compile steps and link steps (its library's, then its
@@ -263,7 +284,8 @@ class Builder:
                                                         availability.root))
             work[cell.name] = (compiles, links, env)
             results[cell.name] = CellBuild(cell, "up to date", library=links[0].output, objects=len(compiles),
-                                           version=availability.version)
+                                           version=availability.version,
+                                           backend=backend_provenance(availability))
             self.progress(cell, "planned", links[0])
 
         started = {name: time.monotonic() for name in work}
@@ -350,10 +372,26 @@ class Builder:
             "sources": self.matrix.engine.sources, "library": self.matrix.engine.library,
             "stamp": links[0].stamp,
         }
+        if result.backend is not None:   # only then, so the other cells' build.json stay what they were
+            document["backend"] = result.backend
         if len(links) > 1:    # a debug twin: only then, so a build without one writes what it always wrote
             document["lines"] = {"library": f"{TWIN_DIR}/{self.matrix.engine.library}",
                                  "flags": cell.twin_flags(), "stamp": links[1].stamp}
         atomic.write_bytes(str(folder / "build.json"), json_codec.dumps(document, indent=True) + b"\n")
+
+
+def backend_provenance(availability: Availability) -> Optional[dict]:
+    """What build.json and the baseline record of a back end: its ROCm release,
+    AMD LLVM version and commit (the library's own strings), the wheel."""
+    backend = availability.backend
+    if backend is None:
+        return None
+    return {"name": backend.name, "rocm": backend.rocm, "llvm_version": backend.version,
+            "llvm_commit": backend.commit, "library_sha256": backend.sha256,
+            "front_end": availability.version.split("; ")[0],
+            "dropped_attributes": list(backend.dropped_attributes),
+            "wheel": {"package": backend.package, "version": backend.package_version, "file": backend.wheel,
+                      "sha256": backend.wheel_sha256}}
 
 
 def _links(link: Step, compiled: Step) -> bool:

@@ -23,7 +23,8 @@ else:   # Python 3.10 (supported): the same parser as a package (a dependency th
     import tomli as tomllib
 
 CELLS_FILE = Path("matrix") / "cells.toml"
-SCHEMA = "1"
+SCHEMA = "2"   # "2": back ends ([backend_store], [backends], a cell's `backend`)
+READ_SCHEMAS = ("1", "2")   # a "1" file is a "2" file without back ends
 # Offload targets as --offload-arch takes them: a processor and optional features.
 _TARGET = re.compile(r"^gfx[0-9a-f]{2,5}(:[a-z0-9_-]+[+-])*$")
 _CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -107,6 +108,106 @@ class System(BaseModel):
         return f" ({self.path_setting} moves it)" if self.path_setting else ""
 
 
+class BackendStore(BaseModel):
+    """Where scripts/install-toolchains.sh keeps the back ends' wheels, their
+    libraries and the sysdeps forwarder: outside the checkout."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = "/var/tmp/spillway-amd-llvm"
+    path_setting: Optional[str] = Field(None, pattern=r"^[A-Z_][A-Z0-9_]*$")
+    forwarder_cc: str = "clang-22"
+
+    @field_validator("path")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not os.path.isabs(value):
+            raise ValueError(f"path {value!r} must be absolute (a folder outside the checkout)")
+        return value
+
+    def location(self) -> Path:
+        moved = os.environ.get(self.path_setting) if self.path_setting else None
+        return Path(moved or self.path)
+
+    def where_set(self) -> str:
+        return f" ({self.path_setting} moves it)" if self.path_setting else ""
+
+
+SYSDEPS_DIR = "sysdeps"        # the forwarder's folder in the back end store
+SYSDEPS_FORWARDERS = ("librocm_sysdeps_z.so.1", "librocm_sysdeps_zstd.so.1")
+
+
+class Backend(BaseModel):
+    """AMD's LLVM from a Python wheel: the optimizer and code generator of a
+    cell whose clang is only the front end."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""                       # the table key, filled in by the loader
+    description: str = ""
+    rocm: str
+    llvm: str = Field(pattern=r"^[0-9]+$")
+    package: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    version: str = Field(pattern=r"^[0-9][0-9A-Za-z.+-]*$")
+    wheel: str = Field(pattern=r"^[A-Za-z0-9_.+-]+\.whl$")
+    url: str = Field(pattern=r"^https://")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    library: str = Field(min_length=1)
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    sysdeps: bool = False
+    drop_attributes: list[str] = []      # attributes its reader does not know, removed from the device IR
+
+    @field_validator("drop_attributes")
+    @classmethod
+    def _attribute_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not re.match(r"^[a-z][a-z0-9_]*$", name):
+                raise ValueError(f"not an LLVM enum attribute name: {name!r}")
+        return names
+
+    _store: Optional[BackendStore] = PrivateAttr(default=None)
+    _helper: Optional[Path] = PrivateAttr(default=None)    # matrix/amd_llvm.py beside the recipe
+
+    @field_validator("rocm")
+    @classmethod
+    def _rocm_version(cls, value: str) -> str:
+        if not _VERSION.match(value):
+            raise ValueError(f"not a version: {value!r} (write it as a string, e.g. \"10.0\")")
+        return value
+
+    @field_validator("library")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        if value.startswith("/") or ".." in Path(value).parts:
+            raise ValueError(f"library {value!r} must be a path inside the wheel")
+        return value
+
+    def folder(self, store: BackendStore) -> Path:
+        """Where install-toolchains.sh extracts the wheel's library."""
+        return store.location() / f"{self.package}-{self.version}"
+
+    def library_file(self, store: BackendStore) -> Path:
+        return self.folder(store) / self.library
+
+    def label(self) -> str:
+        return f"ROCm {self.rocm} (AMD LLVM {self.llvm})"
+
+    @property
+    def store(self) -> BackendStore:
+        return self._store or BackendStore()
+
+    @property
+    def helper(self) -> Path:
+        """The recipe's AMD LLVM step (matrix/amd_llvm.py, beside compile.sh)."""
+        return self._helper or Path(CELLS_FILE.parent / "amd_llvm.py")
+
+    def installed_library(self) -> Path:
+        return self.library_file(self.store)
+
+    def forwarder_folder(self) -> Optional[Path]:
+        return self.store.location() / SYSDEPS_DIR if self.sysdeps else None
+
+
 class Cell(BaseModel):
     """One toolchain of the matrix."""
 
@@ -131,8 +232,10 @@ class Cell(BaseModel):
     baseline: str = Field(min_length=1)
     gate: list[MetricName] = ["scratch"]
     lines: Literal["", "twin"] = ""      # "twin": every build also builds a debug twin (build/<cell>/lines/)
+    backend: Optional[str] = None        # a [backends] table: AMD's LLVM compiles, clang is the front end
 
     _system: Optional[System] = PrivateAttr(default=None)
+    _backend: Optional[Backend] = PrivateAttr(default=None)
 
     @field_validator("rocm")
     @classmethod
@@ -201,6 +304,11 @@ class Cell(BaseModel):
         return self._system or System(name=HOST_SYSTEM, kind="host")
 
     @property
+    def backend_info(self) -> Optional[Backend]:
+        """The cell's back end (AMD's LLVM), or None: its clang compiles everything."""
+        return self._backend
+
+    @property
     def in_root(self) -> bool:
         """Builds inside a system root (through chroot)."""
         return self.system_info.is_root
@@ -208,6 +316,8 @@ class Cell(BaseModel):
     def toolchain(self) -> str:
         what = {"clang": "clang", "amdclang": "AMD clang", "hipcc": "hipcc"}[self.compiler]
         text = f"{what} {self.clang}"
+        if self._backend:     # labelled by its ROCm release: the back end is what differs
+            return f"{self._backend.label()}, {text} front end"
         if self.rocm:
             text = f"ROCm {self.rocm}, {text}"
         return text
@@ -219,12 +329,14 @@ class CellsFile(BaseModel):
     schema_: str = Field(alias="schema")
     engine: Engine
     systems: dict[str, System] = Field(default_factory=lambda: {HOST_SYSTEM: System(kind="host")})
+    backend_store: BackendStore = Field(default_factory=BackendStore)
+    backends: dict[str, Backend] = {}
     cells: dict[str, Cell] = Field(min_length=1)
 
     @field_validator("schema_")
     @classmethod
     def _schema(cls, value: str) -> str:
-        if value != SCHEMA:
+        if value not in READ_SCHEMAS:
             raise ValueError(f"schema {value!r} is not one this spillway reads (want \"{SCHEMA}\")")
         return value
 
@@ -251,6 +363,30 @@ class CellsFile(BaseModel):
             if cell.suite and not found.is_root:
                 raise ValueError(f"cell {cell.name}: suite is for cells of a root system")
             cell._system = found
+        if self.schema_ == "1" and self.backends:
+            raise ValueError('[backends] needs schema = "2"')
+        for name, table in self.backends.items():
+            table.name = name
+            table._store = self.backend_store
+        for cell in self.cells.values():
+            if cell.backend is None:
+                continue
+            backend = self.backends.get(cell.backend)
+            if backend is None:
+                raise ValueError(f"cell {cell.name}: backend {cell.backend!r} is not a [backends] table "
+                                 f"({', '.join(self.backends) or 'none'})")
+            if cell.rocm != backend.rocm:
+                raise ValueError(f"cell {cell.name}: rocm = {cell.rocm!r}, its back end {backend.name} is ROCm "
+                                 f"{backend.rocm}")
+            if cell.compiler != "clang" or cell.hip != "mini":
+                raise ValueError(f"cell {cell.name}: a back end takes an upstream clang front end "
+                                 f"(compiler = \"clang\", hip = \"mini\")")
+            # Bitcode is read forward only: an older LLVM cannot read a newer one's.
+            if int(cell.clang) > int(backend.llvm):
+                raise ValueError(f"cell {cell.name}: the front end clang {cell.clang} is newer than the back end "
+                                 f"{backend.name}'s AMD LLVM {backend.llvm} (bitcode is read forward only: use "
+                                 f"clang <= {backend.llvm})")
+            cell._backend = backend
         return self
 
 
@@ -295,6 +431,10 @@ class Matrix:
     @property
     def engine(self) -> Engine:
         return self.file.engine
+
+    @property
+    def backend_store(self) -> BackendStore:
+        return self.file.backend_store
 
     def cell(self, name: str) -> Cell:
         try:
@@ -351,4 +491,8 @@ def load(path: Path | str | None = None, root: Path | str | None = None) -> Matr
         parsed = CellsFile.model_validate(document)
     except ValidationError as exc:
         raise UsageError(format_validation_error(str(path), exc)) from None
-    return Matrix(path, Path(root).resolve() if root else default_root(path), parsed)
+    matrix = Matrix(path, Path(root).resolve() if root else default_root(path), parsed)
+    helper = matrix.resolve(parsed.engine.recipe).parent / "amd_llvm.py"
+    for backend in parsed.backends.values():
+        backend._helper = helper
+    return matrix

@@ -134,8 +134,8 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
     """Write or update one built cell's baseline (what `spillway baseline
     write` does); returns (status, text): 1 when an allowance would have gone
     up (kept, as the command keeps it)."""
-    from spillway.gate.baseline import (build as build_baseline, load_baseline, recorded_model, update_summary,
-                                        write_baseline as write_file)
+    from spillway.gate.baseline import (BackendProvenance, build as build_baseline, load_baseline, recorded_model,
+                                        update_summary, write_baseline as write_file)
     from spillway.gate.commands import accept_removed_command
     from spillway.gate.flags import cell_flags
 
@@ -153,8 +153,9 @@ def write_baseline(matrix: Matrix, build_dir: Path, build: CellBuild, fresh: boo
         # An update keeps the model the baseline was written with (version 1: llvm22).
         inputs = _read(Path(library), recorded_model(previous) if previous else None, cell.gate)
         inputs.sources = [library]
+        backend = BackendProvenance.model_validate(build.backend) if build.backend else None
         result = build_baseline(inputs, note=baseline_note(matrix, build_dir, build), gate=tuple(cell.gate),
-                                previous=previous, flags=cell_flags(cell.flags))
+                                previous=previous, flags=cell_flags(cell.flags), backend=backend)
         write_file(str(baseline_path), result.baseline)
     except SpillwayError as exc:
         return EXIT_FAILED, f"error: {exc}"

@@ -7,10 +7,13 @@ through chroot."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -34,6 +37,27 @@ class Availability:
     version: str = ""                    # first line of `cxx --version`
     root: Optional[Path] = None          # the system root the cell builds in, if any
     compiler_file: Optional[Path] = None  # the compiler's file as seen from here (for build stamps)
+    backend: Optional["BackendIdentity"] = None   # the cell's AMD LLVM, as its library names itself
+
+
+@dataclass(frozen=True)
+class BackendIdentity:
+    """What a back end's library says it is (its own strings), and its bytes' hash."""
+
+    name: str                 # the [backends] table
+    rocm: str
+    version: str              # "23.0.0git"
+    commit: str               # the llvm-project commit, 40 hex digits
+    library: Path
+    sha256: str               # of the library file (build stamps)
+    package: str
+    package_version: str
+    wheel: str
+    wheel_sha256: str
+    dropped_attributes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"AMD LLVM {self.version} ({self.commit[:12]}), ROCm {self.rocm}"
 
 
 # -- system roots ------------------------------------------------------------------------
@@ -134,6 +158,8 @@ def probe(cell: Cell) -> Availability:
         if key in _probe_cache:
             return _probe_cache[key]
     result = _probe_root(cell) if cell.in_root else _probe_host(cell)
+    if result.available and cell.backend_info is not None:
+        result = _probe_backend(cell, result)
     with _probe_lock:
         _probe_cache[key] = result
     return result
@@ -199,7 +225,75 @@ def _judge(cell: Cell, result: subprocess.CompletedProcess, compiler: str, compi
             found = f"HIP {hip.group(1)}.{hip.group(2)}" if hip else "no HIP version"
             return Availability(False, f"{cell.cxx} reports {found}, the cell wants ROCm {cell.rocm}", compiler,
                                 version)
-    elif cell.rocm and not re.search(r"rocm|amd", text, re.IGNORECASE):
+    elif cell.rocm and cell.backend_info is None and not re.search(r"rocm|amd", text, re.IGNORECASE):
+        # (a cell with a back end: its ROCm release is the back end's, checked by _probe_backend)
         return Availability(False, f"{cell.cxx} is not a ROCm/AMD clang ({first!r}), the cell wants "
                                    f"ROCm {cell.rocm}", compiler, version)
     return Availability(True, "", compiler, version, compiler_file=compiler_file)
+
+
+# -- back ends: AMD's LLVM from a wheel ---------------------------------------------------
+
+_library_hashes: dict[tuple, str] = {}
+
+
+def _file_sha256(path: Path) -> str:
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    with _probe_lock:
+        if key in _library_hashes:
+            return _library_hashes[key]
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    with _probe_lock:
+        _library_hashes[key] = digest.hexdigest()
+    return digest.hexdigest()
+
+
+def _probe_backend(cell: Cell, front: Availability) -> Availability:
+    """The cell's back end: its library installed, loading (the sysdeps
+    forwarder), naming the AMD LLVM major and commit cells.toml pins, and not
+    older than the front end (bitcode is read forward only)."""
+    backend = cell.backend_info
+    assert backend is not None
+    library = backend.installed_library()
+    how = (f"{INSTALL} downloads {backend.package}=={backend.version} into {backend.store.location()}"
+           f"{backend.store.where_set()}")
+    if not library.is_file():
+        return Availability(False, f"the {backend.label()} back end is not installed ({library} is missing; {how})",
+                            front.compiler, front.version)
+    argv = [sys.executable, str(backend.helper), "probe", "--library", str(library)]
+    forwarders = backend.forwarder_folder()
+    if forwarders is not None:
+        argv += ["--preload", str(forwarders)]
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Availability(False, f"{backend.helper} probe failed: {exc}", front.compiler, front.version)
+    if result.returncode != 0:
+        message = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
+        return Availability(False, message.removeprefix("amd_llvm: error: ") + f" ({how})", front.compiler,
+                            front.version)
+    try:
+        found = json.loads(result.stdout)
+        version, commit = str(found["version"]), str(found["commit"])
+    except (ValueError, KeyError, TypeError):
+        return Availability(False, f"{backend.helper} probe printed no identity: {result.stdout[:200]!r}",
+                            front.compiler, front.version)
+    major = version.split(".")[0]
+    if major != backend.llvm or commit != backend.commit:
+        return Availability(False, f"{library} is AMD LLVM {version} ({commit[:12]}), cells.toml's {backend.name} "
+                                   f"wants AMD LLVM {backend.llvm} ({backend.commit[:12]})",
+                            front.compiler, front.version)
+    front_version = _CLANG_VERSION.search(front.version)
+    if front_version and int(front_version.group(1)) > int(major):
+        return Availability(False, f"the front end {cell.cxx} (clang {front_version.group(1)}."
+                                   f"{front_version.group(2)}) is newer than the back end's AMD LLVM {version}: "
+                                   f"bitcode is read forward only", front.compiler, front.version)
+    identity = BackendIdentity(backend.name, backend.rocm, version, commit, library, _file_sha256(library),
+                               backend.package, backend.version, backend.wheel, backend.sha256,
+                               tuple(backend.drop_attributes))
+    return Availability(True, "", front.compiler, f"{front.version}; {identity.describe()}", front.root,
+                        front.compiler_file, identity)

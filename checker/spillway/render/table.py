@@ -1111,6 +1111,8 @@ def _(model: MatrixListModel, console_, view: View) -> None:
     for cell, availability, present in model.rows:
         status = f"yes: {availability.version}" if availability.available else f"no: {availability.reason}"
         origin = f"{cell.source} ({cell.system})" if cell.in_root else cell.source
+        if cell.backend_info is not None:     # the back end's wheel, from the package index
+            origin += f" + {cell.backend_info.package} {cell.backend_info.version}"
         table.add_row(escape(cell.name), escape(cell.toolchain()), escape(origin), " ".join(cell.targets),
                       "yes" if present else "missing", escape(status))
     console_.print(table)

@@ -10,6 +10,12 @@
 #                    lib/llvm/lib/clang/<major>); its clang++ is the host's
 #                    clang++-22 and says "clang version 23.0.0" for --version
 #                    (host.json's tarballClang changes what it claims).
+#   fetchurl of a .whl  a fixed-output derivation (the cells file's sha256) that
+#                    copies the wheel of that name from host.json's `wheels` folder
+#                    (the one scripts/install-toolchains.sh downloaded into): Nix
+#                    checks the hash as it would a download's.
+#   llvmPackages_22  the host's Debian clang 22, ld.lld-22 and clang-offload-bundler-22
+#                    (the front end of the AMD LLVM cells)
 #   python3          the host python3 (which has spillway's dependencies from
 #                    `pip install -e .[test]`); buildPythonApplication installs
 #                    the source's packages for it as setuptools would (the host
@@ -307,10 +313,12 @@ let
     };
   };
 
-  # fetchurl: whatever the URL, a tarball laid out like AMD's (see the header).
+  # fetchurl: a wheel from host.json's folder (fixed-output, checked by Nix), or
+  # whatever the URL, a tarball laid out like AMD's (see the header).
   # A missing hash is refused as nixpkgs' fetchurl would refuse it.
-  fetchurl = { url, hash ? null, sha256 ? null, name ? baseNameOf url, ... }:
+  fetchurl = { url, hash ? null, sha256 ? null, name ? baseNameOf url, ... }@args:
     assert lib.assertMsg (hash != null || sha256 != null) "stand-in fetchurl: ${url} has no hash";
+    if lib.hasSuffix ".whl" url then fetchWheel args else
     let
       claims = host.tarballClang or "23.0.0";
       tarballClang = clangWrapper { name = "therock-clang-standin"; inherit claims; };
@@ -326,6 +334,39 @@ let
         tar -czf "$out" -C tree .
       '';
     };
+
+  fetchWheel = { url, sha256, name ? baseNameOf url, ... }: derivation {
+    inherit name system;
+    builder = "/bin/sh";
+    outputHashMode = "flat";
+    outputHashAlgo = "sha256";
+    outputHash = sha256;
+    args = [ "-c" ''
+      wheel=${host.wheels or "/nonexistent"}/${name}
+      if [ ! -f "$wheel" ]; then
+        echo "stand-in fetchurl: $wheel is not here (host.json's wheels: scripts/install-toolchains.sh downloads it)" >&2
+        exit 1
+      fi
+      /bin/cp "$wheel" "$out"
+    '' ];
+  };
+
+  # Host tools under the names nixpkgs' unversioned packages give them.
+  hostAliases = name: aliases: derivation {
+    inherit name system;
+    builder = "/bin/sh";
+    args = [ "-c" ''
+      set -e
+      /bin/mkdir -p "$out/bin"
+      ${lib.concatStrings (lib.mapAttrsToList (alias: tool: "/bin/ln -s /usr/bin/${tool} $out/bin/${alias}\n") aliases)}
+    '' ];
+  };
+  llvmPackages_22 = {
+    clang = clangWrapper { name = "clang-22-standin"; } // { version = "22.1.8"; };
+    clang-unwrapped = hostAliases "clang-unwrapped-22-host" { clang-offload-bundler = "clang-offload-bundler-22"; };
+    lld = hostAliases "lld-22-host" { "ld.lld" = "ld.lld-22"; };
+    llvm = hostAliases "llvm-22-host" { llvm-objcopy = "llvm-objcopy-22"; };
+  };
 
   patchelf = hostTools "patchelf-host" [ "patchelf" ];
   gnused = hostTools "gnused-host" [ "sed" ];
@@ -355,7 +396,7 @@ let
   } // { meta.mainProgram = "treefmt"; };
 in
 lib.fix (self: {
-  inherit lib system stdenv stdenvNoCC fetchurl rocmPackages python3 python3Packages
+  inherit lib system stdenv stdenvNoCC fetchurl rocmPackages python3 python3Packages llvmPackages_22
     coreutils patchelf gnutar gzip findutils bash zlib zstd ncurses libxml2 gcc writeTextFile gnused
     ruff nixfmt-tree;
   python3Minimal = python3;

@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from support.gate_fixtures import load_json, record, run_cli, write_report
 
-from spillway.gate.baseline import (FIGURES, SCHEMA, SCHEMA_V1, SCHEMA_V2, Allowance, Baseline, Entry, Provenance,
-                                    build, implied_allowance, load_baseline, parse_baseline, render)
+from spillway.errors import InputError
+from spillway.gate.baseline import (FIGURES, SCHEMA, SCHEMA_V1, SCHEMA_V2, SCHEMA_V5, Allowance, Baseline, Entry,
+                                    Provenance, build, implied_allowance, load_baseline, parse_baseline, render)
 from spillway.gate.kernels import Inputs, Resources, aggregate
 from spillway.resources.names import demangle
 from spillway.schemas import schema_for
@@ -208,14 +209,16 @@ def test_older_versions_update_to_version_3(tmp_path, capsys, epoch, builds, sch
 def test_committed_version_1_baselines_read_and_rewrite_alike():
     """checks/baselines/ are version 1 (the matrix reads them as they are):
     read, rendered as version 3, read again, they mean the same.  A cell's
-    baseline written since (clang-22-offload-lto, clang-22-lines) is version 3, and renders
-    to its own bytes."""
+    baseline written since (clang-22-offload-lto, clang-22-lines) is version 3, one of a cell on
+    AMD's LLVM (rocm-*-amd-llvm*) version 5 (its back end recorded), and each renders to its own
+    bytes."""
     paths = sorted((REPO / "checks" / "baselines").glob("*.json"))
     version_1 = []
     for path in paths:
         baseline = load_baseline(str(path))
-        if baseline.schema_ == SCHEMA:
+        if baseline.schema_ in (SCHEMA, SCHEMA_V5):
             assert render(baseline) == path.read_bytes(), path
+            assert (baseline.schema_ == SCHEMA_V5) == (baseline.provenance.backend is not None), path
             continue
         assert baseline.schema_ == SCHEMA_V1, path
         version_1.append(path)
@@ -361,3 +364,25 @@ def _lines(data: bytes) -> list[dict]:
 
 def _values(resources: Resources) -> list:
     return [getattr(resources, name) for name in FIGURES]
+
+
+def test_version_5_records_a_back_end_and_only_version_5_may(tmp_path):
+    """A baseline with provenance.backend (a cell on AMD's LLVM) is written as
+    version 5 and read back; a backend in a version 3 file, or a version 5
+    file without one, is refused with one line."""
+    path = REPO / "checks" / "baselines" / "rocm-10.0-amd-llvm23.json"
+    baseline = load_baseline(str(path))
+    assert baseline.schema_ == SCHEMA_V5 and baseline.provenance.backend is not None
+    document = orjson.loads(render(baseline))
+    jsonschema.validate(document, schema_for("baseline"))
+    assert document["provenance"]["backend"]["llvm_version"] == "23.0.0git"
+    wrong = dict(document, schema=SCHEMA)
+    with pytest.raises(InputError, match="provenance.backend is set in a spillway.baseline/3 file"):
+        parse_baseline(wrong, "x.json")
+    del document["provenance"]["backend"]
+    with pytest.raises(InputError, match="provenance.backend is missing in a spillway.baseline/5 file"):
+        parse_baseline(document, "x.json")
+    extra = orjson.loads(render(baseline))
+    extra["provenance"]["backend"]["colour"] = "blue"
+    with pytest.raises(InputError, match="colour"):
+        parse_baseline(extra, "x.json")

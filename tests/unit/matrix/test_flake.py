@@ -44,11 +44,16 @@ from support.toolchains import require
 REPO = Path(__file__).resolve().parents[3]
 STANDIN = REPO / "tests" / "nix" / "nixpkgs"
 SYSTEM = "x86_64-linux"
-CELLS = tomllib.loads((REPO / "matrix" / "cells.toml").read_text())["cells"]
+CELLS_DOCUMENT = tomllib.loads((REPO / "matrix" / "cells.toml").read_text())
+CELLS = CELLS_DOCUMENT["cells"]
 # The Python package's derivation: pname and version from pyproject.toml (nix/spillway.nix).
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 PACKAGE_DERIVATION = f"{PROJECT['name']}-{PROJECT['version']}"
 NIX_CELLS = sorted(name for name, cell in CELLS.items() if cell["source"] in ("nixpkgs", "tarball"))
+# The cells on AMD's LLVM from a wheel (cells.toml `backend`) are Nix cells too; each build of
+# them costs a matrix build through AMD's O3, so the copies leave them out but in the one test
+# that gates them (test_flake_check_gates_the_amd_llvm_cells).
+AMD_CELLS = sorted(name for name, cell in CELLS.items() if cell.get("backend"))
 STANDIN_CELL = "clang-22"          # the Debian cell whose compiler the stand-in uses
 STANDIN_BASELINE = REPO / CELLS[STANDIN_CELL]["baseline"]
 TIMEOUT = 1200
@@ -189,10 +194,23 @@ def workdir(nix, tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp(f"flakes-{nix.version}")
 
 
-def project(workdir: Path, name: str, *, baselines: str = "committed", host: dict | None = None) -> Path:
+def without_cells(text: str, names: list[str]) -> str:
+    """A cells file's text without these cells' tables."""
+    kept, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("["):
+            skipping = any(line.strip() in (f'[cells."{n}"]', f"[cells.{n}]") for n in names)
+        if not skipping:
+            kept.append(line)
+    return "".join(kept)
+
+
+def project(workdir: Path, name: str, *, baselines: str = "committed", host: dict | None = None,
+            amd_llvm: bool = False) -> Path:
     """A copy of the repository at workdir/name with its stand-in nixpkgs at
     workdir/name.standin.  baselines: "committed" gives each Nix cell the
-    committed baseline of the stand-in's compiler; "none" removes them."""
+    committed baseline of the stand-in's compiler; "none" removes them.
+    The AMD LLVM cells only with ``amd_llvm`` (their own committed baselines)."""
     dest = workdir / name
     try:
         shutil.copytree(REPO, dest, ignore=_ignore, symlinks=True)
@@ -205,6 +223,9 @@ def project(workdir: Path, name: str, *, baselines: str = "committed", host: dic
     settings = {"python3": sys.executable, "clangxx": shutil.which("clang++-22")}
     settings.update(host or {})
     (workdir / f"{name}.standin" / "host.json").write_text(json.dumps(settings))
+    if not amd_llvm:
+        cells = dest / "matrix" / "cells.toml"
+        cells.write_text(without_cells(cells.read_text(), AMD_CELLS))
     folder = dest / "checks" / "baselines"
     for cell in NIX_CELLS:
         target = folder / f"{cell}.json"
@@ -668,3 +689,44 @@ def _build_on_a_remote_builder(nix: Nix, workdir: Path, tmp_path: Path, client_c
     local = nix(copy, "build", "--no-link", "--json", ref(copy, "matrix-summary"), check=True)
     local_out = Path(json.loads(local.stdout)[0]["outputs"]["out"])
     assert summary_of(out) == summary_of(local_out)
+
+
+def test_flake_check_gates_the_amd_llvm_cells(nix, workdir):
+    """The AMD LLVM cells in the flake: the wheels as fixed-output derivations
+    (the stand-in's fetchurl copies the files set-up downloaded, and Nix checks
+    their hashes), the library out of the zip, the forwarder built in Nix, the
+    recipe's explicit steps, and each cell gated against its own committed
+    baseline.  Under the stand-in only the back end is AMD's: the front end is
+    the host's Debian clang 22, as in the cells themselves."""
+    if nix.release < (2, 18):
+        pytest.skip("gated once, with Nix 2.34: each run builds both cells through AMD's O3")
+    from spillway import matrix as mx
+    backends = mx.load(REPO / "matrix" / "cells.toml").file.backends
+    wheels = backends["rocm-10.0"].store.location() / "wheels"
+    missing = [b.wheel for b in backends.values() if not (wheels / b.wheel).is_file()]
+    if missing:
+        _missing(f"{', '.join(missing)} not in {wheels} (scripts/install-toolchains.sh downloads them)")
+    copy = project(workdir, "amd-llvm", amd_llvm=True, host={"wheels": str(wheels)})
+    run = nix(copy, "flake", "check", "--no-build", ref(copy), check=True)
+    names = json.loads(nix(copy, "eval", "--json", ref(copy, f"checks.{SYSTEM}"), "--apply", "builtins.attrNames",
+                           check=True).stdout)
+    assert {f"kernel-resources-{cell}" for cell in AMD_CELLS} <= set(names), names
+    checks = [ref(copy, f"checks.{SYSTEM}.{quoted('kernel-resources-' + cell)}") for cell in AMD_CELLS]
+    run = nix(copy, "build", "-L", "--no-link", *checks, check=True)
+    log = run.stderr
+    for cell in AMD_CELLS:
+        baseline = json.loads((REPO / CELLS[cell]["baseline"]).read_text())
+        backend = CELLS_DOCUMENT["backends"][CELLS[cell]["backend"]]
+        assert f"kernel-resources-{cell}: AMD LLVM {backend['llvm']} of ROCm {backend['rocm']}" in log
+        assert f"spillway check lib/libengine.so --baseline checks/baselines/{cell}.json" in log
+        commit = baseline["provenance"]["backend"]["llvm_commit"]
+        assert f'"commit": "{commit}"' in log          # the toolchain loaded the library and read its commit
+    assert log.count("OK: 66 kernels within baseline") == len(AMD_CELLS), log[-4000:]
+    assert "compile.sh: AMD LLVM gfx90a:" in log     # the recipe's explicit steps ran in the Nix build
+
+    # A wheel whose hash is not the pinned one stops the build (a fixed-output derivation).
+    cells = copy / "matrix" / "cells.toml"
+    pinned = CELLS_DOCUMENT["backends"]["rocm-7.2.2"]["sha256"]
+    cells.write_text(cells.read_text().replace(pinned, "1" * 64))
+    run = nix(copy, "build", "--no-link", ref(copy, quoted("toolchain-rocm-7.2.2-amd-llvm22")), check=False)
+    assert run.returncode != 0 and "hash mismatch" in run.stderr, run.stderr[-3000:]

@@ -127,7 +127,7 @@ def test_nix_reads_the_cells_file_like_python():
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda t: t.replace('schema = "1"', "schema = 1"), "schema: Input should be a valid string"),
+    (lambda t: t.replace('schema = "2"', "schema = 1"), "schema: Input should be a valid string"),
     (lambda t: t.replace('targets = ["gfx1100", "gfx90a"]\ncode_object_version = "4"',
                          'targets = ["gfx1151", "gfx90a"]\ncode_object_version = "4"', 1),
      "clang 15 does not know gfx1151"),

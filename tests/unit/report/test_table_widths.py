@@ -159,9 +159,9 @@ def test_check_fits_on_a_terminal(libraries, width, tmp_path):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_matrix_compare_fits(libraries, width, tmp_path):
-    """The local cells side by side (the real cells' names: nine), their builds
+    """The local cells side by side (the real cells' names: eleven), their builds
     the two libraries in turn: the figures in which the cells differ, one a line."""
-    assert len(CELLS) == 9 and "clang-22-lines" in CELLS
+    assert len(CELLS) == 11 and "clang-22-lines" in CELLS and "rocm-10.0-amd-llvm23" in CELLS
     cells = tmp_path / "cells.toml"
     text = ['schema = "1"', "", "[engine]", 'library = "libengine.so"', 'sources = ["kernels/rmsnorm.hip"]',
             'headers = ["kernels/include"]', 'recipe = "matrix/compile.sh"', ""]
