@@ -79,6 +79,7 @@ from spillway.gate.metrics import ALL_KERNEL_GATES, METRICS, MetricName, needs_c
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected
 from spillway.resources.names import demangle, display_key, short_name
+from spillway.schemas import published_schema
 
 SCHEMA: Final = "spillway.baseline/3"
 SCHEMA_V4: Final = "spillway.baseline/4"   # version 3 with the machine code's figures (written only with them)
@@ -358,10 +359,7 @@ def _invalid(exc: ValidationError, path: str, prefix: str = "") -> InputError:
 
 
 def json_schema() -> dict:
-    schema = BaselineDocument.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/baseline-4.json"
-    return schema
+    return published_schema(BaselineDocument, "baseline-4.json")
 
 
 # -- reading -------------------------------------------------------------------

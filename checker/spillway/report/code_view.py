@@ -19,6 +19,7 @@ from spillway import __version__
 from spillway.isa.listing import KernelListing
 from spillway.isa.source_lines import KernelLines, SourceLine, line_object, without_lines
 from spillway.report.code_evidence import isa_object
+from spillway.schemas import published_schema
 
 CODE_SCHEMA: Final = "spillway.code/2"
 # The record's members a viewed kernel keeps (where it is, what it is).
@@ -161,7 +162,4 @@ def json_schema() -> dict:
         spillway_version: str
         kernels: list[KernelModel]
 
-    schema = CodeModel.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/code-2.json"
-    return schema
+    return published_schema(CodeModel, "code-2.json")
