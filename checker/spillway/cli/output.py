@@ -25,7 +25,6 @@ import re
 
 from spillway.errors import UsageError
 
-ALL_FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "html")
 FORMAT_HELP = {
     "table": "a table for a terminal",
     "text": "plain text for a terminal or a file",
