@@ -29,21 +29,6 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 
-# Every published schema's dialect, and where its $id points (the file of docs/schemas/ named after it).
-JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-SCHEMA_ID_BASE = "https://spillway.dev/schemas/"
-
-
-def published_schema(model, file_name: str) -> dict:
-    """A pydantic model's JSON schema as spillway publishes it: fields by their
-    alias (``schema``), then ``$schema`` and the ``$id`` of ``file_name``
-    (``check-3.json``)."""
-    schema = model.model_json_schema(by_alias=True)
-    schema["$schema"] = JSON_SCHEMA_DIALECT
-    schema["$id"] = SCHEMA_ID_BASE + file_name
-    return schema
-
-
 def schema_for(name: str) -> dict:
     module, function = SCHEMAS[name].split(":")
     return getattr(importlib.import_module(module), function)()

@@ -79,7 +79,7 @@ from spillway.gate.metrics import ALL_KERNEL_GATES, METRICS, MetricName, needs_c
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected
 from spillway.resources.names import demangle, display_key, short_name
-from spillway.schemas import published_schema
+from spillway.json_codec import published_schema
 
 SCHEMA: Final = "spillway.baseline/3"
 SCHEMA_V4: Final = "spillway.baseline/4"   # version 3 with the machine code's figures (written only with them)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from spillway.gate.check import CHECK_SCHEMA
 from spillway.gate.metrics import MetricName
 from spillway.report.record import OccupancyModelChoice
-from spillway.schemas import published_schema
+from spillway.json_codec import published_schema
 
 
 class SourceModel(BaseModel):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final, Literal, Optional
 
-from spillway.schemas import published_schema
+from spillway.json_codec import published_schema
 
 MATRIX_LIST_SCHEMA: Final = "spillway.matrix-list/2"
 MATRIX_SUMMARY_SCHEMA: Final = "spillway.matrix-summary/2"

@@ -19,7 +19,7 @@ from spillway import __version__
 from spillway.isa.listing import KernelListing
 from spillway.isa.source_lines import KernelLines, SourceLine, line_object, without_lines
 from spillway.report.code_evidence import isa_object
-from spillway.schemas import published_schema
+from spillway.json_codec import published_schema
 
 CODE_SCHEMA: Final = "spillway.code/2"
 # The record's members a viewed kernel keeps (where it is, what it is).

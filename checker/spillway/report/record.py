@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from spillway.constants import REPORT_SCHEMA as SCHEMA
 from spillway.resources.occupancy import UNNAMED_MODEL
-from spillway.schemas import published_schema
+from spillway.json_codec import published_schema
 
 ScratchCause = Literal["none", "spill", "private", "dynamic_stack"]
 OccupancyLimit = Literal["vgpr", "sgpr", "lds", "workgroup", "hardware", "unknown target"]
