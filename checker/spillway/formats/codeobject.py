@@ -18,8 +18,20 @@ from spillway.resources.targets import (ABI_VERSION_TO_COV, ELFOSABI_AMDGPU_HSA,
                       processor_of, target_id_from_flags)
 
 CONTAINER = "code object"
+# A kernel's descriptor is the 64-byte object named after the kernel's STT_FUNC symbol with this suffix.
+DESCRIPTOR_SUFFIX = ".kd"
 _KD_RSRC1 = 48
 _WGP_MODE_BIT = 1 << 29
+
+
+def function_symbol(descriptor: str) -> str:
+    """The kernel's STT_FUNC symbol: its descriptor's name without ``.kd``."""
+    return descriptor.removesuffix(DESCRIPTOR_SUFFIX)
+
+
+def _descriptor_name(kernel: metadata.KernelMetadata) -> str:
+    """The kernel's descriptor symbol: the metadata's ``.symbol``, else its name with ``.kd``."""
+    return kernel.symbol or kernel.name + DESCRIPTOR_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -214,7 +226,7 @@ class ElfImage:
                     continue
                 end = strings.find(b"\0", name_at)
                 name = strings[name_at:end].decode("utf-8", "replace")
-                if not name.endswith(".kd") or name in out:
+                if not name.endswith(DESCRIPTOR_SUFFIX) or name in out:
                     continue
                 _n, _t, _f, addr, offset, _s, _l, _e = self.sections[shndx]
                 at = value - addr + offset if self.e_type == ET_DYN else value + offset
@@ -236,7 +248,7 @@ def _with_wgp_mode(kernels: list[metadata.KernelMetadata], image: ElfImage) -> l
     descriptors = image.kernel_descriptors()
     out = []
     for kernel in kernels:
-        descriptor = descriptors.get(kernel.symbol or kernel.name + ".kd")
+        descriptor = descriptors.get(_descriptor_name(kernel))
         if kernel.workgroup_processor_mode is None and descriptor is not None:
             (rsrc1,) = struct.unpack_from("<I", descriptor, _KD_RSRC1)
             kernel = kernel._replace(workgroup_processor_mode=bool(rsrc1 & _WGP_MODE_BIT))
@@ -250,7 +262,7 @@ def _check_kernels_match_descriptors(kernels: list[metadata.KernelMetadata], ima
     notes and symbols disagree would otherwise give a silent partial answer."""
     seen: set[str] = set()
     for kernel in kernels:
-        symbol = kernel.symbol or kernel.name + ".kd"
+        symbol = _descriptor_name(kernel)
         if symbol in seen:
             raise InputError(f"kernel {kernel.name} is described by more than one metadata note",
                              container=CONTAINER)
