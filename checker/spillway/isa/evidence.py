@@ -47,7 +47,7 @@ from typing import Sequence
 
 from spillway import json_codec
 from spillway.errors import InputError
-from spillway.formats.codeobject import CONTAINER, DESCRIPTOR_SUFFIX, ElfImage, is_amdgpu_elf
+from spillway.formats.codeobject import CONTAINER, ElfImage, is_amdgpu_elf
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
 from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
 
@@ -606,7 +606,7 @@ def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[
                 continue
             end = strings.find(b"\0", name_at)
             name = strings[name_at:end].decode("utf-8", "replace")
-            descriptor = descriptors.get(name + DESCRIPTOR_SUFFIX)
+            descriptor = descriptors.get(name + ".kd")
             if (descriptor is None and not functions) or name in seen:
                 continue
             seen.add(name)
