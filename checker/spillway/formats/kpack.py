@@ -160,6 +160,7 @@ def split_key(key: str) -> tuple[str, int | None]:
 _ARCHIVE = "kpack archive"                         # how errors name the archive, and its TOC
 _TOC = f"{_ARCHIVE} table of contents"
 
+
 def parse_archive(data: memoryview) -> Archive:
     """Header, TOC and blob table of a .kpack file; every blob is checked to
     lie between the header and the TOC.  Raises InputError."""
