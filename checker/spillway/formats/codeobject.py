@@ -63,6 +63,34 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
     ``max_kernels``: more kernels listed in its notes is an InputError before
     they are decoded (--max-kernels)."""
     data = memoryview(data)
+    version = _code_object_version(data)
+    (e_flags,) = struct.unpack_from("<I", data, 48)
+    try:
+        image = ElfImage(data)
+    except struct.error as exc:
+        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
+    notes = image.notes()
+    comment = image.section_bytes(".comment") or b""
+    documents = _metadata_documents(notes, max_kernels)
+    kernels, target = _kernels_and_target(documents)
+    if len(documents) > 1:
+        _check_kernels_match_descriptors(kernels, image)
+    if target and "--" in target:
+        target_id = target.split("--", 1)[1]
+    else:
+        target_id = target_id_from_flags(e_flags, version)
+
+    model = occupancy_model(processor_of(target_id))
+    if model is not None and model.gfx_major >= 10 and model.lds_per_cu_cumode is not None:
+        kernels = _with_wgp_mode(kernels, image)
+    recorded = image.section_bytes(command_line.SECTION)
+    return CodeObject(target_id, version, _compiler_from_comment(comment), e_flags, kernels,
+                      tuple(command_line.parse_section(recorded)) if recorded else ())
+
+
+def _code_object_version(data: memoryview) -> int:
+    """The code object version of an AMDGPU HSA ELF (3 and up); InputError for
+    anything else."""
     if len(data) < 64:
         raise InputError(f"truncated ELF header ({len(data)} bytes)", container=CONTAINER, offset=0)
     if not is_amdgpu_elf(data):
@@ -79,16 +107,15 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
     if version == 2:
         raise InputError("code object v2 (YAML metadata, LLVM 13 and older) is not supported",
                          container=CONTAINER, offset=8)
-    (e_flags,) = struct.unpack_from("<I", data, 48)
-    try:
-        image = ElfImage(data)
-    except struct.error as exc:
-        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
-    notes = image.notes()
-    comment = image.section_bytes(".comment") or b""
+    return version
 
-    # Every NT_AMDGPU_METADATA note counts: Tensile links one code object per
-    # kernel into one file, which leaves one metadata note per kernel.
+
+def _metadata_documents(notes: list[tuple[memoryview, int]], max_kernels: int | None
+                        ) -> list[dict | metadata.NoteResources]:
+    """The NT_AMDGPU_METADATA notes' documents (read by the fast path where it
+    can, else decoded), the kernels they list counted against ``max_kernels``
+    before they are decoded.  Every note counts: Tensile links one code object
+    per kernel into one file, which leaves one metadata note per kernel."""
     documents: list[dict | metadata.NoteResources] = []
     listed = 0      # kernels of the notes before this one
     for note_data, note_offset in notes:
@@ -119,6 +146,13 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
             raise exc.within(f"{CONTAINER} note section", note_offset) from None
     if not documents:
         raise InputError("no NT_AMDGPU_METADATA note", container=CONTAINER)
+    return documents
+
+
+def _kernels_and_target(documents: list[dict | metadata.NoteResources]
+                        ) -> tuple[list[metadata.KernelMetadata], str | None]:
+    """Every note's kernels, in order, and the target they name (None: none
+    does); notes naming different targets are an InputError."""
     kernels: list[metadata.KernelMetadata] = []
     targets: list[str] = []
     for number, document in enumerate(documents):
@@ -136,20 +170,7 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
             targets.append(target)
     if len(targets) > 1:
         raise InputError(f"metadata notes disagree on the target ({', '.join(targets)})", container=CONTAINER)
-    if len(documents) > 1:
-        _check_kernels_match_descriptors(kernels, image)
-    target = targets[0] if targets else None
-    if target and "--" in target:
-        target_id = target.split("--", 1)[1]
-    else:
-        target_id = target_id_from_flags(e_flags, version)
-
-    model = occupancy_model(processor_of(target_id))
-    if model is not None and model.gfx_major >= 10 and model.lds_per_cu_cumode is not None:
-        kernels = _with_wgp_mode(kernels, image)
-    recorded = image.section_bytes(command_line.SECTION)
-    return CodeObject(target_id, version, _compiler_from_comment(comment), e_flags, kernels,
-                      tuple(command_line.parse_section(recorded)) if recorded else ())
+    return kernels, targets[0] if targets else None
 
 
 class ElfImage:
