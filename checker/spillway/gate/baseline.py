@@ -609,16 +609,11 @@ def created_now() -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def pattern_matches(pattern: str, usage: KernelUsage) -> bool:
-    """--allow patterns: a glob when they contain * ? [, else an exact name;
-    tried against the stable key, the demangled name, the demangled name
-    without versioned namespaces and the short name (no return type, no
-    parameters: ``topk<32>``)."""
-    return _named(pattern, usage.key, usage.name)
-
-
-def _named(pattern: str, key: str, name: str) -> bool:
-    """pattern_matches for a kernel known by its key and demangled name (--allow-removed)."""
+def pattern_matches(pattern: str, key: str, name: str) -> bool:
+    """--allow and --allow-removed patterns: a glob when they contain * ? [,
+    else an exact name; tried against the kernel's stable key, its demangled
+    name, the demangled name without versioned namespaces and the short name
+    (no return type, no parameters: ``topk<32>``)."""
     shown = display_key(name)
     candidates = (key, name, shown, short_name(shown))
     if any(c in pattern for c in "*?["):
@@ -642,7 +637,7 @@ class Allow:
         return self.matches_key(usage.key, usage.name)
 
     def matches_key(self, key: str, name: str) -> bool:
-        return key == self.text if self.exact_key else _named(self.text, key, name)
+        return key == self.text if self.exact_key else pattern_matches(self.text, key, name)
 
     @property
     def option(self) -> str:
