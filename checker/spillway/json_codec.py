@@ -21,6 +21,9 @@ not spillway's, the head's members in pairs).
   document printed to a CI log commands nothing, and parses back exactly.
 - Streaming: ``document_chunks`` writes an object whose lists hold hundreds
   of thousands of records in pieces, one record per line.
+- Published schemas: ``published_schema`` gives each JSON schema of
+  docs/schemas/ (made from a pydantic model by the module of its document)
+  the same dialect and ``$id``.
 """
 
 from __future__ import annotations
@@ -114,3 +117,18 @@ def document_chunks(head: dict, lists: dict[str, Iterable], per_chunk: int = 204
             opened = True
         pending += b"\n  ]" if opened else b"]"
     yield pending + b"\n}\n"
+
+
+# Every published JSON schema's dialect, and where its $id points (the file of docs/schemas/ named after it).
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMA_ID_BASE = "https://spillway.dev/schemas/"
+
+
+def published_schema(model, file_name: str) -> dict:
+    """A pydantic model's JSON schema as spillway publishes it: fields by their
+    alias (``schema``), then ``$schema`` and the ``$id`` of ``file_name``
+    (``check-3.json``)."""
+    schema = model.model_json_schema(by_alias=True)
+    schema["$schema"] = JSON_SCHEMA_DIALECT
+    schema["$id"] = SCHEMA_ID_BASE + file_name
+    return schema

@@ -69,6 +69,19 @@ def refuse_special(mode: int, name: str) -> None:
                              f"standard input)", file=name)
 
 
+def regular_file_head(path: str, size: int) -> bytes | None:
+    """The first ``size`` bytes of a regular file, to tell what it is; None when
+    ``path`` is not one (a FIFO or a device is never opened: it would block) or
+    cannot be read."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return None
+
+
 def shown(path: str) -> str:
     """A path for one line of text: undecodable bytes as \\xXX."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -9,7 +9,7 @@ import importlib
 
 SCHEMAS: dict[str, str] = {
     "report": "spillway.report.record:json_schema",
-    "code": "spillway.report.code_view:json_schema",
+    "code": "spillway.report.code_schema:json_schema",
     "baseline": "spillway.gate.baseline:json_schema",
     "check": "spillway.gate.check_schema:json_schema",
     "compare": "spillway.gate.compare_schema:json_schema",

@@ -24,8 +24,8 @@ import os
 import re
 
 from spillway.errors import UsageError
+from spillway.paths import regular_file_head
 
-ALL_FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "html")
 FORMAT_HELP = {
     "table": "a table for a terminal",
     "text": "plain text for a terminal or a file",
@@ -179,14 +179,8 @@ def looks_like_path(text: str) -> bool:
 
 def schema_of(path: str) -> str | None:
     """``spillway.report`` for a spillway report, ... (without the version), else None."""
-    if not os.path.isfile(path):   # never open a FIFO or a device: it would block
-        return None
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(256)
-    except OSError:
-        return None
-    match = re.match(rb'\A\s*\{\s*"schema"\s*:\s*"(spillway\.[a-z-]+)/', head)
+    head = regular_file_head(path, 256)
+    match = re.match(rb'\A\s*\{\s*"schema"\s*:\s*"(spillway\.[a-z-]+)/', head) if head is not None else None
     return match.group(1).decode() if match else None
 
 

@@ -18,8 +18,20 @@ from spillway.resources.targets import (ABI_VERSION_TO_COV, ELFOSABI_AMDGPU_HSA,
                       processor_of, target_id_from_flags)
 
 CONTAINER = "code object"
+# A kernel's descriptor is the 64-byte object named after the kernel's STT_FUNC symbol with this suffix.
+DESCRIPTOR_SUFFIX = ".kd"
 _KD_RSRC1 = 48
 _WGP_MODE_BIT = 1 << 29
+
+
+def function_symbol(descriptor: str) -> str:
+    """The kernel's STT_FUNC symbol: its descriptor's name without ``.kd``."""
+    return descriptor.removesuffix(DESCRIPTOR_SUFFIX)
+
+
+def _descriptor_name(kernel: metadata.KernelMetadata) -> str:
+    """The kernel's descriptor symbol: the metadata's ``.symbol``, else its name with ``.kd``."""
+    return kernel.symbol or kernel.name + DESCRIPTOR_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,34 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
     ``max_kernels``: more kernels listed in its notes is an InputError before
     they are decoded (--max-kernels)."""
     data = memoryview(data)
+    version = _code_object_version(data)
+    (e_flags,) = struct.unpack_from("<I", data, 48)
+    try:
+        image = ElfImage(data)
+    except struct.error as exc:
+        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
+    notes = image.notes()
+    comment = image.section_bytes(".comment") or b""
+    documents = _metadata_documents(notes, max_kernels)
+    kernels, target = _kernels_and_target(documents)
+    if len(documents) > 1:
+        _check_kernels_match_descriptors(kernels, image)
+    if target and "--" in target:
+        target_id = target.split("--", 1)[1]
+    else:
+        target_id = target_id_from_flags(e_flags, version)
+
+    model = occupancy_model(processor_of(target_id))
+    if model is not None and model.gfx_major >= 10 and model.lds_per_cu_cumode is not None:
+        kernels = _with_wgp_mode(kernels, image)
+    recorded = image.section_bytes(command_line.SECTION)
+    return CodeObject(target_id, version, _compiler_from_comment(comment), e_flags, kernels,
+                      tuple(command_line.parse_section(recorded)) if recorded else ())
+
+
+def _code_object_version(data: memoryview) -> int:
+    """The code object version of an AMDGPU HSA ELF (3 and up); InputError for
+    anything else."""
     if len(data) < 64:
         raise InputError(f"truncated ELF header ({len(data)} bytes)", container=CONTAINER, offset=0)
     if not is_amdgpu_elf(data):
@@ -67,16 +107,15 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
     if version == 2:
         raise InputError("code object v2 (YAML metadata, LLVM 13 and older) is not supported",
                          container=CONTAINER, offset=8)
-    (e_flags,) = struct.unpack_from("<I", data, 48)
-    try:
-        image = ElfImage(data)
-    except struct.error as exc:
-        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
-    notes = image.notes()
-    comment = image.section_bytes(".comment") or b""
+    return version
 
-    # Every NT_AMDGPU_METADATA note counts: Tensile links one code object per
-    # kernel into one file, which leaves one metadata note per kernel.
+
+def _metadata_documents(notes: list[tuple[memoryview, int]], max_kernels: int | None
+                        ) -> list[dict | metadata.NoteResources]:
+    """The NT_AMDGPU_METADATA notes' documents (read by the fast path where it
+    can, else decoded), the kernels they list counted against ``max_kernels``
+    before they are decoded.  Every note counts: Tensile links one code object
+    per kernel into one file, which leaves one metadata note per kernel."""
     documents: list[dict | metadata.NoteResources] = []
     listed = 0      # kernels of the notes before this one
     for note_data, note_offset in notes:
@@ -107,6 +146,13 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
             raise exc.within(f"{CONTAINER} note section", note_offset) from None
     if not documents:
         raise InputError("no NT_AMDGPU_METADATA note", container=CONTAINER)
+    return documents
+
+
+def _kernels_and_target(documents: list[dict | metadata.NoteResources]
+                        ) -> tuple[list[metadata.KernelMetadata], str | None]:
+    """Every note's kernels, in order, and the target they name (None: none
+    does); notes naming different targets are an InputError."""
     kernels: list[metadata.KernelMetadata] = []
     targets: list[str] = []
     for number, document in enumerate(documents):
@@ -124,20 +170,7 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
             targets.append(target)
     if len(targets) > 1:
         raise InputError(f"metadata notes disagree on the target ({', '.join(targets)})", container=CONTAINER)
-    if len(documents) > 1:
-        _check_kernels_match_descriptors(kernels, image)
-    target = targets[0] if targets else None
-    if target and "--" in target:
-        target_id = target.split("--", 1)[1]
-    else:
-        target_id = target_id_from_flags(e_flags, version)
-
-    model = occupancy_model(processor_of(target_id))
-    if model is not None and model.gfx_major >= 10 and model.lds_per_cu_cumode is not None:
-        kernels = _with_wgp_mode(kernels, image)
-    recorded = image.section_bytes(command_line.SECTION)
-    return CodeObject(target_id, version, _compiler_from_comment(comment), e_flags, kernels,
-                      tuple(command_line.parse_section(recorded)) if recorded else ())
+    return kernels, targets[0] if targets else None
 
 
 class ElfImage:
@@ -214,7 +247,7 @@ class ElfImage:
                     continue
                 end = strings.find(b"\0", name_at)
                 name = strings[name_at:end].decode("utf-8", "replace")
-                if not name.endswith(".kd") or name in out:
+                if not name.endswith(DESCRIPTOR_SUFFIX) or name in out:
                     continue
                 _n, _t, _f, addr, offset, _s, _l, _e = self.sections[shndx]
                 at = value - addr + offset if self.e_type == ET_DYN else value + offset
@@ -292,7 +325,7 @@ def _with_wgp_mode(kernels: list[metadata.KernelMetadata], image: ElfImage) -> l
     descriptors = image.kernel_descriptors()
     out = []
     for kernel in kernels:
-        descriptor = descriptors.get(kernel.symbol or kernel.name + ".kd")
+        descriptor = descriptors.get(_descriptor_name(kernel))
         if kernel.workgroup_processor_mode is None and descriptor is not None:
             (rsrc1,) = struct.unpack_from("<I", descriptor, _KD_RSRC1)
             kernel = kernel._replace(workgroup_processor_mode=bool(rsrc1 & _WGP_MODE_BIT))
@@ -306,7 +339,7 @@ def _check_kernels_match_descriptors(kernels: list[metadata.KernelMetadata], ima
     notes and symbols disagree would otherwise give a silent partial answer."""
     seen: set[str] = set()
     for kernel in kernels:
-        symbol = kernel.symbol or kernel.name + ".kd"
+        symbol = _descriptor_name(kernel)
         if symbol in seen:
             raise InputError(f"kernel {kernel.name} is described by more than one metadata note",
                              container=CONTAINER)

@@ -389,9 +389,11 @@ def _string_at(sections: dict[str, bytes], section: str, offset: int, where: int
 
 # --- .debug_line ------------------------------------------------------------------------------
 
-def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int, tuple[str, str]],
-           targets: _Targets, wanted: list[tuple[str, int, int]] | None) -> tuple[LineTable, int]:
-    """The unit at ``start`` and where the next begins."""
+def _unit_header(data: bytes, start: int) -> tuple[int, int, int, int]:
+    """The start of a DWARF unit (of .debug_line or .debug_info) at ``start``:
+    its initial length (the 32-bit format, or 0xffffffff and the 64-bit) and
+    version -> (version, where the rest of its header begins, where the unit
+    ends, offset size: 4 or 8)."""
     (length,) = struct.unpack_from("<I", data, start)
     at = start + 4
     offset_size = 4
@@ -405,7 +407,13 @@ def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int,
     if end > len(data):
         raise _Bad(f"unit length {length} runs past the section's end ({len(data)} bytes)", start)
     (version,) = struct.unpack_from("<H", data, at)
-    at += 2
+    return version, at + 2, end, offset_size
+
+
+def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int, tuple[str, str]],
+           targets: _Targets, wanted: list[tuple[str, int, int]] | None) -> tuple[LineTable, int]:
+    """The unit at ``start`` and where the next begins."""
+    version, at, end, offset_size = _unit_header(data, start)
     if not 2 <= version <= 5:
         raise _Bad(f"line table version {version} (2 to 5 are read)", start + offset_size)
     address_size = 8
@@ -743,20 +751,7 @@ def _compile_units(sections: dict[str, bytes]) -> dict[int, tuple[str, str]]:
     at = 0
     while at < len(info):
         start = at
-        (length,) = struct.unpack_from("<I", info, at)
-        at += 4
-        offset_size = 4
-        if length == 0xFFFFFFFF:
-            (length,) = struct.unpack_from("<Q", info, at)
-            at += 8
-            offset_size = 8
-        elif length >= 0xFFFFFFF0:
-            raise _Bad(f"unit length {length:#x} is reserved", start)
-        end = at + length
-        if end > len(info):
-            raise _Bad(f"unit length {length} runs past the section's end ({len(info)} bytes)", start)
-        (version,) = struct.unpack_from("<H", info, at)
-        at += 2
+        version, at, end, offset_size = _unit_header(info, start)
         if version >= 5:
             unit_type, address_size = info[at], info[at + 1]
             at += 2

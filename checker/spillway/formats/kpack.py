@@ -157,10 +157,14 @@ def split_key(key: str) -> tuple[str, int | None]:
 
 # -- archives -----------------------------------------------------------------------------------
 
+_ARCHIVE = "kpack archive"                         # how errors name the archive, and its TOC
+_TOC = f"{_ARCHIVE} table of contents"
+
+
 def parse_archive(data: memoryview) -> Archive:
     """Header, TOC and blob table of a .kpack file; every blob is checked to
     lie between the header and the TOC.  Raises InputError."""
-    container = "kpack archive"
+    container = _ARCHIVE
     if len(data) < HEADER_SIZE:
         raise InputError(f"truncated header ({len(data)} bytes)", container=container, offset=0)
     magic, version, toc_at = struct.unpack_from("<4sIQ", data, 0)
@@ -172,7 +176,7 @@ def parse_archive(data: memoryview) -> Archive:
         raise InputError(f"table of contents offset {toc_at:#x} outside the archive ({len(data)} bytes)",
                          container=container, offset=8)
     toc = _unpack(data[toc_at:], "table of contents", container, toc_at)
-    where = f"{container} table of contents"
+    where = _TOC
     if not isinstance(toc, dict):
         raise InputError("table of contents is not a map", container=where, offset=toc_at)
     scheme = toc.get("compression_scheme")
@@ -184,6 +188,18 @@ def parse_archive(data: memoryview) -> Archive:
     table = toc.get("toc")
     if not isinstance(table, dict):
         raise InputError("no \"toc\" map", container=where, offset=toc_at)
+    blobs = _blobs(data, toc, scheme, toc_at)
+    entries = _entries(table, blobs, scheme, toc_at)
+    arches = toc.get("gfx_arches") or []
+    return Archive(version, str(toc.get("group_name", "")), str(toc.get("gfx_arch_family", "")),
+                   [a for a in arches if isinstance(a, str)] if isinstance(arches, list) else [],
+                   scheme, entries, blobs)
+
+
+def _blobs(data: memoryview, toc: dict, scheme: str, toc_at: int) -> list[tuple[int, int]]:
+    """(offset, size) of each blob the TOC lists (scheme none), or of each zstd
+    frame of its one zstd blob; each between the header and the TOC."""
+    container, where = _ARCHIVE, _TOC
 
     def inside(offset: int, size: int, what: str) -> None:
         if offset < HEADER_SIZE or offset + size > toc_at:
@@ -202,25 +218,31 @@ def parse_archive(data: memoryview) -> Archive:
             size = _int(blob.get("size"), f"blob {number} size", where, toc_at)
             inside(offset, size, f"blob {number}")
             blobs.append((offset, size))
-    else:
-        start = _int(toc.get("zstd_offset"), "zstd_offset", where, toc_at)
-        size = _int(toc.get("zstd_size"), "zstd_size", where, toc_at)
-        inside(start, size, "zstd blob")
-        if size < 4:
-            raise InputError(f"zstd blob of {size} bytes has no frame count", container=container, offset=start)
-        (count,) = struct.unpack_from("<I", data, start)
-        position, end = start + 4, start + size
-        for number in range(count):
-            if position + 4 > end:
-                raise InputError(f"zstd blob claims {count} frames, frame {number} runs past its end",
-                                 container=container, offset=position)
-            (frame_size,) = struct.unpack_from("<I", data, position)
-            if position + 4 + frame_size > end:
-                raise InputError(f"frame {number} ({frame_size} bytes) runs past the zstd blob "
-                                 f"(ends at {end:#x})", container=container, offset=position)
-            blobs.append((position + 4, frame_size))
-            position = advance(position, position + 4 + frame_size, container=container, what="frame")
+        return blobs
+    start = _int(toc.get("zstd_offset"), "zstd_offset", where, toc_at)
+    size = _int(toc.get("zstd_size"), "zstd_size", where, toc_at)
+    inside(start, size, "zstd blob")
+    if size < 4:
+        raise InputError(f"zstd blob of {size} bytes has no frame count", container=container, offset=start)
+    (count,) = struct.unpack_from("<I", data, start)
+    position, end = start + 4, start + size
+    for number in range(count):
+        if position + 4 > end:
+            raise InputError(f"zstd blob claims {count} frames, frame {number} runs past its end",
+                             container=container, offset=position)
+        (frame_size,) = struct.unpack_from("<I", data, position)
+        if position + 4 + frame_size > end:
+            raise InputError(f"frame {number} ({frame_size} bytes) runs past the zstd blob "
+                             f"(ends at {end:#x})", container=container, offset=position)
+        blobs.append((position + 4, frame_size))
+        position = advance(position, position + 4 + frame_size, container=container, what="frame")
+    return blobs
 
+
+def _entries(table: dict, blobs: list[tuple[int, int]], scheme: str, toc_at: int) -> list[Entry]:
+    """The TOC's map of binary keys to architectures, an Entry each, its
+    ordinal among ``blobs``."""
+    where = _TOC
     entries = []
     for key, arches in table.items():
         key = _str(key, "binary key", where, toc_at)
@@ -239,10 +261,7 @@ def parse_archive(data: memoryview) -> Archive:
             original = blobs[ordinal][1] if original is None and scheme == "none" else original
             original = _int(original, f"{key!r} {arch} original_size", where, toc_at)
             entries.append(Entry(key, binary, index, arch, ordinal, original))
-    arches = toc.get("gfx_arches") or []
-    return Archive(version, str(toc.get("group_name", "")), str(toc.get("gfx_arch_family", "")),
-                   [a for a in arches if isinstance(a, str)] if isinstance(arches, list) else [],
-                   scheme, entries, blobs)
+    return entries
 
 
 def code_object(data: memoryview, archive: Archive, entry: Entry, *, max_decompressed: int

@@ -79,6 +79,7 @@ from spillway.gate.metrics import ALL_KERNEL_GATES, METRICS, MetricName, needs_c
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected
 from spillway.resources.names import demangle, display_key, short_name
+from spillway.json_codec import published_schema
 
 SCHEMA: Final = "spillway.baseline/3"
 SCHEMA_V4: Final = "spillway.baseline/4"   # version 3 with the machine code's figures (written only with them)
@@ -394,10 +395,7 @@ def _invalid(exc: ValidationError, path: str, prefix: str = "") -> InputError:
 
 
 def json_schema() -> dict:
-    schema = BaselineDocument.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/baseline-5.json"
-    return schema
+    return published_schema(BaselineDocument, "baseline-5.json")
 
 
 # -- reading -------------------------------------------------------------------
@@ -655,16 +653,11 @@ def created_now() -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def pattern_matches(pattern: str, usage: KernelUsage) -> bool:
-    """--allow patterns: a glob when they contain * ? [, else an exact name;
-    tried against the stable key, the demangled name, the demangled name
-    without versioned namespaces and the short name (no return type, no
-    parameters: ``topk<32>``)."""
-    return _named(pattern, usage.key, usage.name)
-
-
-def _named(pattern: str, key: str, name: str) -> bool:
-    """pattern_matches for a kernel known by its key and demangled name (--allow-removed)."""
+def pattern_matches(pattern: str, key: str, name: str) -> bool:
+    """--allow and --allow-removed patterns: a glob when they contain * ? [,
+    else an exact name; tried against the kernel's stable key, its demangled
+    name, the demangled name without versioned namespaces and the short name
+    (no return type, no parameters: ``topk<32>``)."""
     shown = display_key(name)
     candidates = (key, name, shown, short_name(shown))
     if any(c in pattern for c in "*?["):
@@ -688,7 +681,7 @@ class Allow:
         return self.matches_key(usage.key, usage.name)
 
     def matches_key(self, key: str, name: str) -> bool:
-        return key == self.text if self.exact_key else _named(self.text, key, name)
+        return key == self.text if self.exact_key else pattern_matches(self.text, key, name)
 
     @property
     def option(self) -> str:
@@ -771,10 +764,14 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
     previous baseline recorded every kernel on purpose) only kernels whose
     gated metrics are non-zero, or whose allowance carries a reason, are
     written: the others are held to zero as absent kernels are.
+
+    The steps: the kernels to look at (_candidates), each one's entry
+    (_kernel_entry), what the build no longer has (_removals, _carried_over),
+    the --allow patterns that matched nothing (_refuse_unmatched), then the
+    header (_provenance, _occupancy_model, _written_from).
     """
     gate = tuple(m for m in METRICS if m in set(gate))
     refuse_without_code(inputs.usage, gate)
-    code = needs_code(gate)
     record_all = bool(record_all or needs_every_kernel(gate)
                       or (previous is not None and previous.record_all is True))
     if note is None:
@@ -783,98 +780,175 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
         note = previous.note
     old_entries = {(e.target, e.key): e for e in previous.kernels} if previous else {}
     result = UpdateResult(baseline=None, updated=previous is not None)  # type: ignore[arg-type]
-    matched: set[Allow] = set()
+    update = _Update(gate, previous, record_all, allows, result, record_code=needs_code(gate))
     entries: list[Entry] = []
-    allowances: dict[tuple, Allowance] = {}
-    if record_all or allows:
-        candidates = sorted(inputs.usage)
-    else:
-        # Without --allow a kernel is looked at only if it is recorded or was (a library's
-        # default baseline: 5,544 of 239,806 kernels).
-        candidates = sorted(ident for ident, usage in inputs.usage.items()
-                            if ident in old_entries or recorded_by_default(usage.resources, gate))
-    for ident in candidates:
-        usage = inputs.usage[ident]
-        resources = usage.resources
-        if not code and (resources.loop_scratch is not None or resources.agpr_copies is not None):
-            # The machine code's figures are recorded only when gated (version 4).
-            resources = dataclasses.replace(resources, loop_scratch=None, agpr_copies=None)
-        reasons = []
-        for named in allows:
-            if named.matches(usage):
-                matched.add(named)
-                if named.reason not in reasons:
-                    reasons.append(named.reason)
-        prev = old_entries.get(ident)
-        if not record_all and not reasons and not recorded_by_default(resources, gate):
-            if prev is not None:            # at zero now: tightened, then held to zero by its absence
-                for name in gate:
-                    old = getattr(prev.allow, name)
-                    if old is not None and old != METRICS[name].value(resources):
-                        result.tightened.append(Change(usage.target, usage.key, usage.name, name, old,
-                                                       METRICS[name].value(resources)))
-            continue
-        raised_before = len(result.raised)
-        if previous is not None and prev is None:
-            result.added.append(ident)
-        allow: dict[str, object] = {}
-
-        def settle(metric: str, actual, old, *, floor: bool = False):
-            """The new allowance given the old one (None: no history)."""
-            if previous is None or old is None or actual is None:
-                return actual
-            within = actual >= old if floor else actual <= old
-            if within:
-                if actual != old:
-                    result.tightened.append(Change(usage.target, usage.key, usage.name, metric, old, actual))
-                return actual
-            change = Change(usage.target, usage.key, usage.name, metric, old, actual)
-            if reasons:
-                result.raised.append(change)
-                return actual
-            result.refused.append(change)
-            return old
-
-        for name in gate:
-            metric = METRICS[name]
-            if prev is None:
-                old = metric.new_kernel_allowance
-            else:
-                old = getattr(prev.allow, name)
-            allow[name] = settle(name, metric.value(resources), old, floor=metric.floor)
-        if "scratch" in gate:
-            if prev is None:
-                old_dynamic = False
-            elif prev.allow.scratch is None:
-                old_dynamic = None              # scratch was not gated: no history
-            else:
-                old_dynamic = bool(prev.allow.dynamic_stack)
-            dynamic = settle("dynamic_stack", int(resources.dynamic_stack),
-                             None if old_dynamic is None else int(old_dynamic))
-            allow["dynamic_stack"] = True if dynamic else None
-        # A reason explains an allowance that went up: kept until another replaces it.
-        if reasons and (previous is None or len(result.raised) > raised_before):
-            kept_reason: str | None = "; ".join(reasons)
-        else:
-            kept_reason = prev.reason if prev else None
-        entries.append(Entry(target=usage.target, key=usage.key, name=usage.name,
-                             allow=_shared_allowance(allowances, allow), recorded=resources, reason=kept_reason))
+    for ident in _candidates(inputs, gate, old_entries, record_all=record_all, allows=allows):
+        entry = _kernel_entry(update, ident, inputs.usage[ident], old_entries.get(ident))
+        if entry is not None:
+            entries.append(entry)
     removals = _removals(inputs, previous, targets, allow_removed, allow_removed_targets, result)
+    entries.extend(_carried_over(old_entries, inputs, targets, removals, result))
+    _refuse_unmatched(allows, update.matched)
+    provenance = _provenance(inputs, digests, flags, previous, backend)
+    entries.sort(key=lambda e: (e.target, e.key))
+    written_from = _written_from(inputs, targets, previous, result, entries)
+    baseline = Baseline(note=note, gate=list(gate), provenance=provenance, occupancy_model=_occupancy_model(inputs),
+                        record_all=record_all, kernels_written_from=dict(sorted(written_from.items())),
+                        removed=removals.recorded or None, kernels=entries)
+    baseline.provenance.created = _created(baseline, previous)
+    result.baseline = baseline
+    return result
+
+
+def _candidates(inputs: Inputs, gate: tuple[str, ...], old_entries: Mapping[Kernel, Entry], *,
+                record_all: bool, allows: Sequence[Allow]) -> list[Kernel]:
+    """The kernels build looks at, sorted: every kernel read with --record-all or
+    --allow, else only those recorded or that were."""
+    if record_all or allows:
+        return sorted(inputs.usage)
+    # Without --allow a kernel is looked at only if it is recorded or was (a library's
+    # default baseline: 5,544 of 239,806 kernels).
+    return sorted(ident for ident, usage in inputs.usage.items()
+                  if ident in old_entries or recorded_by_default(usage.resources, gate))
+
+
+@dataclass
+class _Update:
+    """What settling each kernel's entry needs of the whole build, and what it
+    gathers as it goes."""
+
+    gate: tuple[str, ...]
+    previous: Baseline | None           # None: a new baseline (no allowance has a history)
+    record_all: bool
+    allows: Sequence[Allow]
+    result: UpdateResult                # what changed, kernel by kernel
+    record_code: bool                   # the machine code's figures are recorded (a code metric is gated)
+    matched: set[Allow] = field(default_factory=set)                   # the allows that matched a kernel
+    allowances: dict[tuple, Allowance] = field(default_factory=dict)   # shared (_shared_allowance)
+
+
+def _kernel_entry(update: _Update, ident: Kernel, usage: KernelUsage, prev: Entry | None) -> Entry | None:
+    """One kernel's entry (``prev``: its entry in the previous baseline), its
+    allowances settled (_settled_allowance); None when it is not recorded
+    (then an allowance it had is tightened to zero)."""
+    gate, result = update.gate, update.result
+    resources = usage.resources
+    if not update.record_code and (resources.loop_scratch is not None or resources.agpr_copies is not None):
+        # The machine code's figures are recorded only when gated (version 4).
+        resources = dataclasses.replace(resources, loop_scratch=None, agpr_copies=None)
+    reasons = []
+    for named in update.allows:
+        if named.matches(usage):
+            update.matched.add(named)
+            if named.reason not in reasons:
+                reasons.append(named.reason)
+    if not update.record_all and not reasons and not recorded_by_default(resources, gate):
+        if prev is not None:            # at zero now: tightened, then held to zero by its absence
+            _tighten_to_absent(usage, prev, resources, gate, result)
+        return None
+    raised_before = len(result.raised)
+    if update.previous is not None and prev is None:
+        result.added.append(ident)
+    allow = _settled_allowance(update, usage, resources, prev, may_raise=bool(reasons))
+    # A reason explains an allowance that went up: kept until another replaces it.
+    if reasons and (update.previous is None or len(result.raised) > raised_before):
+        kept_reason: str | None = "; ".join(reasons)
+    else:
+        kept_reason = prev.reason if prev else None
+    return Entry(target=usage.target, key=usage.key, name=usage.name,
+                 allow=_shared_allowance(update.allowances, allow), recorded=resources, reason=kept_reason)
+
+
+def _tighten_to_absent(usage: KernelUsage, prev: Entry, resources: Resources, gate: tuple[str, ...],
+                       result: UpdateResult) -> None:
+    """A kernel recorded before and at zero now: each gated allowance it had that
+    differs from the new figure is tightened (the kernel is then held to zero by
+    its absence)."""
+    for name in gate:
+        old = getattr(prev.allow, name)
+        if old is not None and old != METRICS[name].value(resources):
+            result.tightened.append(Change(usage.target, usage.key, usage.name, name, old,
+                                           METRICS[name].value(resources)))
+
+
+def _settled_allowance(update: _Update, usage: KernelUsage, resources: Resources, prev: Entry | None, *,
+                       may_raise: bool) -> dict[str, object]:
+    """The kernel's new allowance of each gated metric (and of a dynamic stack,
+    with scratch), each settled against the old one (_settle); a kernel new to
+    the baseline starts from each metric's new_kernel_allowance."""
+    allow: dict[str, object] = {}
+    for name in update.gate:
+        metric = METRICS[name]
+        old = metric.new_kernel_allowance if prev is None else getattr(prev.allow, name)
+        allow[name] = _settle(update, usage, name, metric.value(resources), old, floor=metric.floor,
+                              may_raise=may_raise)
+    if "scratch" in update.gate:
+        if prev is None:
+            old_dynamic: bool | None = False
+        elif prev.allow.scratch is None:
+            old_dynamic = None              # scratch was not gated: no history
+        else:
+            old_dynamic = bool(prev.allow.dynamic_stack)
+        dynamic = _settle(update, usage, "dynamic_stack", int(resources.dynamic_stack),
+                          None if old_dynamic is None else int(old_dynamic), floor=False, may_raise=may_raise)
+        allow["dynamic_stack"] = True if dynamic else None
+    return allow
+
+
+def _settle(update: _Update, usage: KernelUsage, metric: str, actual, old, *, floor: bool, may_raise: bool):
+    """The new allowance given the old one (None: no history; a new baseline
+    has none): the actual figure when within the old allowance (``floor``: at
+    or above it; recorded as tightened when it differs) or when ``may_raise``
+    (an --allow matched the kernel: recorded as raised), else the old
+    allowance (recorded as refused)."""
+    if update.previous is None or old is None or actual is None:
+        return actual
+    within = actual >= old if floor else actual <= old
+    result = update.result
+    if within:
+        if actual != old:
+            result.tightened.append(Change(usage.target, usage.key, usage.name, metric, old, actual))
+        return actual
+    change = Change(usage.target, usage.key, usage.name, metric, old, actual)
+    if may_raise:
+        result.raised.append(change)
+        return actual
+    result.refused.append(change)
+    return old
+
+
+def _carried_over(old_entries: Mapping[Kernel, Entry], inputs: Inputs, targets: list[str] | None,
+                  removals: _Removals, result: UpdateResult) -> list[Entry]:
+    """The previous baseline's entries the build did not read that stay: those of
+    targets this run did not select (counted in ``kept_other_targets``), and
+    those gone without --allow-removed (check fails on them)."""
+    kept = []
     for ident, entry in old_entries.items():
         if ident in inputs.usage:
             continue
         if targets and not target_selected(entry.target, targets):
-            entries.append(entry)          # a target this run did not read: carry it over
+            kept.append(entry)             # a target this run did not read: carry it over
             result.kept_other_targets += 1
         elif ident in removals.kept:
-            entries.append(entry)          # gone without --allow-removed: kept, check fails on it
+            kept.append(entry)             # gone without --allow-removed: kept, check fails on it
+    return kept
+
+
+def _refuse_unmatched(allows: Sequence[Allow], matched: set[Allow]) -> None:
+    """A UsageError naming the first --allow that matched no kernel."""
     unmatched = [named for named in allows if named not in matched]
     if unmatched:
         first = unmatched[0]
         raise UsageError(f"{first.option} {first.text!r} matches no kernel " + (
             "(the stable key, exactly)" if first.exact_key else
             "(patterns are exact names or globs matched against the stable key and the demangled name)"))
-    provenance = Provenance(
+
+
+def _provenance(inputs: Inputs, digests: Mapping[str, str] | None, flags: list[str] | None,
+                previous: Baseline | None, backend: BackendProvenance | None = None) -> Provenance:
+    """Where the baseline comes from (its creation time set last, by _created);
+    inputs whose digest ``digests`` lacks are hashed here."""
+    return Provenance(
         spillway_version=__version__,
         created="",
         compilers=sorted(inputs.compilers),
@@ -884,9 +958,21 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
                for p in dict.fromkeys(inputs.sources)],
         flags=flags if flags is not None else (previous.provenance.flags if previous else None),
         backend=backend if backend is not None else (previous.provenance.backend if previous else None))
-    entries.sort(key=lambda e: (e.target, e.key))
+
+
+def _occupancy_model(inputs: Inputs) -> str | None:
+    """The one occupancy model of the inputs' figures; ``producer`` when they mix
+    models; None when none was read."""
     models = set(inputs.occupancy_models)
-    occupancy_model = models.pop() if len(models) == 1 else ("producer" if models else None)
+    return models.pop() if len(models) == 1 else ("producer" if models else None)
+
+
+def _written_from(inputs: Inputs, targets: list[str] | None, previous: Baseline | None, result: UpdateResult,
+                  entries: Sequence[Entry]) -> dict[str, int]:
+    """Per target, the kernels the baseline is written from: those read, the
+    previous baseline's for targets this run did not select, and for targets
+    no longer built but kept, what they were written from (else their kept
+    entries)."""
     written_from = inputs.kernels_written_from()
     if targets and previous is not None and previous.kernels_written_from:
         for target, count in previous.kernels_written_from.items():   # targets this run did not read
@@ -894,12 +980,7 @@ def build(inputs: Inputs, *, note: str | None, gate: tuple[str, ...], previous: 
                 written_from[target] = count
     for target, known in result.kept_targets:      # still expected: check fails until it is built or accepted
         written_from[target] = known if known is not None else sum(1 for e in entries if e.target == target)
-    baseline = Baseline(note=note, gate=list(gate), provenance=provenance, occupancy_model=occupancy_model,
-                        record_all=record_all, kernels_written_from=dict(sorted(written_from.items())),
-                        removed=removals.recorded or None, kernels=entries)
-    baseline.provenance.created = _created(baseline, previous)
-    result.baseline = baseline
-    return result
+    return written_from
 
 
 @dataclass

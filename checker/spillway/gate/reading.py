@@ -5,10 +5,10 @@ files' recorded figures, into one Inputs."""
 
 from __future__ import annotations
 
-import os
 from typing import Iterable, Optional
 
 from spillway.errors import InputError
+from spillway.paths import regular_file_head, spooled_stdin
 from spillway.gate.kernels import Inputs, Kernel, KernelUsage, aggregate, aggregate_rows
 from spillway.report.fields import GATE_ROW_FIELDS, ROW_FIELDS
 from spillway.report.reader import ReadOptions, no_kernels_found
@@ -20,16 +20,9 @@ def sniff_json(path: str) -> bool:
     """Does this regular file (or standard input, ``-``) start (after white
     space) with a JSON object?"""
     if path == "-":
-        from spillway.paths import spooled_stdin
         path = spooled_stdin()
-    if not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(64)
-    except OSError:
-        return False
-    return head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"{"
+    head = regular_file_head(path, 64)
+    return head is not None and head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"{"
 
 
 def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool = False, side: str = "",

@@ -7,15 +7,10 @@ from __future__ import annotations
 
 from typing import Final, Literal, Optional
 
+from spillway.json_codec import published_schema
+
 MATRIX_LIST_SCHEMA: Final = "spillway.matrix-list/2"
 MATRIX_SUMMARY_SCHEMA: Final = "spillway.matrix-summary/2"
-
-
-def _finish(model, name: str) -> dict:
-    schema = model.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = f"https://spillway.dev/schemas/{name}-2.json"
-    return schema
 
 
 def list_json_schema() -> dict:
@@ -46,7 +41,7 @@ def list_json_schema() -> dict:
         summary: dict[str, int] = Field(description="Counts: cells, available")
         cells: list[CellEntry]
 
-    return _finish(MatrixList, "matrix-list")
+    return published_schema(MatrixList, "matrix-list-2.json")
 
 
 def summary_json_schema() -> dict:
@@ -82,4 +77,4 @@ def summary_json_schema() -> dict:
         cells: list[CellRef]
         kernels: list[Row]
 
-    return _finish(MatrixSummary, "matrix-summary")
+    return published_schema(MatrixSummary, "matrix-summary-2.json")

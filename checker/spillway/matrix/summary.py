@@ -6,7 +6,6 @@ through spillway's own comparison."""
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -115,10 +114,6 @@ def compare_cells(matrix: Matrix, build_dir: Path, old: Cell, new: Cell, occupan
             raise UsageError(f"cell {cell.name} is not built (run spillway matrix build {cell.name})")
         sides.append(read[0])
     return compare(sides[1], sides[0], [new.name], [old.name], occupancy_model=occupancy_model)
-
-
-def sys_isatty() -> bool:
-    return sys.stdout.isatty()
 
 
 def summary_json(summary: Summary) -> dict:

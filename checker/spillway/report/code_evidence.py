@@ -20,6 +20,7 @@ from typing import Final
 
 from spillway.errors import InputError
 from spillway.formats.metadata import KernelMetadata
+from spillway.formats.codeobject import function_symbol
 from spillway.formats.dwarf_lines import has_line_table
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
 from spillway.isa.listing import kernel_listing
@@ -67,7 +68,7 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
     by_name = {r.name: r for r in ranges}
     chosen = []
     for kernel in kernels:
-        chosen.append(by_name.get(_symbol_of(kernel)) or by_name.get(kernel.name))
+        chosen.append(by_name.get(function_symbol(kernel.symbol)) or by_name.get(kernel.name))
     batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in chosen if r is not None]
     decoded: dict = {}
     if use_numpy and _vector is not None:
@@ -80,8 +81,8 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
     out = []
     for k, r in zip(kernels, chosen):
         if r is None:
-            out.append(isa_object(_unread(f"no STT_FUNC symbol {_symbol_of(k)} with a descriptor in the code "
-                                          f"object")))
+            out.append(isa_object(_unread(f"no STT_FUNC symbol {function_symbol(k.symbol)} with a descriptor in "
+                                          f"the code object")))
             continue
         figure, placed = next(found)
         record = isa_object(figure)
@@ -147,6 +148,3 @@ def kernel_evidence(section: memoryview, start: int, size: int, target: str, psb
     return _vector.evidence_many(section[start:start + size], [(0, size, psb)], target)[0]
 
 
-def _symbol_of(kernel: KernelMetadata) -> str:
-    """The kernel's STT_FUNC symbol: its descriptor's name (.symbol) without ``.kd``."""
-    return kernel.symbol[:-3] if kernel.symbol.endswith(".kd") else kernel.symbol

@@ -152,7 +152,7 @@ def _code_objects(paths: Iterable[str], options: ReadOptions, side: str
                 continue
             occurrences = []
             for kernel in code.kernels:
-                symbol = kernel.symbol[:-3] if kernel.symbol.endswith(".kd") else kernel.symbol
+                symbol = codeobject.function_symbol(kernel.symbol)
                 occurrence = seen.get((code.target_id, symbol), 0)
                 seen[(code.target_id, symbol)] = occurrence + 1
                 occurrences.append((kernel, symbol, occurrence))

@@ -488,16 +488,6 @@ def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
     return operator.itemgetter(*(ROW_FIELDS.index(f) for f in fields))  # type: ignore[return-value]
 
 
-def _parse_images(images: list, targets: list[str], progress,
-                  model: str = occupancy.DEFAULT_MODEL) -> tuple[int, list[tuple]]:
-    """Parse every unit; returns (code objects, kernel value tuples) in order."""
-    code_objects, values = 0, []
-    for found, rows, _bitcode, _spirv, _command_lines in iter_units(images, targets, progress, model):
-        code_objects += found
-        values.extend(rows)
-    return code_objects, values
-
-
 class KernelTable(Sequence):
     """Kernel records kept compact: one tuple per kernel in FIELDS order, or
     ROW_FIELDS with --isa (a dict of 24 keys costs about 1.2 KB; a ROCm library has 250,000 kernels).

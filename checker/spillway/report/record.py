@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from spillway.constants import REPORT_SCHEMA as SCHEMA
 from spillway.resources.occupancy import UNNAMED_MODEL
+from spillway.json_codec import published_schema
 
 ScratchCause = Literal["none", "spill", "private", "dynamic_stack"]
 OccupancyLimit = Literal["vgpr", "sgpr", "lds", "workgroup", "hardware", "unknown target"]
@@ -238,7 +239,4 @@ class Report(BaseModel):
 
 
 def json_schema() -> dict:
-    schema = Report.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/report-4.json"
-    return schema
+    return published_schema(Report, "report-4.json")

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from spillway.cli import main
-from spillway.report.code_view import json_schema
+from spillway.report.code_schema import json_schema
 
 CO = Path(__file__).resolve().parents[2] / "data" / "isa" / "co"
 GFX90A = str(CO / "gfx90a.clang22.co")

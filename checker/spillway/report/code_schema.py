@@ -1,0 +1,108 @@
+"""The published JSON schema of ``spillway code --format json``
+(spillway.code/2; report.code_view writes the document).  Its models live
+here, apart from code_view, so that only ``spillway schema`` (spillway.schemas
+names this module, imported on demand) pays for pydantic."""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spillway.isa.listing import KINDS, ROLES
+from spillway.json_codec import published_schema
+from spillway.report.code_view import CODE_SCHEMA
+from spillway.report.record import KernelIsa, LineTrafficRecord
+
+
+class SourceModel(BaseModel):
+    """An instruction's source line (DWARF line table: llvm-objdump -d -l's line at its address)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="The path as the line table joins it (absolute when the build's were)")
+    line: int = Field(description="From 1")
+    column: int = Field(description="0: the row names no column")
+    inferred: bool = Field(description="The row said line 0 (code LLVM gives no line, often spill code): the "
+                                       "line of the nearest preceding instruction of the same basic block")
+
+
+class SourceLinesModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: str = Field(description="placed; or why there are no lines: 'no line table', 'no line-table row "
+                                    "covers the kernel', 'code differs from the debug twin', 'no such kernel in "
+                                    "the debug twin'")
+    lines_from: Optional[Literal["code object", "debug twin"]] = Field(
+        description="Where the lines came from: the kernel's own code object, or the debug twin given with "
+                    "--lines-from (null: none)")
+    comp_dir: str = Field(description="DW_AT_comp_dir of the compile unit holding the kernel's rows")
+    code_sha256: str = Field(description="The kernel's code (isa.code_sha256)")
+    lines_code_sha256: Optional[str] = Field(description="The code the lines describe: the twin's kernel's "
+                                                         "with --lines-from (lines only where equal)")
+    by_line: list[LineTrafficRecord] = Field(description="Per source line: the scratch traffic and AGPR copies "
+                                                         "placed there, most innermost-loop bytes first")
+
+
+class LoopModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    start: int = Field(description="The loop's head: the target of its backward branches, bytes from the "
+                                   "kernel's start")
+    end: int = Field(description="Offset of the last backward branch to the head")
+    branches: int = Field(description="Backward branches (s_branch/s_cbranch_*) to the head")
+    depth: int = Field(description="Loops holding this one, itself included (1: outermost)")
+    innermost: bool = Field(description="Holds no other loop")
+    head: Optional[SourceModel] = Field(description="The source line of the loop's first instruction")
+    back_branch: Optional[SourceModel] = Field(description="The source line of its last backward branch")
+
+
+class InstructionModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    offset: int = Field(description="Bytes from the kernel's start (llvm-objdump's <kernel+0x..>)")
+    length: int = Field(description="Bytes")
+    mnemonic: str = Field(description="As llvm-objdump -d prints it")
+    kind: Literal[KINDS] = Field(description="What the evidence counts it as")  # type: ignore[valid-type]
+    bytes: Optional[int] = Field(description="Scratch accesses: bytes per lane the mnemonic names (null: "
+                                             "none named, or not a scratch access)")
+    loop_depth: int = Field(description="Loops holding the instruction (0: outside every loop)")
+    role: Optional[Literal[ROLES]] = Field(  # type: ignore[valid-type]
+        description="Scratch accesses: 'slot' (no VGPR address: counted in isa.scratch_slot_*_bytes) or "
+                    "'addressed' (isa.scratch_addressed_*_bytes); AGPR copies: 'spill copy' "
+                    "(isa.agpr_spill_copies) or 'accumulator move' (isa.agpr_accumulator_moves); null for "
+                    "matrix ops and calls")
+    source: Optional[SourceModel] = Field(description="Scratch accesses and AGPR copies: the source line "
+                                                      "(null: no line table, no row, a line-0 row with no "
+                                                      "earlier line in its block; matrix ops and calls)")
+
+
+class KernelModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file: str
+    bundle_index: Optional[int]
+    target: str
+    name: str
+    symbol: str
+    isa: KernelIsa = Field(description="The kernel's evidence, as report --isa's isa object")
+    loops: list[LoopModel] = Field(description="Loops by head offset: isa.loop_spans grouped by their target")
+    instructions: list[InstructionModel] = Field(description="Each scratch access, AGPR copy, matrix op and "
+                                                             "call, by offset")
+    source_lines: SourceLinesModel = Field(description="Where the kernel's lines came from, and the per-line "
+                                                       "summary (version 2)")
+
+
+class CodeModel(BaseModel):
+    """spillway code --format json: named kernels' loops and the instructions behind their evidence."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["spillway.code/2"] = Field(CODE_SCHEMA, alias="schema")
+    spillway_version: str
+    kernels: list[KernelModel]
+
+
+def json_schema() -> dict:
+    """The JSON schema of ``spillway code --format json``."""
+    return published_schema(CodeModel, "code-2.json")
