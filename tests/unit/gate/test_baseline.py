@@ -326,7 +326,7 @@ def test_errors_are_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, fragment", [
     (b"{not json", "not valid JSON"),
-    (b'{"schema": "spillway.baseline/5", "kernels": []}', "newer than"),
+    (b'{"schema": "spillway.baseline/6", "kernels": []}', "newer than"),
     (b'{"schema": "spillway.baseline/3", "note": "n", "gate": ["scratch"]}', "invalid baseline"),
     (b'{"schema": "spillway.report/2", "kernels": []}', "not a spillway baseline"),
     (b'{"schema": "spillway.baseline/1", "note": "n", "gate": ["scratch"]}', "invalid baseline"),
