@@ -291,6 +291,9 @@ class Inputs:
     # Baseline files read as a side (compare): (the path as named, ``-`` for standard
     # input; its bytes), for the outputs that locate kernels at their lines.
     baselines: list[tuple[str, bytes]] = field(default_factory=list)
+    # Per target, the criteria (scratch, spills) a baseline written without --record-all among
+    # them holds the kernels it does not record to zero in (gate.compare.Unrecorded).
+    unrecorded_held: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def note_records(self, records: Iterable[dict]) -> None:
         for record in records:

@@ -63,6 +63,8 @@ def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool
             part = {k: u for k, u in baseline_usage(baseline).items()
                     if target_selected(u.target, options.targets)}
             baseline_usage_parts.append(part)
+            if not baseline.records_every_kernel:
+                _note_unrecorded(inputs.unrecorded_held, baseline, options.targets)
             continue
         found = report.read(lambda records: _report_part(records, options.targets, model))
         inputs.files.extend(report.files)
@@ -101,6 +103,20 @@ def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool
     if not inputs.usage and not allow_empty:
         raise no_kernels_found(paths, options.targets, side)
     return inputs
+
+
+def _note_unrecorded(held: dict[str, tuple[str, ...]], baseline, targets: list[str]) -> None:
+    """What a baseline written without --record-all says of the kernels it does not
+    record: on each target it was written from, zero in the criteria it gates."""
+    from spillway.gate.compare import HELD_TO_ZERO
+
+    criteria = tuple(c for c in HELD_TO_ZERO if c in baseline.gate)
+    if not criteria:
+        return
+    for target in baseline.targets_built():
+        if target_selected(target, targets):
+            before = held.get(target, ())
+            held[target] = tuple(c for c in HELD_TO_ZERO if c in before or c in criteria)
 
 
 def _merge(usage: dict[Kernel, KernelUsage], ident: Kernel, more: KernelUsage) -> None:
