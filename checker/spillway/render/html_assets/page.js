@@ -358,8 +358,7 @@
     add(app, h('div', {'class': 'row'},
       countCard([['compared (on both sides)', 'compared', sm.compared], ['worse', 'worse', sm.worse],
                  ['mixed', 'mixed', sm.mixed], ['better', 'better', sm.better], ['unchanged', 'same', sm.same],
-                 ['added (only in new)', 'added', sm.added], ['removed (only in old)', 'removed', sm.removed],
-                 ['not in the baseline', 'not_in_baseline', sm.not_in_baseline || 0]]),
+                 ['added (only in new)', 'added', sm.added], ['removed (only in old)', 'removed', sm.removed]]),
       totalsCard()));
     add(app, notes());
     add(app, h('h2', {text: 'Top regressions and improvements per metric'}));
@@ -386,7 +385,7 @@
     function drawScatter(m) {
       var W = 420, H = 320, L = 50, B = 36, T = 10, R = 12, pts = [];
       D.rows.forEach(function (r) {
-        if (r[F.status] === 'added' || r[F.status] === 'removed' || r[F.status] === 'not in the baseline') return;
+        if (r[F.status] === 'added' || r[F.status] === 'removed') return;
         var a = r[F['old_' + m]], b = r[F['new_' + m]];
         if (a === null || b === null) return;
         pts.push([a, b, r]);
