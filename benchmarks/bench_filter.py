@@ -40,7 +40,7 @@ FILTER_OVER_UNFILTERED = 1.5
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("library")
-    parser.add_argument("--filter", default="*gtsv_nopivot_strided_batch_kernel*")
+    parser.add_argument("--filter", default="*gtsv_nopivot_strided_batch*")   # 120 kernels per target of 7.2.4
     parser.add_argument("--target", default="gfx90a")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--checkout", action="append", default=[],
@@ -76,7 +76,8 @@ def main() -> int:
                           f"{found['tree_rss_mb']:.0f} MB, exit {found['status']}, load {found['load']}",
                           flush=True)
         os.environ["PYTHONPATH"] = base_path
-    missed = []
+    missed = [f"{checkout or 'spillway'}: {name} exited {r['status']}: {r['stderr_tail'].strip()}"
+              for checkout in checkouts for name, runs in figures[checkout].items() for r in runs if r["status"]]
     for checkout in checkouts:
         cpu = {name: min(r["cpu_s"] for r in runs) for name, runs in figures[checkout].items()}
         ratios = {"isa_over_filter": cpu["filter_isa"] / cpu["filter"],

@@ -59,7 +59,7 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
     from spillway.report.kernel_code import each_code_object
 
     def listings_of(_records, section, found: list[Optional[KernelRange]], target: str, payload):
-        return _object_listings(payload, section, found, target, own_lines=not lines_from)
+        return object_listings(payload, section, found, target, own_lines=not lines_from)
 
     listings = each_code_object(paths, options, records, listings_of)
     twin = twin_lines_of(paths, options, records, lines_from) if lines_from else None
@@ -74,7 +74,7 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
     return tuple(viewed)
 
 
-def _object_listings(payload, section: memoryview, found: list[Optional[KernelRange]], target: str,
+def object_listings(payload, section: memoryview, found: list[Optional[KernelRange]], target: str,
                      own_lines: bool) -> list:
     """(listing, its lines or None) of each kernel of one code object found
     (None where it was not): decoded together, the line table read once."""
