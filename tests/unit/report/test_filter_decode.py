@@ -1,7 +1,7 @@
 """``report PATH FILTER --isa`` chooses the kernels before any machine code is
 decoded (issue 37: a filter decoded every kernel of every code object, then
 filtered): only code objects holding a match are decoded, and only the
-matching kernels' code; their isa objects are those of the unfiltered read.
+matching kernels' words; their isa objects are those of the unfiltered read.
 The filter itself tests each distinct name once (resources.names.NameFilter)."""
 
 from __future__ import annotations
@@ -26,35 +26,52 @@ def _report(capsys, *argv) -> dict:
 
 @pytest.fixture
 def decoded(monkeypatch):
-    """What the code evidence decodes: code objects opened, kernels decoded."""
+    """What the code evidence decodes: code objects opened, instruction words decoded."""
+    from spillway.isa import vector
     from spillway.report import code_evidence
 
-    seen = {"code_objects": 0, "kernels": 0}
-    ranges, many = code_evidence.kernel_ranges, code_evidence._vector.evidence_many
+    seen = {"code_objects": 0, "words": 0}
+    ranges, decode_words = code_evidence.kernel_ranges, vector._decode_words
 
     def counted_ranges(payload, *args, **kwargs):
         seen["code_objects"] += 1
         return ranges(payload, *args, **kwargs)
 
-    def counted_many(code, batch, *args, **kwargs):
-        seen["kernels"] += len(batch)
-        return many(code, batch, *args, **kwargs)
+    def counted_words(words, *args, **kwargs):
+        seen["words"] += len(words)
+        return decode_words(words, *args, **kwargs)
 
     monkeypatch.setattr(code_evidence, "kernel_ranges", counted_ranges)
-    monkeypatch.setattr(code_evidence._vector, "evidence_many", counted_many)
+    monkeypatch.setattr(vector, "_decode_words", counted_words)
     return seen
+
+
+def _words_of(records: list[dict]) -> int:
+    """The instruction words of these kernels (their functions' sizes / 4)."""
+    from spillway.formats.containers import PendingImages, ScanResult, expand, scan_path
+    from spillway.isa.evidence import kernel_ranges
+
+    total = 0
+    for file in {r["file"] for r in records}:
+        symbols = {r["symbol"].removesuffix(".kd") for r in records if r["file"] == file}
+        for unit in scan_path(file).images:       # (a .ccob is a compressed bundle: its code object inflated)
+            for image in (expand(unit, ScanResult()) if isinstance(unit, PendingImages) else (unit,)):
+                _section, ranges = kernel_ranges(image.payload)
+                total += sum(found.size // 4 for found in ranges if found.name in symbols)
+    return total
 
 
 @pytest.mark.parametrize("pattern", ["spill_*", "image_loads", "*PRIVATE*"])
 def test_only_the_matching_kernels_code_is_decoded(capsys, decoded, pattern):
     every = _report(capsys, "--all", "--isa")
-    assert decoded == {"code_objects": 2, "kernels": len(every["kernels"])}
+    assert decoded["code_objects"] == 2 and decoded["words"] >= _words_of(every["kernels"])
     expected = [k for k in every["kernels"] if name_matches(pattern, k["name"])]
     assert expected and len({k["file"] for k in expected}) == 1, "a pattern of one code object's kernels"
-    decoded.update(code_objects=0, kernels=0)
+    decoded.update(code_objects=0, words=0)
     filtered = _report(capsys, pattern, "--isa")
     assert filtered["kernels"] == expected          # each with the isa object of the unfiltered read
-    assert decoded == {"code_objects": 1, "kernels": len(expected)}
+    # Only the matching kernels' words (not their code object's other kernels').
+    assert decoded == {"code_objects": 1, "words": _words_of(expected)}
 
 
 def test_target_and_filter_choose_before_decoding(capsys, decoded):
@@ -63,7 +80,7 @@ def test_target_and_filter_choose_before_decoding(capsys, decoded):
     document = _report(capsys, "occ_l4096_*", "--isa", "--target", "gfx90a")
     assert sorted(k["name"] for k in document["kernels"]) == ["occ_l4096_w1024", "occ_l4096_w256", "occ_l4096_w64"]
     assert all(k["isa"]["status"] == "complete" for k in document["kernels"])
-    assert decoded == {"code_objects": 1, "kernels": 3}
+    assert decoded == {"code_objects": 1, "words": _words_of(document["kernels"])}
 
 
 def test_name_filter_tests_each_name_once(monkeypatch):
