@@ -508,7 +508,7 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
     return out
 
 
-def _evidence_sparse(view: memoryview, kernels: list[tuple[int, int, bool]], simple: list[bool],
+def _evidence_sparse(view: memoryview, kernels: list[tuple[int, int, bool]], simple: list,
                      target: str) -> list[KernelCode]:
     """evidence_many of a few kernels of a large section: their words side by
     side (each kernel a range of its own, as listings_many decodes them), the
