@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from spillway.cli.common import add_read_options, progress_shown, read_options
 from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format
 from spillway.constants import metrics_help
 from spillway.errors import UsageError
 from spillway.untrusted import visible
-
-if TYPE_CHECKING:
-    from spillway.gate.check import CheckResult
 
 FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif", "html")
 # The documents that list every failure, each with its kernel's machine code (--limit does not apply).
@@ -66,26 +62,12 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def source_locations(result: CheckResult, args, options) -> None:
-    """The failing kernels' source lines (gate.source_location) into ``result.sources``: the binaries
-    among the inputs read again for them (report JSON inputs have no code)."""
-    from spillway.gate.reading import sniff_json
-    from spillway.gate.source_location import failure_locations
-
-    if not os.path.isdir(args.source_root):
-        raise UsageError(f"--source-root {args.source_root}: not a directory")
-    binaries = [p for p in args.paths if not sniff_json(p)]
-    if not result.failures or not binaries:
-        return
-    result.sources = failure_locations(binaries, options, {(f.target, f.key) for f in result.failures},
-                                       args.source_root, args.lines_from)
-
-
 def run(args) -> int:
     from spillway.gate.baseline import read_baseline, recorded_model  # pydantic: imported only when used
     from spillway.gate.check import check
     from spillway.gate.commands import CheckCommands
-    from spillway.gate.failure_code import failing_code
+    from spillway.gate.reading import sniff_json
+    from spillway.gate.revisit import failure_details
     from spillway.gate.flags import build_flags, compare as compare_flags, declared_flags
     from spillway.gate.metrics import needs_code, parse_metrics
     from spillway.gate.reading import read_sources
@@ -111,8 +93,17 @@ def run(args) -> int:
         options.occupancy_model = recorded_model(baseline)
     # The machine-code gates (loop_scratch, agpr_copies) read the code as report --isa does.
     options.isa = needs_code(gate or baseline.gate)
+    # The failures' machine code (only on a failing check), for every output that shows it: the
+    # verdict on the terminal and Markdown (the first --limit failures), the documents that list
+    # every failure (json, junit, sarif, html: all of them; tsv has no place for it); json and sarif
+    # also point each failure at its source line.  Where each kernel is is kept as it is read, so a
+    # failing check reads again only the code objects holding its failures, once (gate.revisit).
+    wants_code = fmt != "tsv" or args.output not in (None, "-") or bool(args.junit)
+    wants_lines = fmt in ("json", "sarif")
+    if wants_lines and not os.path.isdir(args.source_root):
+        raise UsageError(f"--source-root {args.source_root}: not a directory")
     with progress_shown(args.paths, options):
-        inputs = read_sources(args.paths, options)
+        inputs = read_sources(args.paths, options, places=wants_code or wants_lines)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,
                    baseline_path=args.baseline, occupancy_model=options.occupancy_model)
     flags_differ = compare_flags(baseline.provenance.flags, build_flags(args.flags, inputs.files))
@@ -121,14 +112,16 @@ def run(args) -> int:
         print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "
               f"with (--occupancy-model to change)", file=sys.stderr)
     commands = CheckCommands(tuple(args.paths), args.baseline, tuple(baseline.gate), tuple(options.targets or ()))
-    # The failures' machine code (only on a failing check), read once for every output that shows it:
-    # the verdict on the terminal and Markdown (the first --limit failures), the documents that list
-    # every failure (json, junit, sarif, html: all of them; tsv has no place for it).
     code = None
-    if fmt != "tsv" or args.output not in (None, "-") or args.junit:
-        code = failing_code(result, args.paths, options, 0 if fmt in LISTS_EVERY_FAILURE or args.junit else args.limit)
-    if fmt in ("json", "sarif"):
-        source_locations(result, args, options)
+    binaries = [p for p in args.paths if not sniff_json(p)]
+    if result.failures and binaries and (wants_code or wants_lines):
+        shown = result.failures if fmt in LISTS_EVERY_FAILURE or args.junit or not args.limit \
+            else result.failures[:args.limit]
+        details = failure_details(binaries, options, inputs.usage, inputs.places,
+                                  {(f.target, f.key) for f in shown} if wants_code else (),
+                                  {(f.target, f.key) for f in result.failures} if wants_lines else (),
+                                  args.source_root, args.lines_from)
+        code, result.sources = details.code, details.sources
     model = CheckModel(result, commands, baseline_bytes, args.suite or junit.suite_name_for(args.baseline), code)
     if args.junit:
         junit.write_bytes(args.junit, junit.document_of(model))

@@ -7,12 +7,9 @@ from __future__ import annotations
 from spillway.cli.common import add_read_options, read_inputs, read_options
 from spillway.cli.output import Outputs, add_output_options, chosen_format
 from spillway.cli.report import split_filter
-from spillway.errors import InputError, UsageError
-from spillway.resources.names import name_matches
+from spillway.errors import UsageError
 
 FORMATS = ("text", "json")
-# Names an ambiguous filter's error lists.
-SHOWN_NAMES = 5
 
 
 def register(subparsers) -> None:
@@ -37,36 +34,10 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def choose(kernels: list[dict], pattern: str, everything: bool) -> list[dict]:
-    """The records ``pattern`` names: exact names (demangled, or the symbol)
-    first, else the report's filter; more than one kernel in one code object
-    is an error unless ``everything``."""
-    exact = [k for k in kernels if pattern in (k["name"], k["symbol"], k["symbol"].removesuffix(".kd"))]
-    chosen = exact or [k for k in kernels if name_matches(pattern, k["name"])]
-    if not chosen:
-        raise UsageError(f"no kernel matches {pattern!r} (of {len(kernels)} kernels read)")
-    if everything or len(chosen) == 1:
-        return chosen
-    names = sorted({k["name"] for k in chosen})
-    if len(names) > 1:
-        listed = "; ".join(names[:SHOWN_NAMES]) + ("; ..." if len(names) > SHOWN_NAMES else "")
-        raise UsageError(f"{len(names)} kernels match {pattern!r}: {listed} (give the exact name, or --all)")
-    targets = sorted({k["target"] for k in chosen})
-    if len(targets) > 1:
-        raise UsageError(f"{names[0]} is built for {len(targets)} targets ({', '.join(targets)}): choose one "
-                         f"with --target, or --all")
-    places = sorted({f"{k['file']}" + ("" if k["bundle_index"] is None else f" bundle {k['bundle_index']}")
-                     for k in chosen})
-    raise UsageError(f"{names[0]} ({targets[0]}) is in {len(chosen)} code objects ({'; '.join(places[:SHOWN_NAMES])})"
-                     f": narrow the PATHs, or --all")
-
-
 def run(args) -> int:
-    from spillway.isa.listing import kernel_listing
     from spillway.render.emit import emit
     from spillway.render.models import CodeModel
-    from spillway.report.code_view import ViewedKernel
-    from spillway.report.kernel_code import each_kernel_code
+    from spillway.report.code_kernels import choose, viewed_kernels
 
     fmt = chosen_format(args)
     paths, pattern = split_filter(args.paths)
@@ -77,60 +48,5 @@ def run(args) -> int:
     options = read_options(args)
     document = read_inputs(paths, options)
     records = choose(list(document["kernels"]), pattern, args.all)
-
-    def listing_of(record, section, found, target, payload):
-        if found is None:
-            return None
-        listing = kernel_listing(section, found.start, found.size, target, bool(found.private_segment_buffer))
-        if args.lines_from:
-            return listing, None
-        return listing, own_lines(payload, section, found, target, listing)
-
-    listings = each_kernel_code(paths, options, records, listing_of, with_payload=True)
-    twin = twin_lines_of(paths, options, records, args.lines_from) if args.lines_from else None
-    viewed: list[ViewedKernel] = []
-    for number, (record, found) in enumerate(zip(records, listings)):
-        if found is None:
-            raise InputError(f"{record['name']} ({record['target']}): its code was not found (no STT_FUNC "
-                             f"symbol {record['symbol'].removesuffix('.kd')}, or the input changed while read)",
-                             file=record["file"])
-        listing, lines = found
-        viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines))
-    emit(CodeModel(tuple(viewed)), fmt, args.output)
+    emit(CodeModel(viewed_kernels(paths, options, records, args.lines_from)), fmt, args.output)
     return 0
-
-
-def own_lines(payload, section, found, target: str, listing):
-    """The kernel's source lines from its own code object's line table (a
-    malformed table: said in the status, the listing stands)."""
-    from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, branches_of, decoded_kernel, kernel_lines, object_lines,
-                                           without_lines)
-
-    try:
-        lines = object_lines(payload, [(found.section, found.start, found.start + found.size)])
-    except InputError as exc:
-        return without_lines(listing.code.code_sha256, f"{LINE_TABLE_NOT_READ}: {exc.message}")
-    branches = branches_of(decoded_kernel(section, found.start, found.size, target))
-    return kernel_lines(listing, branches, lines, found.section, found.start)
-
-
-def twin_lines_of(paths: list[str], options, records: list[dict], twin: list[str]):
-    """Each record's source lines from the debug twin ``twin`` (report.
-    library_lines: the twin's kernel of the same target and symbol in the
-    same place, used where its code is the same)."""
-    from spillway.report.library_lines import library_lines
-
-    wanted = {(record["target"], record["key"]) for record in records}
-    found = library_lines(paths, options, wanted, twin)
-    by_place: dict[tuple, list] = {}
-    for kernel in found:
-        by_place.setdefault((kernel.file, kernel.bundle_index, kernel.target, kernel.symbol), []).append(kernel.lines)
-    out = []
-    for record in records:
-        place = (record["file"], record["bundle_index"], record["target"], record["symbol"].removesuffix(".kd"))
-        candidates = by_place.get(place)
-        if not candidates:
-            raise InputError(f"{record['name']} ({record['target']}): not found again when reading the debug twin's "
-                             f"pairs (the input changed while read)", file=record["file"])
-        out.append(candidates.pop(0))
-    return out

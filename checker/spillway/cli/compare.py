@@ -49,7 +49,7 @@ def run(args) -> int:
     with progress_shown(args.against, options):
         old = read_sources(args.against, options, allow_baseline=True, side="OLD")
     comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model,
-                         code=args.isa)
+                         code=args.isa, unrecorded=old.unrecorded_held)
     model = CompareModel(comparison, tuple(args.new), tuple(args.against), tuple(old.baselines + new.baselines),
                          "error" if args.fail_on_worse else "warning")
     emit(model, fmt, args.output, View(args.names, args.limit, args.all))

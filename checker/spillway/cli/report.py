@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from typing import Sequence
 
 from spillway.cli.common import add_read_options, read_inputs, read_options, write_report_json
 from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format, looks_like_path
 from spillway.errors import UsageError
-from spillway.resources.names import name_matches
+from spillway.resources.names import NameFilter
 
 SORT_KEYS = {
     "scratch": lambda k: (-k["private_segment_fixed_size"], -k["vgpr_spill_count"], k["name"]),
@@ -57,11 +58,26 @@ def split_filter(paths: list[str]) -> tuple[list[str], str | None]:
     return paths, None
 
 
-def select(kernels: list[dict], pattern: str | None, everything: bool) -> list[dict]:
-    chosen = kernels if everything else [k for k in kernels if k["private_segment_fixed_size"] > 0
-                                         or k["uses_dynamic_stack"]]
+def select(kernels: Sequence[dict], pattern: str | None, everything: bool) -> list[dict]:
+    """The records the table lists: those using scratch (``everything``: all),
+    matching ``pattern``.  From a KernelTable, only the chosen rows become
+    dicts, and the pattern is tested once per distinct name (NameFilter)."""
+    from spillway.report.fields import ROW_FIELDS
+    from spillway.report.reader import KernelTable
+
+    if isinstance(kernels, KernelTable):
+        at = ROW_FIELDS.index
+        name_at, scratch_at, dynamic_at = at("name"), at("private_segment_fixed_size"), at("uses_dynamic_stack")
+        rows = kernels.rows if everything else [r for r in kernels.rows if r[scratch_at] > 0 or r[dynamic_at]]
+        if pattern:
+            matches = NameFilter(pattern)
+            rows = [r for r in rows if matches(r[name_at])]
+        return [dict(zip(ROW_FIELDS, r)) for r in rows]
+    chosen = list(kernels) if everything else [k for k in kernels if k["private_segment_fixed_size"] > 0
+                                               or k["uses_dynamic_stack"]]
     if pattern:
-        chosen = [k for k in chosen if name_matches(pattern, k["name"])]
+        matches = NameFilter(pattern)
+        chosen = [k for k in chosen if matches(k["name"])]
     return chosen
 
 
@@ -78,6 +94,9 @@ def run(args) -> int:
         write_report_json(paths, read_options(args), args.output)
         return 0
     options = read_options(args)
+    if pattern and options.isa:
+        # Only the matching kernels' code is decoded (and only code objects holding one).
+        options.code_filter = NameFilter(pattern)
     document = read_inputs(paths, options)
     matching = None
     if pattern:
@@ -85,7 +104,11 @@ def run(args) -> int:
         if not matching:
             raise UsageError(f"no kernel matches {pattern!r} (of {len(document['kernels'])} kernels read "
                              f"from {', '.join(paths)})")
-    kernels = [] if fmt == "json" else sorted(select(document["kernels"], pattern, args.all), key=SORT_KEYS[args.sort])
+    if fmt == "json":
+        kernels = []
+    else:
+        kernels = sorted(select(matching if matching is not None else document["kernels"], None, args.all),
+                         key=SORT_KEYS[args.sort])
     emit(ReportModel(document, kernels, matching, tuple(paths), pattern, args.isa, options), fmt, args.output,
          View(args.names, args.limit, args.all))
     return 0

@@ -16,6 +16,13 @@ the same figures but changed code, and for changed code the scratch bytes,
 scratch in loops and AGPR copies before and after ("spills moved into a
 loop" when none were in a loop before).
 
+Against a baseline written without --record-all (the default: it records
+only the kernels its gate finds non-zero), a kernel of NEW that the baseline
+does not record, on a target it was written from, is *not in the baseline*,
+never "added": it is held to zero in the criteria that baseline gates
+(scratch, spills), as ``check`` holds it, and is worse where it is over zero.
+A build compared with its own default baseline thus shows nothing added.
+
 Rows show the new side's next step ("VGPRs 104 -> 112, 6 waves; 96 or fewer
 for 7") from its report records' ``occupancy_next``, computed by the reader
 under the one model both sides are read with; a baseline side has none.
@@ -24,7 +31,7 @@ under the one model both sides are read with; a baseline side has none.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final, Literal, Optional, Sequence
+from typing import Final, Literal, Mapping, Optional, Sequence
 
 from spillway import __version__
 from spillway.gate.code_change import (ONLY_SPILL_AND_ALU, ONLY_SPILL_TRAFFIC, LinesChange, MixChange, lines_change,
@@ -34,7 +41,7 @@ from spillway.gate.totals import Totals, totals
 from spillway.json_codec import document_chunks
 from spillway.resources.occupancy import DEFAULT_MODEL
 
-COMPARE_SCHEMA: Final = "spillway.compare/3"
+COMPARE_SCHEMA: Final = "spillway.compare/4"   # version 3 and not_in_baseline
 Status = Literal["worse", "mixed", "better", "same"]
 STATUS_ORDER = {"worse": 0, "mixed": 1, "better": 2, "same": 3}
 CRITERIA = ("scratch", "spills", "occupancy")
@@ -133,6 +140,36 @@ def uses_scratch(resources: Resources) -> bool:
     return resources.scratch > 0 or resources.spills > 0 or resources.dynamic_stack
 
 
+# What a default baseline holds the kernels it does not record to: zero, in the criteria it gates.
+HELD_TO_ZERO: Final = ("scratch", "spills")
+
+
+@dataclass(slots=True)
+class Unrecorded:
+    """A kernel of NEW that a baseline on the OLD side does not record (it was
+    written without --record-all): held to zero in ``held`` (the criteria the
+    baseline gates, of HELD_TO_ZERO), as check holds it."""
+
+    usage: KernelUsage
+    held: tuple[str, ...]
+    worse: list[str]                          # the criteria of ``held`` it is over zero in
+
+    @property
+    def status(self) -> Literal["worse", "same"]:
+        return "worse" if self.worse else "same"
+
+
+def over_zero(resources: Resources, held: Sequence[str]) -> list[str]:
+    """The criteria of ``held`` a kernel not in a baseline is over zero in
+    (gate.metrics' new-kernel allowances: scratch 0 and no dynamic stack, spills 0)."""
+    worse = []
+    if "scratch" in held and (resources.scratch > 0 or resources.dynamic_stack):
+        worse.append("scratch")
+    if "spills" in held and resources.spills > 0:
+        worse.append("spills")
+    return worse
+
+
 @dataclass
 class Comparison:
     new_sources: list[str]
@@ -140,6 +177,8 @@ class Comparison:
     kernels: list[KernelDiff]                 # present on both sides, worst first
     only_new: list[KernelUsage]
     only_old: list[KernelUsage]
+    # Kernels of NEW a default baseline on the OLD side does not record, worst first.
+    not_in_baseline: list[Unrecorded] = field(default_factory=list)
     # The one model both sides were read with (--occupancy-model; a baseline's figures stay as recorded).
     occupancy_model: str = DEFAULT_MODEL
     # --isa: the renderings say what each kernel's code did (KernelDiff.code_verdict).
@@ -155,8 +194,10 @@ class Comparison:
         statuses = [k.status for k in self.kernels]
         return {
             "compared": len(self.kernels),
+            # (a kernel not in the baseline over its zero has new spills or scratch too)
             "spills_or_scratch_worse": sum(1 for k in self.kernels
-                                           if "scratch" in k.worse or "spills" in k.worse),
+                                           if "scratch" in k.worse or "spills" in k.worse)
+            + sum(1 for k in self.not_in_baseline if k.worse),
             "occupancy_worse": sum(1 for k in self.kernels if "occupancy" in k.worse),
             "worse": statuses.count("worse"),
             "mixed": statuses.count("mixed"),
@@ -165,21 +206,26 @@ class Comparison:
             "only_new": len(self.only_new),
             "only_old": len(self.only_old),
             "only_new_using_scratch": sum(1 for k in self.only_new if uses_scratch(k.resources)),
+            "not_in_baseline": len(self.not_in_baseline),
+            "not_in_baseline_worse": sum(1 for k in self.not_in_baseline if k.worse),
         }
 
     def totals(self) -> Totals:
         """Sums per metric over the matched kernels, per side for the others, the top changes (gate.totals)."""
         if self._totals is None:
-            self._totals = totals(self.kernels, self.only_new, self.only_old)
+            self._totals = totals(self.kernels, self.only_new, self.only_old,
+                                  [k.usage for k in self.not_in_baseline])
         return self._totals
 
     @property
     def has_worse(self) -> bool:
         """What --fail-on-worse fails on: any worse or mixed kernel, or a
         kernel new in NEW that arrives with scratch or spills (as the gate
-        holds new kernels to zero)."""
+        holds new kernels to zero), or one a default baseline does not record
+        that is over its zero."""
         counts = self.count()
-        return bool(counts["worse"] or counts["mixed"] or counts["only_new_using_scratch"])
+        return bool(counts["worse"] or counts["mixed"] or counts["only_new_using_scratch"]
+                    or counts["not_in_baseline_worse"])
 
     def sentence(self) -> str:
         c = self.count()
@@ -190,6 +236,11 @@ class Comparison:
         if c["mixed"]:
             parts.append(f"{c['mixed']} {are(c['mixed'])} mixed (better in one way, worse in another)")
         parts.append(f"{c['same']} unchanged")
+        if c["not_in_baseline"]:
+            held = " and ".join(c for c in HELD_TO_ZERO if any(c in k.held for k in self.not_in_baseline))
+            over = c["not_in_baseline_worse"]
+            parts.append(f"{c['not_in_baseline']} not in the baseline (held to zero {held}: "
+                         + (f"{over} over it)" if over else "all within)"))
         if c["only_new"]:
             extra = f" ({c['only_new_using_scratch']} using scratch)" if c["only_new_using_scratch"] else ""
             parts.append(f"{c['only_new']} only in the new build{extra}")
@@ -251,11 +302,15 @@ class Comparison:
                                "new": k.new.as_dict(), "occupancy_next": k.occupancy_next} for k in rows)
         yield "added", (_usage_json(u) for u in self.only_new)
         yield "removed", (_usage_json(u) for u in self.only_old)
+        yield "not_in_baseline", (dict(_usage_json(k.usage), status=k.status, held_to_zero=list(k.held),
+                                       worse=k.worse) for k in self.not_in_baseline
+                                  if everything or k.worse)
 
 
 # Document names (schema v2) of the counts: kernels on one side only are
 # "added" (only in NEW) and "removed" (only in OLD), as in check and baseline.
 V2_COUNT_NAMES = {"only_new": "added", "only_old": "removed", "only_new_using_scratch": "added_using_scratch"}
+# (version 4: not_in_baseline and not_in_baseline_worse, by their own names)
 # The summary's code counts (--isa), by verdict.
 CODE_COUNT_NAMES = {"identical code": "identical", "same figures, code changed": "same_figures_code_changed",
                     "code changed": "changed", "code not read": "not_read"}
@@ -306,24 +361,36 @@ def _worst_first(usages: list[KernelUsage]) -> list[KernelUsage]:
 
 def compare(new: dict[Kernel, KernelUsage], old: dict[Kernel, KernelUsage],
             new_sources: Sequence[str] = (), old_sources: Sequence[str] = (), *,
-            occupancy_model: str = DEFAULT_MODEL, code: bool = False) -> Comparison:
+            occupancy_model: str = DEFAULT_MODEL, code: bool = False,
+            unrecorded: Optional[Mapping[str, tuple[str, ...]]] = None) -> Comparison:
     """``occupancy_model``: the model both sides were read with (the reader's
     default unless the caller read with another); ``code``: say what each
-    kernel's machine code did (--isa)."""
+    kernel's machine code did (--isa); ``unrecorded``: per target, the criteria
+    a default baseline on the OLD side holds the kernels it does not record
+    to zero in (Inputs.unrecorded_held): such a kernel of NEW is not in the
+    baseline, not added."""
     diffs = []
     only_new = []
+    not_in_baseline = []
+    held_of = (unrecorded or {}).get
     for ident, b in new.items():
         a = old.get(ident)
         if a is None:
-            only_new.append(b)
+            held = held_of(b.target)
+            if held is None:
+                only_new.append(b)
+            else:
+                not_in_baseline.append(Unrecorded(b, held, over_zero(b.resources, held)))
             continue
         worse, better = classify(a.resources, b.resources)
         diffs.append(KernelDiff(b.target, b.key, b.name, a.resources, b.resources, worse, better,
                                 b.occupancy_next, a.code, b.code))
     diffs.sort(key=KernelDiff.sort_key)
     only_old = [u for ident, u in old.items() if ident not in new]
+    order = {id(u): rank for rank, u in enumerate(_worst_first([k.usage for k in not_in_baseline]))}
+    not_in_baseline.sort(key=lambda k: (not k.worse, order[id(k.usage)]))
     return Comparison(list(new_sources), list(old_sources), diffs, _worst_first(only_new), _worst_first(only_old),
-                      occupancy_model, code)
+                      not_in_baseline, occupancy_model, code)
 
 
 def selected(comparison: Comparison, everything: bool, limit: int) -> tuple[list[KernelDiff], int]:

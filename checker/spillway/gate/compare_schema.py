@@ -1,5 +1,5 @@
-"""The published JSON schema of ``spillway compare --format json`` (spillway.compare/3: version 2 and
-``totals``)."""
+"""The published JSON schema of ``spillway compare --format json`` (spillway.compare/4: version 3 and
+``not_in_baseline``: the kernels a default baseline on the OLD side does not record, held to zero)."""
 
 from __future__ import annotations
 
@@ -114,6 +114,20 @@ def json_schema() -> dict:
         occupancy_next: Optional[OccupancyNext] = Field(description=next_description.format(side="kernel"))
 
 
+    class UnrecordedModel(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        target: str
+        key: str
+        name: str
+        resources: Resources
+        occupancy_next: Optional[OccupancyNext] = Field(description=next_description.format(side="kernel"))
+        status: Literal["worse", "same"] = Field(description="worse: over zero in a criterion of held_to_zero")
+        held_to_zero: list[Literal["scratch", "spills"]] = Field(
+            description="The criteria the baseline gates, which hold a kernel it does not record to zero (scratch: "
+                        "no scratch and no dynamic stack; spills: no spilled register), as check holds it")
+        worse: list[Literal["scratch", "spills"]] = Field(description="The criteria of held_to_zero it is over zero in")
+
     class CodeCountModel(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
@@ -135,6 +149,11 @@ def json_schema() -> dict:
         added: int = Field(description="Kernels only in NEW")
         removed: int = Field(description="Kernels only in OLD")
         added_using_scratch: int = Field(description="Kernels only in NEW that use scratch or spill")
+        not_in_baseline: int = Field(description="Kernels of NEW a baseline written without --record-all on the OLD "
+                                                 "side does not record, on a target it was written from (never "
+                                                 "counted added)")
+        not_in_baseline_worse: int = Field(description="Of those, the ones over zero in what the baseline holds "
+                                                       "them to (also counted in spills_or_scratch_worse)")
         code: Optional[CodeCountModel] = Field(None, description="compare --isa only: kernels on both sides per "
                                                                  "code verdict")
 
@@ -203,12 +222,14 @@ def json_schema() -> dict:
         matched: MatchedTotals = Field(description="Over the kernels on both sides: before and after")
         added: SideTotals = Field(description="Over the kernels only in NEW")
         removed: SideTotals = Field(description="Over the kernels only in OLD")
+        not_in_baseline: SideTotals = Field(description="Over the kernels of NEW not in a default baseline on the "
+                                                        "OLD side (version 4)")
         top: TopPerMetric = Field(description="Per metric, among the matched kernels")
 
     class CompareDocument(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
-        schema_: Literal["spillway.compare/3"] = Field(COMPARE_SCHEMA, alias="schema")
+        schema_: Literal["spillway.compare/4"] = Field(COMPARE_SCHEMA, alias="schema")
         spillway_version: str
         occupancy_model: OccupancyModelChoice = Field(
             description="The one occupancy model applied to both sides (binaries read with it, report records "
@@ -221,8 +242,11 @@ def json_schema() -> dict:
         kernels: list[DiffModel] = Field(description="Kernels on both sides, worst first")
         added: list[OneSideModel] = Field(description="Kernels only in NEW")
         removed: list[OneSideModel] = Field(description="Kernels only in OLD")
+        not_in_baseline: list[UnrecordedModel] = Field(
+            description="Kernels of NEW a baseline written without --record-all on the OLD side does not record "
+                        "(version 4), worse first")
 
     schema = CompareDocument.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://spillway.dev/schemas/compare-3.json"
+    schema["$id"] = "https://spillway.dev/schemas/compare-4.json"
     return schema

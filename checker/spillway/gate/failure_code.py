@@ -58,19 +58,3 @@ class FailureCode:
 
 def failures_code(found: dict[tuple[str, str], list[KernelCode]]) -> dict[tuple[str, str], FailureCode]:
     return {kernel: FailureCode.fold(codes) for kernel, codes in found.items() if codes}
-
-
-def failing_code(result, paths: list[str], options, limit: int) -> dict[tuple[str, str], FailureCode] | None:
-    """The machine code of a check's failures its outputs show (the first ``limit``; 0: all),
-    by (target, key): the binaries among ``paths`` read again for them (report JSON inputs
-    have none to decode).  None when the check passed."""
-    if not result.failures:
-        return None
-    from spillway.gate.reading import sniff_json
-    from spillway.report.kernel_code import evidence_of_kernels
-
-    binaries = [p for p in paths if not sniff_json(p)]
-    if not binaries:
-        return None
-    shown = result.failures[:limit] if limit else result.failures
-    return failures_code(evidence_of_kernels(binaries, options, {(f.target, f.key) for f in shown}))

@@ -299,6 +299,13 @@ class Inputs:
     # Baseline files read as a side (compare): (the path as named, ``-`` for standard
     # input; its bytes), for the outputs that locate kernels at their lines.
     baselines: list[tuple[str, bytes]] = field(default_factory=list)
+    # Per target, the criteria (scratch, spills) a baseline written without --record-all among
+    # them holds the kernels it does not record to zero in (gate.compare.Unrecorded).
+    unrecorded_held: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # read_sources(places=True): where each kernel's instances read from binaries are (PLACE_FIELDS, the
+    # code object's part shared), so that a command looks at some of them again without reading
+    # everything again (gate.revisit).
+    places: dict[Kernel, list[tuple]] = field(default_factory=dict)
 
     def note_records(self, records: Iterable[dict]) -> None:
         for record in records:

@@ -5,12 +5,13 @@ files' recorded figures, into one Inputs."""
 
 from __future__ import annotations
 
+import operator
 from typing import Iterable, Optional
 
 from spillway.errors import InputError
 from spillway.paths import regular_file_head, spooled_stdin
 from spillway.gate.kernels import Inputs, Kernel, KernelUsage, aggregate, aggregate_rows
-from spillway.report.fields import GATE_ROW_FIELDS, ROW_FIELDS
+from spillway.report.fields import GATE_ROW_FIELDS, PLACE_FIELDS, ROW_FIELDS
 from spillway.report.reader import ReadOptions, no_kernels_found
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.resources.targets import target_selected
@@ -26,12 +27,13 @@ def sniff_json(path: str) -> bool:
 
 
 def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool = False, side: str = "",
-                 allow_empty: bool = False) -> Inputs:
+                 allow_empty: bool = False, places: bool = False) -> Inputs:
     """Read binaries (report.reader; ``options.progress`` hears of the progress)
     and JSON documents named on the command line; raise InputError when nothing
     yields a kernel (unless ``allow_empty``: the matrix's view shows a cell
     without kernels as an empty column; with ``options.require_kernels`` the
-    binaries must hold one of their own)."""
+    binaries must hold one of their own).  ``places``: keep where each
+    kernel read from a binary is (Inputs.places), to look at some again."""
     from spillway.gate.baseline import BASELINE_PREFIX, baseline_usage, parse_baseline
     from spillway.report.reader import read_report
     from spillway.report.report_input import open_report
@@ -56,6 +58,8 @@ def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool
             part = {k: u for k, u in baseline_usage(baseline).items()
                     if target_selected(u.target, options.targets)}
             baseline_usage_parts.append(part)
+            if not baseline.records_every_kernel:
+                _note_unrecorded(inputs.unrecorded_held, baseline, options.targets)
             continue
         found = report.read(lambda records: _report_part(records, options.targets, model))
         inputs.files.extend(report.files)
@@ -72,17 +76,24 @@ def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool
 
         # --isa: each row ends with its kernel's isa object.
         row_fields = (*GATE_ROW_FIELDS, "isa") if options.isa else GATE_ROW_FIELDS
+        if places:
+            row_fields = (*row_fields, *PLACE_FIELDS)
+        keep_places = _place_keeper(inputs.places, row_fields) if places else None
 
         def fold(rows: list[tuple], fields: tuple[str, ...] | None = row_fields) -> None:
             # Rows are folded as the workers hand them over, never all held at once.
             inputs.note_rows(rows, fields)
             aggregate_rows(rows, inputs.usage, fields)
+            if keep_places is not None and fields is row_fields:
+                keep_places(rows)
 
         document = read_report(binaries, options, compact=True, rows_sink=fold, rows_fields=row_fields)
         kernels = document["kernels"]
         inputs.files.extend(document["files"])
         if isinstance(kernels, KernelTable):
             fold(kernels.rows, ROW_FIELDS if options.isa else None)    # (what a KernelTable holds)
+            if places:
+                _place_keeper(inputs.places, ROW_FIELDS)(kernels.rows)
         else:
             inputs.note_records(kernels)
             for ident, usage in aggregate(kernels).items():
@@ -94,6 +105,42 @@ def read_sources(paths: list[str], options: ReadOptions, *, allow_baseline: bool
     if not inputs.usage and not allow_empty:
         raise no_kernels_found(paths, options.targets, side)
     return inputs
+
+
+def _note_unrecorded(held: dict[str, tuple[str, ...]], baseline, targets: list[str]) -> None:
+    """What a baseline written without --record-all says of the kernels it does not
+    record: on each target it was written from, zero in the criteria it gates."""
+    from spillway.gate.compare import HELD_TO_ZERO
+
+    criteria = tuple(c for c in HELD_TO_ZERO if c in baseline.gate)
+    if not criteria:
+        return
+    for target in baseline.targets_built():
+        if target_selected(target, targets):
+            before = held.get(target, ())
+            held[target] = tuple(c for c in HELD_TO_ZERO if c in before or c in criteria)
+
+
+def _place_keeper(found: dict[Kernel, list[tuple]], fields: tuple[str, ...]):
+    """A function that notes each row's place (PLACE_FIELDS) under its kernel in ``found``; the
+    code object's part (file, bundle, offset, archive) is one tuple for all of its kernels."""
+    at = fields.index
+    ident_of = operator.itemgetter(at("target"), at("key"))
+    head_of = operator.itemgetter(*(at(f) for f in PLACE_FIELDS[:-1]))
+    symbol_at = at(PLACE_FIELDS[-1])
+    heads: dict[tuple, tuple] = {}
+
+    def keep(rows: list[tuple]) -> None:
+        for row in rows:
+            head = head_of(row)
+            head = heads.setdefault(head, head)
+            place = (head, row[symbol_at])
+            seen = found.get(ident_of(row))
+            if seen is None:
+                found[ident_of(row)] = [place]
+            else:
+                seen.append(place)
+    return keep
 
 
 def _merge(usage: dict[Kernel, KernelUsage], ident: Kernel, more: KernelUsage) -> None:

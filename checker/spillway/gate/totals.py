@@ -6,7 +6,8 @@ kernels at once, before the kernel-by-kernel rows.
   SGPR spills, VGPRs), counted over the pairs whose figure is known on both
   sides, and how many kernels lose or gain waves;
 - per side for the kernels on one side only (added: only in NEW; removed:
-  only in OLD): their count and sums.  Sums over different kernel sets are
+  only in OLD; not in the baseline: kernels of NEW a default baseline on the
+  OLD side does not record): their count and sums.  Sums over different kernel sets are
   never put side by side: the matched totals compare like with like;
 - the largest regressions and improvements per metric among the matched
   kernels (``TOP`` each, largest change first, then name and target).
@@ -86,6 +87,7 @@ class Totals:
     added: SideTotal
     removed: SideTotal
     top: tuple[Ranked, ...]
+    not_in_baseline: Optional[SideTotal] = None
 
     def metric(self, name: str) -> MetricTotal:
         return next(m for m in self.metrics if m.metric == name)
@@ -105,6 +107,7 @@ class Totals:
             },
             "added": _side_json(self.added),
             "removed": _side_json(self.removed),
+            "not_in_baseline": _side_json(self.not_in_baseline or _side(())),
             "top": {r.metric: {"regressions": [diff_json(d, figures[r.metric]) for d in r.regressions],
                                "improvements": [diff_json(d, figures[r.metric]) for d in r.improvements]}
                     for r in self.top},
@@ -125,7 +128,7 @@ def _side(usages: Sequence[KernelUsage]) -> SideTotal:
 
 
 def totals(diffs: Sequence[Pair], only_new: Sequence[KernelUsage], only_old: Sequence[KernelUsage],
-           top: int = TOP) -> Totals:
+           not_in_baseline: Sequence[KernelUsage] = (), top: int = TOP) -> Totals:
     metrics = []
     ranked = []
     for name, figure, larger_is_worse in _METRICS:
@@ -148,7 +151,7 @@ def totals(diffs: Sequence[Pair], only_new: Sequence[KernelUsage], only_old: Seq
         gaining_waves=sum(1 for old, new in waves if new > old),
         dynamic_stack_old=sum(1 for d in diffs if d.old.dynamic_stack),
         dynamic_stack_new=sum(1 for d in diffs if d.new.dynamic_stack),
-        added=_side(only_new), removed=_side(only_old), top=tuple(ranked))
+        added=_side(only_new), removed=_side(only_old), top=tuple(ranked), not_in_baseline=_side(not_in_baseline))
 
 
 def signed(n: int) -> str:

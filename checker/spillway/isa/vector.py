@@ -378,7 +378,7 @@ _COUNTED = (FLAT, AGPR_WRITE, AGPR_READ, MATRIX, LDS, CALL)
 
 
 def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
-                  keep: dict | None = None) -> list[KernelCode]:
+                  keep: dict | None = None, sparse: bool = False) -> list[KernelCode]:
     """evidence() of every (start, size, private segment buffer) kernel of one
     code section at once: boundaries, kinds and counts from the arrays for
     every kernel together (per-kernel Python only for its branches and
@@ -386,12 +386,17 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
     where a MUBUF access needs it.  Equal to evidence() kernel by kernel
     (tests/unit/isa/test_vector.py).  ``keep``: a dict that receives the
     decoded arrays and the private segment buffer quads it worked out
-    (listings_many() and line_traffic_many() take them)."""
+    (listings_many() and line_traffic_many() take them).  ``sparse``: the
+    kernels are a few of the section's (report FILTER --isa's matches): only
+    their words are decoded, side by side (_evidence_sparse), and ``keep`` is
+    left empty (callers decode again what they need)."""
     view = memoryview(code)
     name = family_of(target)
     simple = [name is None or size <= 0 or start < 0 or start + size > len(view) or start % 4
               for start, size, _psb in kernels]
     ranges = [(start, size) for (start, size, _psb), alone in zip(kernels, simple) if not alone]
+    if sparse and ranges and not any(size % 4 for _start, size in ranges):
+        return _evidence_sparse(view, kernels, simple, target)
     try:
         usable = len(view) - len(view) % 4
         words = np.frombuffer(view[:usable], dtype="<u4").astype(np.uint32)
@@ -501,6 +506,23 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
                             mixes[number]))
         number += 1
     return out
+
+
+def _evidence_sparse(view: memoryview, kernels: list[tuple[int, int, bool]], simple: list,
+                     target: str) -> list[KernelCode]:
+    """evidence_many of a few kernels of a large section: their words side by
+    side (each kernel a range of its own, as listings_many decodes them), the
+    others by the reference decoder as always."""
+    chosen = [number for number, alone in enumerate(simple) if not alone]
+    compact = memoryview(b"".join(view[kernels[n][0]:kernels[n][0] + kernels[n][1]] for n in chosen))
+    moved = []
+    at = 0
+    for n in chosen:
+        moved.append((at, kernels[n][1], kernels[n][2]))
+        at += kernels[n][1]
+    found = iter(evidence_many(compact, moved, target))
+    return [evidence(view, start, size, target, psb) if alone else next(found)
+            for (start, size, psb), alone in zip(kernels, simple)]
 
 
 @lru_cache(maxsize=None)

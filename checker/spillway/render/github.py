@@ -170,6 +170,14 @@ def compare_annotations(comparison: Comparison, file: str, against: list[str], n
             notes.append(Annotation(file, f"spillway compare: {table_name(usage.name, names)} "
                                           f"[{usage.target}] added with scratch",
                                     f"new kernel uses {r.scratch} B/lane scratch and {r.spills} spilled registers"))
+    for unrecorded in comparison.not_in_baseline:
+        if unrecorded.worse:
+            usage, r = unrecorded.usage, unrecorded.usage.resources
+            notes.append(Annotation(file, f"spillway compare: {table_name(usage.name, names)} [{usage.target}] "
+                                          f"not in the baseline ({', '.join(unrecorded.worse)})",
+                                    f"not in the baseline, held to zero: {r.scratch} B/lane scratch"
+                                    + (" + dynamic stack" if r.dynamic_stack else "")
+                                    + f", {r.spills} spilled registers"))
     return [Annotation(a.file, a.title, a.message, level) for a in notes]
 
 

@@ -327,15 +327,18 @@ def compare_page(comparison: Comparison, *, title: str = "spillway compare", ext
         rows.append(_row(k.status, k.target, names(k.name), k.old, k.new, k.occupancy_next, curves.key(k.target),
                          k.old_code, k.new_code))
     room = max(ROW_CAP - len(rows), 0)
-    one_side: list[tuple[str, KernelUsage]] = [("added", u) for u in added] + [("removed", u) for u in removed]
+    over_zero = [k.usage for k in comparison.not_in_baseline if k.worse]
+    one_side: list[tuple[str, KernelUsage]] = ([("added", u) for u in added] + [("removed", u) for u in removed]
+                                               + [("not in the baseline", u) for u in over_zero])
     for status, u in one_side[:room]:
-        old, new = (None, u.resources) if status == "added" else (u.resources, None)
-        rows.append(_row(status, u.target, names(u.name), old, new, u.occupancy_next if status == "added" else None,
+        old, new = (u.resources, None) if status == "removed" else (None, u.resources)
+        rows.append(_row(status, u.target, names(u.name), old, new, u.occupancy_next if status != "removed" else None,
                          curves.key(u.target)))
     unchanged = len(comparison.kernels) - len(changed)
     notes = [f"The table lists the {len(changed)} kernels on both sides whose figures changed (not the {unchanged} "
              f"unchanged ones), and the added and removed kernels that use scratch or spill ({len(added)} of "
-             f"{len(comparison.only_new)} added, {len(removed)} of {len(comparison.only_old)} removed); totals and "
+             f"{len(comparison.only_new)} added, {len(removed)} of {len(comparison.only_old)} removed, "
+             f"{len(over_zero)} of {len(comparison.not_in_baseline)} not in the baseline); totals and "
              f"counts are over every kernel. The JSON output (--format json) lists every kernel."]
     if len(changed) + len(one_side) > len(rows):
         notes.append(f"This page holds the first {len(rows)} of those {len(changed) + len(one_side)} rows.")

@@ -127,7 +127,9 @@ def compare_markdown(comparison: Comparison, everything: bool = False, limit: in
             head = [head[0] + " code |", head[1] + "---|"]
         sections.append((f"{kernels(len(rows))}: {what}, worst first", head, rows, diff_line))
     for title, group in (("only in the new build", comparison.only_new),
-                         ("only in the old build", comparison.only_old)):
+                         ("only in the old build", comparison.only_old),
+                         ("not in the baseline, over its zero scratch or spills",
+                          [k.usage for k in comparison.not_in_baseline if k.worse])):
         if group:
             sections.append((f"{kernels(len(group))} {title}, worst first", [], group, usage_line))
     reserve = 400 * len(sections)            # closing tags and the "left out" line of each section

@@ -294,6 +294,21 @@ def compare_run(comparison: Comparison, where: Callable[[str, str], Location], c
                                                                                 "added-with-scratch")},
                 "properties": {"target": kernel.target, "key": kernel.key, "kernel": kernel.name},
             })
+    for unrecorded in comparison.not_in_baseline:
+        kernel, r = unrecorded.usage, unrecorded.usage.resources
+        for criterion in unrecorded.worse:
+            results.append({
+                "ruleId": criterion, "ruleIndex": index[criterion], "level": "warning",
+                "message": {"text": f"{visible(table_name(kernel.name))} [{visible(kernel.target)}]: not in the "
+                                    f"baseline, held to zero: "
+                                    + (f"scratch {r.scratch} B/lane" + (" + dynamic stack" if r.dynamic_stack else "")
+                                       if criterion == "scratch" else f"{r.spills} spilled registers")},
+                "locations": [_location(where(kernel.target, kernel.key))],
+                "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(kernel.target, kernel.key,
+                                                                                criterion)},
+                "properties": {"target": kernel.target, "key": kernel.key, "kernel": kernel.name,
+                               "status": "not in the baseline"},
+            })
     return _run(category, rules, results, {"sentence": comparison.sentence()})
 
 

@@ -552,8 +552,11 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
     budget = line_budget(limit)
     totals = comparison.totals()
     rows, hidden = selected(comparison, everything, limit)
+    over_zero = [k.usage for k in comparison.not_in_baseline if k.worse]
     groups = [(title, group) for title, group in (("added (only in the new build)", comparison.only_new),
-                                                  ("removed (only in the old build)", comparison.only_old))
+                                                  ("removed (only in the old build)", comparison.only_old),
+                                                  ("not in the baseline, over its zero scratch or spills",
+                                                   over_zero))
               if group]
     listing = bool(rows) or bool(groups)
     shown_rows, shown_groups = len(rows), [len(limited(group, limit)[0]) for _, group in groups]

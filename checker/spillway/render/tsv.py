@@ -88,6 +88,16 @@ def compare_tsv_rows(comparison: Comparison, everything: bool):
             one_side: tuple = (status, u.target, u.name, u.key, "", "", *(v for pair in zip(old, new) for v in pair),
                                step)
             yield (*one_side, *("",) * _CODE_CELLS) if comparison.code else one_side
+    # Kernels a default baseline on the OLD side does not record: held to zero (worse: over it).
+    for held in comparison.not_in_baseline:
+        if not everything and not held.worse:
+            continue
+        u = held.usage
+        r = u.resources
+        figures = (r.vgprs, r.vgpr_spills, r.sgpr_spills, r.scratch, r.dynamic_stack, r.occupancy)
+        unrecorded: tuple = ("not in baseline", u.target, u.name, u.key, ",".join(held.worse), "",
+                             *(v for f in figures for v in (None, f)), next_step_text(u.occupancy_next))
+        yield (*unrecorded, *("",) * _CODE_CELLS) if comparison.code else unrecorded
 
 
 # compare --isa: what each kernel's code did (KernelDiff.code_verdict, code_notes), each side's code hashes

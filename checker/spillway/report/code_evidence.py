@@ -38,6 +38,8 @@ except ImportError:        # pragma: no cover - exercised by tests that hide num
     _vector = None  # type: ignore[assignment]
 
 
+# Fewer than 1/_SPARSE of a code object's kernels are decoded alone (isa.vector.evidence_many's sparse).
+_SPARSE = 4
 # The most source lines a record's isa.source_lines lists (the lines with the most scratch bytes in loops).
 TOP_LINES: Final = 8
 
@@ -72,7 +74,8 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
     batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in chosen if r is not None]
     decoded: dict = {}
     if use_numpy and _vector is not None:
-        figures = _vector.evidence_many(code, batch, target, keep=decoded)
+        # A few kernels of the code object (report FILTER --isa): only their words are decoded.
+        figures = _vector.evidence_many(code, batch, target, keep=decoded, sparse=len(batch) * _SPARSE < len(ranges))
     else:
         figures = [evidence(code, start, size, target, psb) for start, size, psb in batch]
     lines = _source_lines(payload, code, [r for r in chosen if r is not None], figures, target,

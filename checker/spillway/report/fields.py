@@ -30,3 +30,7 @@ GATED_FIELDS: Final = ("target", "key", "name", *RESOURCE_FIELDS)
 # over only these fields, not file names, mangled symbols...): the gated fields, the next
 # step, and what a baseline records of where its kernels came from.
 GATE_ROW_FIELDS: Final = (*GATED_FIELDS, "occupancy_next", "compiler", "code_object_version", "occupancy_model")
+
+# Where a kernel's code is (its code object, and its symbol there): what a command that looks at some
+# kernels again (a failing check: their code and source lines) keeps of each row as it reads.
+PLACE_FIELDS: Final = ("file", "bundle_index", "image_offset", "archive", "symbol")

@@ -54,8 +54,24 @@ def each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[d
             gc.enable()
 
 
+def each_code_object(paths: Iterable[str], options: ReadOptions, records: list[dict], work: Callable[..., list]
+                     ) -> list:
+    """each_kernel_code, with ``work`` called once per code object holding
+    wanted records: work(its records, code section bytes, each record's
+    kernel range or None, target ID, code object bytes) -> one answer per
+    record, in order (what is worked out once per code object -- its line
+    table, the decoding of its kernels together -- is then done once)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _each_kernel_code(paths, options, records, work, True, per_object=True)
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def _each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[dict], work: Work,
-                      with_payload: bool) -> list[T | None]:
+                      with_payload: bool, per_object: bool = False) -> list[T | None]:
     wanted: dict[tuple, list[int]] = {}
     for index, record in enumerate(records):
         wanted.setdefault(_place(record), []).append(index)
@@ -80,14 +96,14 @@ def _each_kernel_code(paths: Iterable[str], options: ReadOptions, records: list[
                                                   ()) if not done[i]]
                 if indexes:
                     left[bundle] -= _work_on(image.payload, [(i, records[i]) for i in indexes], work, found, done,
-                                             with_payload)
+                                             with_payload, per_object)
                 if not left[bundle]:
                     break
     return found
 
 
 def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, found: list, done: list[bool],
-             with_payload: bool = False) -> int:
+             with_payload: bool = False, per_object: bool = False) -> int:
     try:
         code = codeobject.parse(payload)
     except InputError:
@@ -100,6 +116,13 @@ def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, fo
     except InputError:
         section, ranges = memoryview(b""), []
     by_name = {r.name: r for r in ranges}
+    if per_object:
+        kernels = [by_name.get(symbol_name(record["symbol"])) or by_name.get(record["name"]) for _i, record in mine]
+        answers = work([record for _i, record in mine], section, kernels, code.target_id, payload)
+        for (index, _record), answer in zip(mine, answers, strict=True):
+            done[index] = True
+            found[index] = answer
+        return len(mine)
     for index, record in mine:
         done[index] = True
         kernel = by_name.get(symbol_name(record["symbol"])) or by_name.get(record["name"])

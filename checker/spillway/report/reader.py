@@ -114,6 +114,9 @@ _SINK: "_Sink | None" = None    # with _ENCODE: the workers write the lines them
 _PROJECT: Callable[[tuple], tuple] | None = None   # rows handed back hold only these fields
 _ISA = False        # ReadOptions.isa: each row ends with its kernel's isa object (ROW_FIELDS)
 _MAX_KERNELS: int | None = None   # ReadOptions.max_kernels: more in one task is an InputError
+# ReadOptions.code_filter with _ISA: only the code of the kernels whose demangled name it
+# matches is decoded (the others' rows end with None), and only code objects holding one.
+_CODE_FILTER: Callable[[str], bool] | None = None
 _LINE_INDENT = b"    "
 # Below these, parsing stays in one process (forking costs more than it saves).
 _PARALLEL_MIN_TASKS = 4
@@ -188,8 +191,19 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
                 model = occupancy.resolve_model(_MODEL, code.compiler)
                 where = (image.file, image.bundle_index, code.target_id, code.code_object_version, code.compiler)
                 offset, archive = image.image_offset, image.archive
-                # --isa: the code's evidence, decoded here from the bytes just parsed.
-                isa = _code_evidence(image.payload, code) if _ISA and code.kernels else None
+                # --isa: the code's evidence, decoded here from the bytes just parsed (with a
+                # filter, only the matching kernels': the others' rows end with None).
+                decoded = code.kernels
+                if _ISA and _CODE_FILTER is not None:
+                    decoded = [k for k in code.kernels if _CODE_FILTER(_named(k.name, shared)[1])]
+                isa: list[dict | None] | None = None
+                if _ISA and decoded:
+                    isa = list(_code_evidence(image.payload, code, decoded))
+                if isa is not None and len(decoded) != len(code.kernels):
+                    by_kernel = dict(zip(map(id, decoded), isa))
+                    isa = [by_kernel.get(id(k)) for k in code.kernels]
+                elif _ISA and isa is None and code.kernels:
+                    isa = [None] * len(code.kernels)
                 if _ENCODE:
                     # Encoded here, on every core, rather than in the parent (a ROCm library's
                     # report is half a gigabyte of JSON), a code object at a time.
@@ -203,8 +217,7 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
                     # the resources' values worked out once per distinct resources.
                     named = share(kernel.name, None)
                     if named is None:
-                        name = kernel.name
-                        named = shared[name] = _name_values(name)
+                        named = _named(kernel.name, shared)
                     resources = table.get(kernel[2:])
                     if resources is None:
                         resources = _RESOURCE_VALUES.add(table, kernel[2:],
@@ -228,10 +241,18 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
     return (code_objects, values, counts.bitcode_only, counts.spirv_entries, list(recorded)), None
 
 
-def _code_evidence(payload, code: codeobject.CodeObject) -> list[dict]:
+def _named(name: str, shared: dict) -> tuple[str, str, str]:
+    """A kernel name's (symbol, demangled name, key), worked out once per task."""
+    named = shared.get(name)
+    if named is None:
+        named = shared[name] = _name_values(name)
+    return named
+
+
+def _code_evidence(payload, code: codeobject.CodeObject, kernels: list[KernelMetadata]) -> list[dict]:
     from spillway.report.code_evidence import code_objects_evidence
 
-    return code_objects_evidence(payload, code.kernels, code.target_id)
+    return code_objects_evidence(payload, kernels, code.target_id)
 
 
 # A record line's layout: FIELDS as a record json_codec encodes in C, without
@@ -296,7 +317,7 @@ _LINE_SEPARATOR = b",\n" + _LINE_INDENT
 
 
 def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offset: int | None,
-                        archive: str | None, model: str, names: dict[str, bytes], isa: list[dict] | None = None
+                        archive: str | None, model: str, names: dict[str, bytes], isa: list[dict | None] | None = None
                         ) -> bytes:
     """_encode_lines of the code object's rows, from cached segments.
     ``names``: the task's encoded names segments by kernel name; ``isa``:
@@ -325,7 +346,7 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
     return b"".join(parts)
 
 
-def _with_isa(lines: bytes, isa: list[dict]) -> bytes:
+def _with_isa(lines: bytes, isa: list[dict | None]) -> bytes:
     """Records (one per line, joined by ``,\\n``) with an ``isa`` member added
     last to each, in order."""
     records = lines.split(_LINE_SEPARATOR)
@@ -418,7 +439,7 @@ def _tune_allocator() -> None:
 
 def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
                encode: bool = False, fields: tuple[str, ...] | None = None, isa: bool = False,
-               max_kernels: int | None = None):
+               max_kernels: int | None = None, code_filter: Callable[[str], bool] | None = None):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
     entries, SPIR-V entries, recorded command lines) per task, in order.  Raises the first InputError.
     ``encode``: the kernels come as EncodedKernels, not tuples.  ``fields``:
@@ -426,10 +447,12 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
     them.  ``isa``: each kernel's code is decoded too (its row ends with its
     isa object; ``fields`` may name it).  ``max_kernels``: a task (or a code
     object, before its kernels are decoded) with more is an InputError; the
-    caller counts the run's total (DecompressionBudget.charge_kernels)."""
-    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA, _MAX_KERNELS
+    caller counts the run's total (DecompressionBudget.charge_kernels).
+    ``code_filter`` (with ``isa``): decode only the code of the kernels whose
+    demangled name it accepts; the others' rows end with None."""
+    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA, _MAX_KERNELS, _CODE_FILTER
     _UNITS, _TARGETS, _MODEL, _ENCODE, _ISA = units, targets, model, encode, isa
-    _MAX_KERNELS = max_kernels
+    _MAX_KERNELS, _CODE_FILTER = max_kernels, code_filter
     _PROJECT = projection(fields) if fields else None
     total = sum(_unit_size(u) for u in units)
     if progress:
@@ -478,7 +501,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 yield result
     finally:
         _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA = [], [], occupancy.DEFAULT_MODEL, False, None, False
-        _MAX_KERNELS = None
+        _MAX_KERNELS = _CODE_FILTER = None
 
 
 def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
@@ -555,6 +578,9 @@ class ReadOptions:
     require_kernels: bool = False
     # Decode each kernel's machine code too (--isa): records get an ``isa`` object.
     isa: bool = False
+    # With isa: decode only the code of the kernels whose demangled name this accepts
+    # (report FILTER --isa: resources.names.NameFilter); the others' isa is None.
+    code_filter: Callable[[str], bool] | None = None
 
     def budget(self) -> DecompressionBudget:
         return DecompressionBudget(self.max_inflation, self.max_decompressed_total, self.max_kernels)
@@ -649,7 +675,7 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact
     budget = budget or options.budget()
     for found, rows, bitcode, spirv_entries, command_lines in iter_units(
             scan.images, options.targets, progress, options.occupancy_model, fields=fields, isa=options.isa,
-            max_kernels=options.max_kernels):
+            max_kernels=options.max_kernels, code_filter=options.code_filter):
         budget.charge_kernels(len(rows), path)
         tally.add(found, len(rows), bitcode, spirv_entries, command_lines)
         if rows_sink is not None:

@@ -220,10 +220,34 @@ def name_matches(pattern: str, name: str) -> bool:
     """A filter on a demangled name: a glob when it has ``*``, ``?`` or
     ``[``, else a case-insensitive substring; tried on the full name and on
     the short one (``rms*`` matches ``void rmsnorm<256>(float*)``)."""
-    import fnmatch
+    return NameFilter(pattern)(name)
 
-    wanted = pattern.lower()
-    candidates = (name.lower(), short_name(display_key(name)).lower())
-    if any(c in pattern for c in "*?["):
-        return any(fnmatch.fnmatchcase(text, wanted) for text in candidates)
-    return any(wanted in text for text in candidates)
+
+class NameFilter:
+    """``name_matches(pattern, name)`` for many names: the pattern compiled
+    once, each distinct name tested once (librocsparse1 7.2.4's 249,970
+    kernels have 17,129 names, long templates whose short name costs a
+    parse), and the short name worked out only when the full one does not
+    match."""
+
+    _KEPT = 1 << 16       # names remembered (a hostile binary's names must not grow it without end)
+
+    def __init__(self, pattern: str):
+        import fnmatch
+
+        self.pattern = pattern
+        wanted = pattern.lower()
+        if any(c in pattern for c in "*?["):
+            self._test = re.compile(fnmatch.translate(wanted), re.DOTALL).match
+        else:
+            self._test = lambda text: wanted in text       # type: ignore[assignment,return-value]
+        self._seen: dict[str, bool] = {}
+
+    def __call__(self, name: str) -> bool:
+        found = self._seen.get(name)
+        if found is None:
+            if len(self._seen) >= self._KEPT:
+                self._seen.clear()
+            test = self._test
+            found = self._seen[name] = bool(test(name.lower()) or test(short_name(display_key(name)).lower()))
+        return found

@@ -161,13 +161,13 @@ def reads(monkeypatch) -> list:
     from spillway.report import kernel_code
 
     calls: list = []
-    original = kernel_code.evidence_of_kernels
+    original = kernel_code.each_code_object
 
     def counted(*args, **kwargs):
-        calls.append(args[2])
+        calls.append({(record["target"], record["key"]) for record in args[2]})
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(kernel_code, "evidence_of_kernels", counted)
+    monkeypatch.setattr(kernel_code, "each_code_object", counted)
     return calls
 
 

@@ -1,0 +1,130 @@
+"""``spillway code``'s model: the kernels a FILTER names among the records
+read, each with its listing (isa.listing) and source lines (isa.source_lines),
+as ViewedKernel (report.code_view).
+
+The work is per code object, not per kernel (issue 37: 4,032 kernels of one
+gfx908 code object of librocsparse1 6.4.3 took more than 13 CPU-minutes, the
+line table inflated and parsed once per kernel and each kernel decoded again
+by the plain-Python decoder): each code object holding a chosen kernel is
+read again once (report.kernel_code), its chosen kernels decoded together by
+the vectorized path (isa.vector.evidence_many, then listings_many from the
+same arrays), and its line table read once for all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from spillway.errors import InputError, UsageError
+from spillway.isa.evidence import KernelRange
+from spillway.report.code_view import ViewedKernel
+from spillway.report.reader import ReadOptions
+from spillway.resources.names import NameFilter
+
+# Names an ambiguous filter's error lists.
+SHOWN_NAMES = 5
+
+
+def choose(kernels: Sequence[dict], pattern: str, everything: bool) -> list[dict]:
+    """The records ``pattern`` names: exact names (demangled, or the symbol)
+    first, else the report's filter; more than one kernel in one code object
+    is a UsageError unless ``everything``."""
+    exact = [k for k in kernels if pattern in (k["name"], k["symbol"], k["symbol"].removesuffix(".kd"))]
+    matches = NameFilter(pattern)
+    chosen = exact or [k for k in kernels if matches(k["name"])]
+    if not chosen:
+        raise UsageError(f"no kernel matches {pattern!r} (of {len(kernels)} kernels read)")
+    if everything or len(chosen) == 1:
+        return chosen
+    names = sorted({k["name"] for k in chosen})
+    if len(names) > 1:
+        listed = "; ".join(names[:SHOWN_NAMES]) + ("; ..." if len(names) > SHOWN_NAMES else "")
+        raise UsageError(f"{len(names)} kernels match {pattern!r}: {listed} (give the exact name, or --all)")
+    targets = sorted({k["target"] for k in chosen})
+    if len(targets) > 1:
+        raise UsageError(f"{names[0]} is built for {len(targets)} targets ({', '.join(targets)}): choose one "
+                         f"with --target, or --all")
+    places = sorted({f"{k['file']}" + ("" if k["bundle_index"] is None else f" bundle {k['bundle_index']}")
+                     for k in chosen})
+    raise UsageError(f"{names[0]} ({targets[0]}) is in {len(chosen)} code objects ({'; '.join(places[:SHOWN_NAMES])})"
+                     f": narrow the PATHs, or --all")
+
+
+def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
+                   lines_from: Optional[list[str]] = None) -> tuple[ViewedKernel, ...]:
+    """Each record's ViewedKernel, its code objects read again from ``paths``;
+    ``lines_from``: debug twins to take the lines from (report.library_lines)
+    instead of each code object's own line table.  InputError for a record
+    whose code is not found again."""
+    from spillway.report.kernel_code import each_code_object
+
+    def listings_of(_records, section, found: list[Optional[KernelRange]], target: str, payload):
+        return object_listings(payload, section, found, target, own_lines=not lines_from)
+
+    listings = each_code_object(paths, options, records, listings_of)
+    twin = twin_lines_of(paths, options, records, lines_from) if lines_from else None
+    viewed: list[ViewedKernel] = []
+    for number, (record, found) in enumerate(zip(records, listings)):
+        if found is None:
+            raise InputError(f"{record['name']} ({record['target']}): its code was not found (no STT_FUNC "
+                             f"symbol {record['symbol'].removesuffix('.kd')}, or the input changed while read)",
+                             file=record["file"])
+        listing, lines = found
+        viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines))
+    return tuple(viewed)
+
+
+def object_listings(payload, section: memoryview, found: list[Optional[KernelRange]], target: str,
+                     own_lines: bool) -> list:
+    """(listing, its lines or None) of each kernel of one code object found
+    (None where it was not): decoded together, the line table read once."""
+    from spillway.isa.source_lines import LINE_TABLE_NOT_READ, kernel_lines, object_lines, without_lines
+    from spillway.isa.vector import evidence_many, listings_many
+
+    present = [r for r in found if r is not None]
+    batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in present]
+    decoded: dict = {}
+    figures = evidence_many(section, batch, target, keep=decoded)
+    listed = iter(listings_many(section, batch, target, figures, decoded))
+    lines = None
+    failed = None
+    if own_lines and present:
+        try:
+            lines = object_lines(payload, [(r.section, r.start, r.start + r.size) for r in present])
+        except InputError as exc:         # a malformed table: said in each status, the listings stand
+            failed = f"{LINE_TABLE_NOT_READ}: {exc.message}"
+    out: list = []
+    for kernel in found:
+        if kernel is None:
+            out.append(None)
+            continue
+        listing, branches = next(listed)
+        if not own_lines:
+            out.append((listing, None))
+        elif failed is not None:
+            out.append((listing, without_lines(listing.code.code_sha256, failed)))
+        else:
+            out.append((listing, kernel_lines(listing, branches, lines, kernel.section, kernel.start)))
+    return out
+
+
+def twin_lines_of(paths: list[str], options: ReadOptions, records: list[dict], twin: list[str]) -> list:
+    """Each record's source lines from the debug twin ``twin`` (report.
+    library_lines: the twin's kernel of the same target and symbol in the
+    same place, used where its code is the same)."""
+    from spillway.report.library_lines import library_lines
+
+    wanted = {(record["target"], record["key"]) for record in records}
+    found = library_lines(paths, options, wanted, twin)
+    by_place: dict[tuple, list] = {}
+    for kernel in found:
+        by_place.setdefault((kernel.file, kernel.bundle_index, kernel.target, kernel.symbol), []).append(kernel.lines)
+    out = []
+    for record in records:
+        place = (record["file"], record["bundle_index"], record["target"], record["symbol"].removesuffix(".kd"))
+        candidates = by_place.get(place)
+        if not candidates:
+            raise InputError(f"{record['name']} ({record['target']}): not found again when reading the debug twin's "
+                             f"pairs (the input changed while read)", file=record["file"])
+        out.append(candidates.pop(0))
+    return out
