@@ -272,7 +272,7 @@ class HistoryBuilder:
                     probe += ["--preload", str(forwarders)]
                 run = subprocess.run(probe, capture_output=True, text=True)
                 if run.returncode != 0:
-                    raise ReleaseUnavailable(f"ROCm {release.rocm}: {_error_line(run.stderr, 'does not load')}")
+                    raise ReleaseUnavailable(_error_line(run.stderr, "does not load").removeprefix("amd_llvm: error: "))
             except ReleaseUnavailable as exc:
                 self._unusable[release.rocm] = str(exc)
                 raise
@@ -304,12 +304,12 @@ class HistoryBuilder:
         run = subprocess.run(codegen, capture_output=True, text=True)
         error = ""
         if run.returncode != 0:
-            error = f"ROCm {release.rocm}: {_error_line(run.stderr, 'AMD LLVM failed').removeprefix('amd_llvm: ')}"
+            error = _error_line(run.stderr, "AMD LLVM failed").removeprefix("amd_llvm: error: ")
         else:
             link = subprocess.run([LINKER, "-m", "elf64_amdgpu", "--no-undefined", "-shared", str(obj), "-o",
                                    str(output)], capture_output=True, text=True)
             if link.returncode != 0:
-                error = f"ROCm {release.rocm}: {LINKER}: {unit} ({target}): {_error_line(link.stderr, 'failed')}"
+                error = f"{LINKER}: {unit} ({target}): {_error_line(link.stderr, 'failed')}"
         seconds = time.monotonic() - start
         (folder / f"{name}.log").write_text(run.stderr)
         self.steps.append(BuildStep(release.rocm, unit, target, seconds, error))

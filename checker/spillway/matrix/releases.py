@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spillway.errors import UsageError
-from spillway.matrix.cells import Backend, BackendStore, Matrix, format_validation_error
+from spillway.matrix.cells import Backend, BackendStore, Matrix, format_validation_error, tomllib
 
 SCHEMA = "1"
 RELEASES_FILE = "releases.toml"
@@ -172,19 +171,19 @@ def ensure_library(release: Release, download: bool = True) -> Path:
     wheel = wheels / release.wheel
     if not wheel.is_file():
         if not download:
-            raise ReleaseUnavailable(f"ROCm {release.rocm}: {release.wheel} is not in {wheels}")
+            raise ReleaseUnavailable(f"{release.wheel} is not in {wheels}")
         wheels.mkdir(parents=True, exist_ok=True)
         pip = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
                               "--python-version", "3.11", "--dest", str(wheels),
                               f"{release.package}=={release.version}"], capture_output=True, text=True)
         if pip.returncode != 0 or not wheel.is_file():
             last = [line for line in (pip.stderr + pip.stdout).splitlines() if line.strip()][-1:] or ["no wheel"]
-            raise ReleaseUnavailable(f"ROCm {release.rocm}: pip download {release.package}=={release.version} "
+            raise ReleaseUnavailable(f"pip download {release.package}=={release.version} "
                                      f"failed: {last[0].strip()}")
     found = _sha256(wheel)
     if found != release.sha256:
         wheel.replace(wheel.with_name(wheel.name + ".rejected"))
-        raise ReleaseUnavailable(f"ROCm {release.rocm}: {release.wheel} has sha256 {found}, {RELEASES_FILE} "
+        raise ReleaseUnavailable(f"{release.wheel} has sha256 {found}, {RELEASES_FILE} "
                                  f"pins {release.sha256} (kept as {wheel.name}.rejected)")
     folder = release.folder(release.store)
     partial = folder.with_name(folder.name + ".partial")
@@ -194,7 +193,7 @@ def ensure_library(release: Release, download: bool = True) -> Path:
             archive.extract(release.library, partial)
     except (KeyError, zipfile.BadZipFile, OSError) as exc:
         shutil.rmtree(partial, ignore_errors=True)
-        raise ReleaseUnavailable(f"ROCm {release.rocm}: cannot take {release.library} out of {release.wheel}: "
+        raise ReleaseUnavailable(f"cannot take {release.library} out of {release.wheel}: "
                                  f"{exc}") from None
     os.chmod(partial / release.library, 0o755)
     (partial / READY_MARK).write_text(release.sha256 + "\n")
