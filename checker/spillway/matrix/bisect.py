@@ -14,12 +14,12 @@ result says when the figures it saw are not monotonic, and what it saw.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spillway.errors import UsageError
-from spillway.matrix.history import (FrontendInfo, HistoryBuilder, figure, matches, read_figures, worse)
+from spillway.matrix.history import (FrontendInfo, HistoryBuilder, figure, matches, published, read_figures, worse)
 from spillway.matrix.releases import Release
 
 BISECT_SCHEMA = "spillway.bisect/1"
@@ -40,7 +40,7 @@ class BisectBuild(BaseModel):
 
 class BisectDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    schema_: str = Field(BISECT_SCHEMA, alias="schema")
+    schema_: Literal["spillway.bisect/1"] = Field(BISECT_SCHEMA, alias="schema")
     kernel: str = Field(description="The kernel's name as the code object names it (untrusted text)")
     symbol: str
     unit: str
@@ -157,4 +157,4 @@ def bisect(builder: HistoryBuilder, span: list[Release], kernel: str, target: st
 
 
 def bisect_json_schema() -> dict:
-    return BisectDocument.model_json_schema(by_alias=True)
+    return published(BisectDocument, "bisect-1")

@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -88,7 +88,7 @@ class KernelHistory(BaseModel):
 
 class HistoryDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    schema_: str = Field(HISTORY_SCHEMA, alias="schema")
+    schema_: Literal["spillway.history/1"] = Field(HISTORY_SCHEMA, alias="schema")
     frontend: FrontendInfo
     occupancy_model: str
     targets: list[str]
@@ -98,8 +98,15 @@ class HistoryDocument(BaseModel):
     kernels: list[KernelHistory]
 
 
+def published(model, name: str) -> dict:
+    schema = model.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://spillway.dev/schemas/{name}.json"
+    return schema
+
+
 def history_json_schema() -> dict:
-    return HistoryDocument.model_json_schema(by_alias=True)
+    return published(HistoryDocument, "history-1")
 
 
 # -- choosing the front end ------------------------------------------------------------------
