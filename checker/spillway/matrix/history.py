@@ -238,19 +238,29 @@ class HistoryBuilder:
     def units(self) -> list[str]:
         return [s for s in self.matrix.engine.sources if s.endswith(".hip")]
 
-    def frontend_output(self, unit: str, target: str) -> Path:
+    def frontend_output(self, unit: str, target: str, text: bool = False) -> Path:
         stem = Path(unit).stem
-        return self.root / FRONTEND_DIR / f"clang-{self.frontend.version}" / f"{stem}-{target.replace(':', '_')}.bc"
+        suffix = ".ll" if text else ".bc"
+        folder = self.root / FRONTEND_DIR / f"clang-{self.frontend.version}"
+        return folder / f"{stem}-{target.replace(':', '_')}{suffix}"
 
-    def front_end(self, unit: str, target: str) -> Path:
-        """The unit's unoptimized device bitcode for ``target`` (shared by every release)."""
+    def text_ir_for(self, release: Release) -> bool:
+        """Text IR, with the release's unknown attributes dropped, when the front end is a
+        newer minor of the back end's major (clang 22.1 before AMD LLVM 22.0.0git: its
+        bitcode carries attribute kinds the older reader refuses, cells.toml's
+        drop_attributes).  Otherwise bitcode, which every later LLVM reads."""
+        return bool(release.drop_attributes) and self.frontend.version.split(".")[0] == release.llvm
+
+    def front_end(self, unit: str, target: str, text: bool = False) -> Path:
+        """The unit's unoptimized device bitcode (or text IR) for ``target``, shared by every release."""
         source = self.matrix.resolve(unit)
         stem = source.stem
-        output = self.frontend_output(unit, target)
+        output = self.frontend_output(unit, target, text)
         command = [self.frontend.cxx, "-x", "hip", "-std=c++17", "-nogpuinc", "-nogpulib",
                    f"-cuid=spw_{''.join(c if c.isalnum() or c == '_' else '_' for c in stem)}",
                    *[f"-I{h}" for h in self._headers()], "--cuda-device-only", f"--offload-arch={target}",
-                   "-O3", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c", str(source), "-o", str(output)]
+                   "-O3", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-S" if text else "-c", str(source),
+                   "-o", str(output)]
         try:
             key = _digest(source.read_bytes(), self._header_bytes(), "\0".join(command).encode())
         except OSError as exc:
@@ -292,22 +302,26 @@ class HistoryBuilder:
             library = self.library(release)
         except ReleaseUnavailable as exc:
             return UnitBuild(None, False, str(exc))
-        bitcode = self.frontend_output(unit, target)
+        text = self.text_ir_for(release)
+        bitcode = self.front_end(unit, target, text) if text else self.frontend_output(unit, target)
         folder = self.root / release.rocm
         name = f"{Path(unit).stem}-{target.replace(':', '_')}"
         output, obj, stamp = folder / f"{name}.co", folder / f"{name}.o", folder / f"{name}.stamp"
         key = _digest(bitcode.read_bytes(), release.sha256.encode(), self.series.helper.read_bytes(),
-                      target.encode(), LINKER.encode())
+                      target.encode(), LINKER.encode(), " ".join(release.drop_attributes if text else []).encode())
         if _reused(stamp, output, key):
             return UnitBuild(output, False)
         folder.mkdir(parents=True, exist_ok=True)
         stamp.unlink(missing_ok=True)
         start = time.monotonic()
         codegen = [sys.executable, str(self.series.helper), "codegen", "--library", str(library),
-                   "--target", target, "--unit", unit, str(bitcode), str(obj)]
+                   "--target", target, "--unit", unit]
         forwarders = release.forwarder_folder()
         if forwarders is not None:
-            codegen[4:4] = ["--preload", str(forwarders)]
+            codegen += ["--preload", str(forwarders)]
+        if text:
+            codegen += [f"--drop-attribute={name}" for name in release.drop_attributes]
+        codegen += [str(bitcode), str(obj)]
         run = subprocess.run(codegen, capture_output=True, text=True)
         error = ""
         if run.returncode != 0:

@@ -132,6 +132,23 @@ def test_history_over_three_releases(tmp_path, shared_build):
     assert " 1315 " in again.stdout and " 1756 " in again.stdout
 
 
+def test_a_range_from_72_is_built_behind_clang22_and_rocm_10_through_its_forwarder(tmp_path, shared_build):
+    """AMD LLVM 22.0.0git behind clang 22.1.8 needs text IR without nocreateundeforpoison;
+    ROCm 10.0's libLLVM.so loads only with the sysdeps forwarder preloaded."""
+    require("clang++-22")
+    real = rel.load(mx.load(REPO / "matrix" / "cells.toml")).release("10.0")
+    if not (real.forwarder_folder() or Path("/nonexistent")).is_dir():
+        pytest.skip("the sysdeps forwarder is not built (scripts/install-toolchains.sh)")
+    cells = series(tmp_path, ["7.2.2", "10.0"])
+    run = spillway("matrix", "history", "spill256", "--target", "gfx90a", "--json", *args(cells, shared_build))
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert document["frontend"]["cxx"] == "clang++-22"
+    (kernel,) = document["kernels"]
+    assert [kernel["figures"][r]["spills"] for r in ("7.2.2", "10.0")] == [1756, 1123]
+    assert (shared_build / "history" / "frontend" / "clang-22.1.8" / "spill256-gfx90a.ll").is_file()
+
+
 def test_bisect_builds_few_releases_and_names_the_first_bad_one(tmp_path, shared_build):
     names = ["6.4.3", "6.4.4", "7.0.0", "7.0.2", "7.2.2"]
     cells = series(tmp_path, names)
