@@ -14,7 +14,7 @@ result says when the figures it saw are not monotonic, and what it saw.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Final, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,7 +22,7 @@ from spillway.errors import UsageError
 from spillway.matrix.history import (FrontendInfo, HistoryBuilder, figure, matches, published, read_figures, worse)
 from spillway.matrix.releases import Release
 
-BISECT_SCHEMA = "spillway.bisect/1"
+BISECT_SCHEMA: Final = "spillway.bisect/1"
 
 
 class BisectBuild(BaseModel):

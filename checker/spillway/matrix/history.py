@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Optional
+from typing import Callable, Final, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +31,7 @@ from spillway.errors import UsageError
 from spillway.matrix.cells import Matrix
 from spillway.matrix.releases import Release, ReleaseUnavailable, Series, ensure_library
 
-HISTORY_SCHEMA = "spillway.history/1"
+HISTORY_SCHEMA: Final = "spillway.history/1"
 HISTORY_DIR = "history"
 FRONTEND_DIR = "frontend"
 LINKER = "ld.lld-22"
