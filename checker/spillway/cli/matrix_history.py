@@ -46,7 +46,7 @@ def register(commands, common) -> None:
                          help="offload target (repeatable; default: releases.toml's targets the front end knows)")
     series_options(history)
     build_options(history)
-    add_output_options(history, ("table", "json"))
+    add_output_options(history, ("table", "json", "html"))
     history.set_defaults(run=run_history)
 
     bisect = commands.add_parser(
@@ -94,11 +94,16 @@ def _model(args) -> str:
     return model
 
 
-def _emit(args, text: str, document) -> None:
+def _emit(args, text: str, document, page=None) -> None:
     from spillway.atomic import write_text
     from spillway.cli.output import chosen_format
     fmt = chosen_format(args)
-    body = json.dumps(document.model_dump(mode="json", by_alias=True), indent=2) + "\n" if fmt == "json" else text
+    if fmt == "json":
+        body = json.dumps(document.model_dump(mode="json", by_alias=True), indent=2) + "\n"
+    elif fmt == "html" and page is not None:
+        body = page(document)
+    else:
+        body = text
     if args.output:
         write_text(args.output, body)
     else:
@@ -111,7 +116,7 @@ def _log(line: str) -> None:
 
 def run_history(args) -> int:
     from spillway.matrix.history import HistoryBuilder, choose_frontend, choose_targets, history
-    from spillway.render.history import history_text
+    from spillway.render.history import history_html, history_text
     matrix, series, build_dir = _series(args)
     span = series.parse_range(args.releases)
     _, frontend = choose_frontend(series, span, args.frontend)
@@ -121,7 +126,7 @@ def run_history(args) -> int:
             _log(f"ROCm {release.rocm}: not built: {release.unusable}")
     builder = HistoryBuilder(matrix, series, build_dir, frontend, args.jobs, _log)
     document = history(builder, span, args.kernels, targets, dropped, _model(args))
-    _emit(args, history_text(document), document)
+    _emit(args, history_text(document), document, history_html)
     return EXIT_FAILED if any(c.status == "failed" for c in document.releases) else EXIT_OK
 
 

@@ -130,6 +130,12 @@ def test_history_over_three_releases(tmp_path, shared_build):
     assert again.returncode == 0, again.stderr
     assert "0 back-end builds made" in again.stdout
     assert " 1315 " in again.stdout and " 1756 " in again.stdout
+    # The page: a chart and a table per kernel, the kernel's name escaped once.
+    page = spillway("matrix", "history", "spill256", "--target", "gfx90a", "--format", "html",
+                    *args(cells, shared_build))
+    assert page.returncode == 0, page.stderr
+    assert page.stdout.count("<svg") == 1 and page.stdout.count("<polyline") == 3   # spills, VGPRs, scratch
+    assert "<h2>spill256(float const*, float*, int)" in page.stdout and "<td>1756</td>" in page.stdout
 
 
 def test_a_range_from_72_is_built_behind_clang22_and_rocm_10_through_its_forwarder(tmp_path, shared_build):
