@@ -186,6 +186,28 @@ def test_bisect_says_when_the_bad_release_is_not_worse(tmp_path, shared_build):
     assert "is not worse than at the good release" in run.stdout
 
 
+def test_bisect_says_when_the_figures_it_saw_are_not_monotonic(tmp_path, shared_build):
+    """A made-up series: ROCm 10.0's library (1123 spills behind clang-19) filed as a release
+    "7.1.5" between 6.4.3 (1315) and 7.2.2 (1756), so the release in the middle spills less
+    than the good one."""
+    real = DOCUMENT["releases"]["10.0"]
+    loaded = rel.load(mx.load(REPO / "matrix" / "cells.toml")).release("10.0")
+    if not (loaded.forwarder_folder() or Path("/nonexistent")).is_dir():
+        pytest.skip("the sysdeps forwarder is not built (scripts/install-toolchains.sh)")
+    cells = series(tmp_path, ["6.4.3", "7.2.2"])
+    fields = dict(real, rocm="7.1.5", llvm="19")     # llvm 19: keep clang-19 as the front end
+    with (tmp_path / "releases.toml").open("a") as handle:
+        handle.write('\n[releases."7.1.5"]\n' + "\n".join(f"{k} = {_value(v)}" for k, v in fields.items()) + "\n")
+    run = spillway("matrix", "bisect", "spill256", "--good", "6.4.3", "--bad", "7.2.2", "--target", "gfx90a",
+                   "--json", *args(cells, shared_build))
+    assert run.returncode == 0, run.stderr
+    document = json.loads(run.stdout)
+    assert [(b["release"], b["value"], b["verdict"]) for b in document["builds"]] == [
+        ("6.4.3", 1315, "good"), ("7.2.2", 1756, "bad"), ("7.1.5", 1123, "good")]
+    assert document["first_bad"] == "7.2.2" and document["monotonic"] is False
+    assert "not monotonic over the releases built (6.4.3 1315, 7.1.5 1123, 7.2.2 1756)" in document["note"]
+
+
 # -- failures, one line each ----------------------------------------------------------------
 
 def one_line(run: subprocess.CompletedProcess, status: int, *words: str) -> str:
