@@ -146,7 +146,9 @@ def run_bisect(args) -> int:
     _emit(args, bisect_text(document), document)
     if pair and not args.no_compare and not args.output and not getattr(args, "json", False) \
             and args.format in (None, "table"):
-        print(f"\ncompare --isa: ROCm {document.last_good} -> ROCm {document.first_bad}", flush=True)
+        from spillway.matrix.bisect import with_line_tables
+        pair, how = with_line_tables(builder, document, pair, span)
+        print(f"\ncompare --isa: ROCm {document.last_good} -> ROCm {document.first_bad} ({how})", flush=True)
         from spillway.cli import build_parser
         compare = build_parser().parse_args(["compare", "--isa", str(pair[1]), "--against", str(pair[0])])
         compare.run(compare)

@@ -156,5 +156,26 @@ def bisect(builder: HistoryBuilder, span: list[Release], kernel: str, target: st
     return document, pair
 
 
+def with_line_tables(builder: HistoryBuilder, document: BisectDocument, pair: tuple[Path, Path],
+                     span: list[Release]) -> tuple[tuple[Path, Path], str]:
+    """The two neighbours' debug twins (the unit again with line tables) when each
+    twin's kernel code is byte-identical to the measured one, so compare --isa can
+    name source lines; else the measured code objects, and why."""
+    by_name = {r.rocm: r for r in span}
+    twins = []
+    for release, measured in ((document.last_good, pair[0]), (document.first_bad, pair[1])):
+        assert release is not None
+        made = builder.back_end(by_name[release], document.unit, document.target, lines=True)
+        if made.error or made.code_object is None:
+            return pair, f"no source lines: ROCm {release}'s line-table twin did not build: {made.error}"
+        codes = [f.code_sha256 for r, f in read_figures(made.code_object, document.occupancy_model)
+                 if r["symbol"] == document.symbol]
+        expected = next(b.code_sha256 for b in document.builds if b.release == release)
+        if codes != [expected]:
+            return pair, f"no source lines: with line tables ROCm {release}'s code differs"
+        twins.append(made.code_object)
+    return (twins[0], twins[1]), "source lines from line-table twins whose code is byte-identical"
+
+
 def bisect_json_schema() -> dict:
     return published(BisectDocument, "bisect-1")

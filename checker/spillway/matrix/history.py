@@ -238,8 +238,8 @@ class HistoryBuilder:
     def units(self) -> list[str]:
         return [s for s in self.matrix.engine.sources if s.endswith(".hip")]
 
-    def frontend_output(self, unit: str, target: str, text: bool = False) -> Path:
-        stem = Path(unit).stem
+    def frontend_output(self, unit: str, target: str, text: bool = False, lines: bool = False) -> Path:
+        stem = Path(unit).stem + ("-lines" if lines else "")
         suffix = ".ll" if text else ".bc"
         folder = self.root / FRONTEND_DIR / f"clang-{self.frontend.version}"
         return folder / f"{stem}-{target.replace(':', '_')}{suffix}"
@@ -251,16 +251,17 @@ class HistoryBuilder:
         drop_attributes).  Otherwise bitcode, which every later LLVM reads."""
         return bool(release.drop_attributes) and self.frontend.version.split(".")[0] == release.llvm
 
-    def front_end(self, unit: str, target: str, text: bool = False) -> Path:
-        """The unit's unoptimized device bitcode (or text IR) for ``target``, shared by every release."""
+    def front_end(self, unit: str, target: str, text: bool = False, lines: bool = False) -> Path:
+        """The unit's unoptimized device bitcode (or text IR) for ``target``, shared by every
+        release; ``lines``: with line tables (a debug twin, for source lines)."""
         source = self.matrix.resolve(unit)
         stem = source.stem
-        output = self.frontend_output(unit, target, text)
+        output = self.frontend_output(unit, target, text, lines)
         command = [self.frontend.cxx, "-x", "hip", "-std=c++17", "-nogpuinc", "-nogpulib",
                    f"-cuid=spw_{''.join(c if c.isalnum() or c == '_' else '_' for c in stem)}",
                    *[f"-I{h}" for h in self._headers()], "--cuda-device-only", f"--offload-arch={target}",
-                   "-O3", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-S" if text else "-c", str(source),
-                   "-o", str(output)]
+                   "-O3", *(["-gline-tables-only"] if lines else []), "-Xclang", "-disable-llvm-passes",
+                   "-emit-llvm", "-S" if text else "-c", str(source), "-o", str(output)]
         try:
             key = _digest(source.read_bytes(), self._header_bytes(), "\0".join(command).encode())
         except OSError as exc:
@@ -296,16 +297,17 @@ class HistoryBuilder:
             self._libraries[release.rocm] = library
         return self._libraries[release.rocm]
 
-    def back_end(self, release: Release, unit: str, target: str) -> UnitBuild:
-        """The unit's code object for ``target`` built by ``release``'s AMD LLVM."""
+    def back_end(self, release: Release, unit: str, target: str, lines: bool = False) -> UnitBuild:
+        """The unit's code object for ``target`` built by ``release``'s AMD LLVM (``lines``:
+        its debug twin, from the front end's output with line tables)."""
         try:
             library = self.library(release)
         except ReleaseUnavailable as exc:
             return UnitBuild(None, False, str(exc))
         text = self.text_ir_for(release)
-        bitcode = self.front_end(unit, target, text) if text else self.frontend_output(unit, target)
+        bitcode = self.front_end(unit, target, text, lines) if text or lines else self.frontend_output(unit, target)
         folder = self.root / release.rocm
-        name = f"{Path(unit).stem}-{target.replace(':', '_')}"
+        name = f"{Path(unit).stem}-{target.replace(':', '_')}{'-lines' if lines else ''}"
         output, obj, stamp = folder / f"{name}.co", folder / f"{name}.o", folder / f"{name}.stamp"
         key = _digest(bitcode.read_bytes(), release.sha256.encode(), self.series.helper.read_bytes(),
                       target.encode(), LINKER.encode(), " ".join(release.drop_attributes if text else []).encode())
@@ -334,7 +336,8 @@ class HistoryBuilder:
         seconds = time.monotonic() - start
         (folder / f"{name}.log").write_text(run.stderr)
         self.steps.append(BuildStep(release.rocm, unit, target, seconds, error))
-        self.log(f"built ROCm {release.rocm} (AMD LLVM {release.llvm_version}): {unit} ({target}) "
+        self.log(f"built ROCm {release.rocm} (AMD LLVM {release.llvm_version}): {unit} ({target})"
+                 f"{' with line tables' if lines else ''} "
                  f"{'failed: ' + error if error else f'{seconds:.1f} s'}")
         if error:
             return UnitBuild(None, True, error)

@@ -174,7 +174,9 @@ def test_bisect_builds_few_releases_and_names_the_first_bad_one(tmp_path, shared
                      *args(cells, shared_build))
     assert table.returncode == 0, table.stderr
     assert "first bad release: ROCm 7.0.0 (last good: ROCm 6.4.4)" in table.stdout
-    assert "compare --isa: ROCm 6.4.4 -> ROCm 7.0.0" in table.stdout
+    assert "compare --isa: ROCm 6.4.4 -> ROCm 7.0.0 (source lines from line-table twins whose code is " \
+           "byte-identical)" in table.stdout
+    assert (shared_build / "history" / "7.0.0" / "spill256-gfx90a-lines.co").is_file()
     assert "spilled registers: 1,315 -> 1,330" in table.stdout
 
 
