@@ -165,8 +165,7 @@ def test_bisect_builds_few_releases_and_names_the_first_bad_one(tmp_path, shared
     assert document["first_bad"] == "7.0.0" and document["last_good"] == "6.4.4"
     looked = [b["release"] for b in document["builds"]]
     assert looked == ["6.4.3", "7.2.2", "7.0.0", "6.4.4"]          # 7.0.2 never needed
-    assert not (shared_build / "history" / "7.0.2" / "spill256-gfx90a.stamp").exists() or \
-        "7.0.2" not in looked
+    assert len(looked) == 4 < len(names)
     assert document["monotonic"] is True
     assert [b["value"] for b in document["builds"]] == [1315, 1756, 1330, 1315]
     # The table ends with compare --isa of the two neighbours.
