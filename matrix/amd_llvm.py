@@ -47,6 +47,10 @@ FORWARDERS = ("librocm_sysdeps_z.so.1", "librocm_sysdeps_zstd.so.1")
 # revision string, NUL-terminated).
 _BANNER = re.compile(rb"AMD LLVM version ([0-9]+\.[0-9]+\.[0-9]+[A-Za-z0-9]*) \(([0-9a-f]{12,40})")
 _REVISION = re.compile(rb"\x00([0-9]+\.[0-9]+\.[0-9]+[A-Za-z0-9]*) ([0-9a-f]{40})\x00")
+# Older libraries (rocm-llvm-python 6.x, 7.0, 7.1) name themselves by AMD clang's banner:
+# "AMD clang version 19.0.0git (https://github.com/.../llvm-project roc-6.4.3 25224 d366fa84...)".
+_CLANG_BANNER = re.compile(rb"AMD clang version ([0-9]+\.[0-9]+\.[0-9]+[A-Za-z0-9]*) \([^ ()]* ?roc-([0-9.]+) "
+                           rb"[0-9]+ ([0-9a-f]{40})\)")
 
 
 class Failure(Exception):
@@ -60,6 +64,12 @@ def identity(library: str) -> dict:
         at = data.find(b"AMD LLVM version ")
         banner = _BANNER.match(data[at:at + 128]) if at >= 0 else None
         if not banner:
+            at = data.find(b"AMD clang version ")
+            clang = _CLANG_BANNER.match(data[at:at + 256]) if at >= 0 else None
+            if clang:
+                version = clang.group(1).decode()
+                return {"version": version, "major": int(version.split(".")[0]), "commit": clang.group(3).decode(),
+                        "release": clang.group(2).decode()}
             raise Failure(f"{library}: no 'AMD LLVM version' string: not AMD's LLVM")
         version, prefix = banner.group(1).decode(), banner.group(2).decode()
         commit = ""
@@ -117,6 +127,12 @@ def _declare(llvm: ctypes.CDLL) -> ctypes.CDLL:
         "LLVMDisposeMemoryBuffer": ([p], None),
         "LLVMGetVersion": ([ctypes.POINTER(u)] * 3, None),
     }
+    if not hasattr(llvm, "LLVMInitializeAMDGPUTarget"):
+        # Older libraries (rocm-llvm-python 6.x-7.1) export only the LLVMInitializeAll*
+        # functions; their only target is AMDGPU, so these initialize the same.
+        for step, every in (("TargetInfo", "TargetInfos"), ("Target", "Targets"), ("TargetMC", "TargetMCs"),
+                            ("AsmPrinter", "AsmPrinters")):
+            setattr(llvm, f"LLVMInitializeAMDGPU{step}", getattr(llvm, f"LLVMInitializeAll{every}"))
     for name, (arguments, result) in signatures.items():
         function = getattr(llvm, name)
         function.argtypes = arguments

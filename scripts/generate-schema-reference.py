@@ -23,7 +23,7 @@ SCHEMAS = REPO / "docs" / "schemas"
 PAGE = REPO / "docs" / "schemas.md"
 # The documents in `spillway schema`'s order, with what each is (spillway.schemas.DESCRIPTIONS
 # says the same; read from there when spillway imports, so one wording is kept).
-ORDER = ("report", "code", "baseline", "check", "compare", "matrix-list", "matrix-summary")
+ORDER = ("report", "code", "baseline", "check", "compare", "matrix-list", "matrix-summary", "history", "bisect")
 
 
 def descriptions() -> dict[str, str]:

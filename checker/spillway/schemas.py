@@ -15,6 +15,8 @@ SCHEMAS: dict[str, str] = {
     "compare": "spillway.gate.compare_schema:json_schema",
     "matrix-list": "spillway.matrix.documents:list_json_schema",
     "matrix-summary": "spillway.matrix.documents:summary_json_schema",
+    "history": "spillway.matrix.history:history_json_schema",
+    "bisect": "spillway.matrix.bisect:bisect_json_schema",
 }
 
 # What each document is, for `spillway schema` without a name.
@@ -26,6 +28,8 @@ DESCRIPTIONS: dict[str, str] = {
     "compare": "spillway compare --json: two builds kernel by kernel",
     "matrix-list": "spillway matrix list --json: cells and their toolchains",
     "matrix-summary": "spillway matrix compare --json (no cell pair): every built cell side by side",
+    "history": "spillway matrix history --json: kernels' figures per ROCm release (AMD's LLVM)",
+    "bisect": "spillway matrix bisect --json: the builds a bisect over ROCm releases made and its result",
 }
 
 

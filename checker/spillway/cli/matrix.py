@@ -159,6 +159,10 @@ def register(subparsers) -> None:
                                                           "cells differ")
     collect.set_defaults(run=_heavy(run_run), no_build=False, lines=False)
 
+    # A kernel over AMD's releases (matrix/releases.toml): history, bisect, cache.
+    from spillway.cli import matrix_history
+    matrix_history.register(commands, common)
+
 
 def _lines_option(sub) -> None:
     sub.add_argument("--lines", action="store_true",
