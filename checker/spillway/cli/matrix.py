@@ -68,20 +68,7 @@ def register(subparsers) -> None:
     commands = parser.add_subparsers(dest="matrix_command", metavar="ACTION")
     commands.required = True
 
-    def common(sub, cells: bool = True, jobs: bool = True) -> None:
-        sub.add_argument("--cells", metavar="FILE", help="the cells file (default: matrix/cells.toml in this "
-                                                         "folder or a parent)")
-        sub.add_argument("--root", metavar="DIR", help="where sources, recipe and baselines are (default: the "
-                                                       "folder holding matrix/)")
-        sub.add_argument("--build-dir", metavar="DIR", help="where builds go (default: ROOT/build)")
-        if cells:
-            sub.add_argument("cells_named", nargs="*", metavar="CELL", help="cells (default: all)")
-            sub.add_argument("--local", action="store_true",
-                             help="all local (Debian) cells; this machine's are required, a system root's "
-                                  "only when it is made here")
-        if jobs:
-            sub.add_argument("-j", "--jobs", type=int, default=MATRIX_DEFAULT_JOBS, metavar="N",
-                             help=f"compiler processes at once (default {MATRIX_DEFAULT_JOBS})")
+    common = _common_options
 
     listing = commands.add_parser(
         "list", help="cells, and whether each toolchain is available here",
@@ -162,6 +149,24 @@ def register(subparsers) -> None:
     # A kernel over AMD's releases (matrix/releases.toml): history, bisect, cache.
     from spillway.cli import matrix_history
     matrix_history.register(commands, common)
+
+
+def _common_options(sub, cells: bool = True, jobs: bool = True) -> None:
+    """The options every matrix action shares: the cells file, the root, the build folder
+    (and the cells named, -j)."""
+    sub.add_argument("--cells", metavar="FILE", help="the cells file (default: matrix/cells.toml in this "
+                                                     "folder or a parent)")
+    sub.add_argument("--root", metavar="DIR", help="where sources, recipe and baselines are (default: the "
+                                                   "folder holding matrix/)")
+    sub.add_argument("--build-dir", metavar="DIR", help="where builds go (default: ROOT/build)")
+    if cells:
+        sub.add_argument("cells_named", nargs="*", metavar="CELL", help="cells (default: all)")
+        sub.add_argument("--local", action="store_true",
+                         help="all local (Debian) cells; this machine's are required, a system root's "
+                              "only when it is made here")
+    if jobs:
+        sub.add_argument("-j", "--jobs", type=int, default=MATRIX_DEFAULT_JOBS, metavar="N",
+                         help=f"compiler processes at once (default {MATRIX_DEFAULT_JOBS})")
 
 
 def _lines_option(sub) -> None:
