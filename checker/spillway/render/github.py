@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional
 
 from spillway import untrusted
-from spillway.resources.names import table_name
+from spillway.render import name_shown
+from spillway.untrusted import shown
 
 if TYPE_CHECKING:
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -127,7 +128,7 @@ def check_annotations(result: CheckResult, file: str, accept: Callable[[Finding]
                       names: str = "short", removals: Optional[RemovalCommands] = None) -> list[Annotation]:
     out = []
     for f in result.failures:
-        title = f"spillway check: {table_name(f.name, names)} [{f.target}] over baseline ({f.metric})"
+        title = f"spillway check: {name_shown(f.name, names)} [{shown(f.target)}] over baseline ({f.metric})"
         out.append(Annotation(file, title, f"{f.message()}. Accept with: {accept(f)}"))
     out += removal_annotations(result, file, "spillway check", names, removals)
     return out
@@ -139,10 +140,11 @@ def removal_annotations(result: CheckResult, file: str, title: str, names: str =
     out = []
     for target in result.removed_targets:
         command = f". Accept with: {removals.target(target)}" if removals else ""
-        out.append(Annotation(file, f"{title}: target {target.target} no longer built", target.line() + command))
+        out.append(Annotation(file, f"{title}: target {shown(target.target)} no longer built",
+                              target.line(shown) + command))
     for target_id, key, name in result.vanished:
         command = f". Accept with: {removals.kernel(key)}" if removals else ""
-        out.append(Annotation(file, f"{title}: {table_name(name, names)} [{target_id}] no longer built",
+        out.append(Annotation(file, f"{title}: {name_shown(name, names)} [{shown(target_id)}] no longer built",
                               f"in the baseline, not in the build{command}"))
     return out
 
@@ -157,7 +159,7 @@ def compare_annotations(comparison: Comparison, file: str, against: list[str], n
     notes = []
     for diff in comparison.kernels:
         if diff.worse:
-            title = f"spillway compare: {table_name(diff.name, names)} [{diff.target}] {diff.status}"
+            title = f"spillway compare: {name_shown(diff.name, names)} [{shown(diff.target)}] {diff.status}"
             for metric in diff.worse:
                 old, new = getattr(diff.old, metric), getattr(diff.new, metric)
                 step = diff_next_step(diff) if metric == "occupancy" else ""
@@ -167,8 +169,8 @@ def compare_annotations(comparison: Comparison, file: str, against: list[str], n
     for usage in comparison.only_new:
         if uses_scratch(usage.resources):
             r = usage.resources
-            notes.append(Annotation(file, f"spillway compare: {table_name(usage.name, names)} "
-                                          f"[{usage.target}] added with scratch",
+            notes.append(Annotation(file, f"spillway compare: {name_shown(usage.name, names)} "
+                                          f"[{shown(usage.target)}] added with scratch",
                                     f"new kernel uses {r.scratch} B/lane scratch and {r.spills} spilled registers"))
     return [Annotation(a.file, a.title, a.message, level) for a in notes]
 
@@ -182,7 +184,7 @@ def annotations_of(model, view) -> list[Annotation]:
     from spillway.render.models import CheckModel, CompareModel
 
     if isinstance(model, CheckModel):
-        commands = model.commands
+        commands = model.commands.shown_by(shown)
         return check_annotations(model.result, model.result.baseline_path, commands.accept, view.names,
                                  commands.removals())
     if isinstance(model, CompareModel):
@@ -203,17 +205,20 @@ def matrix_run(checks, summary, differing: bool) -> Optional[str]:
     notes = []
     lines = ["**spillway matrix run**", ""]
     for c in checks:
-        lines.append(f"- {untrusted.markdown_code(c.cell.name)}: {c.verdict.upper()} {untrusted.visible(c.reason)}")
+        # (a reason holds what the cell's artifact says: the cell's own words, targets, a build's
+        # error; downloaded, so the attacker's)
+        lines.append(f"- {untrusted.markdown_code(c.cell.name)}: {c.verdict.upper()} "
+                     f"{untrusted.markdown_text(shown(c.reason))}")
         if c.verdict == "error":
-            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", c.reason))
+            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", shown(c.reason)))
         for f in c.failures:
-            text = cell_commands.failure_text(f)
+            text = cell_commands.failure_text(f, shown)
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
-                                    f"{text}; accept with: {cell_commands.accept_command(c, [f['key']])}"))
+                                    f"{text}; accept with: {cell_commands.accept_command(c, [f['key']], shown)}"))
         if c.removed or c.removed_targets:
             notes += removal_annotations(cell_commands.removal_result(c), c.cell.baseline,
                                          f"spillway matrix: {c.cell.name}",
-                                         removals=cell_commands.removal_commands(c))
+                                         removals=cell_commands.removal_commands(c, shown))
     lines.append("")
     if summary is not None and summary.cells:
         lines.append(summary_markdown(summary, differing))

@@ -23,7 +23,7 @@ from spillway.errors import UsageError
 from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.metrics import METRICS
 from spillway.render.models import CheckModel
-from spillway.untrusted import visible
+from spillway.untrusted import shown, visible
 
 if TYPE_CHECKING:
     from spillway.gate.failure_code import FailureCode
@@ -187,32 +187,34 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
         quoted = _Quoted()
         for finding in result.findings:
             # (A metric's name needs no escaping: the kernel's name is quoted once for every metric.)
-            classname = quoted[f"{suite}.{finding.target}"]
-            name = f'{quoted[finding.name][:-1]} [{finding.metric}]"'
+            classname = quoted[f"{suite}.{shown(finding.target)}"]
+            name = f'{quoted[shown(finding.name)][:-1]} [{finding.metric}]"'
             if finding.passed:
                 yield _case(classname, name)
                 continue
             message = finding.message()
             if accept is not None:
                 message += f"; accept with: {accept(finding)}"
-            text = (f"kernel: {_data(finding.name)}\nkey: {_data(finding.key)}\ntarget: {_data(finding.target)}\n"
+            text = (f"kernel: {_data(shown(finding.name))}\nkey: {_data(shown(finding.key))}\n"
+                    f"target: {_data(shown(finding.target))}\n"
                     f"{_text(METRICS[finding.metric].description)}\n{_data(message)}\n")
             figures = code.get((finding.target, finding.key)) if code else None
             if figures is not None:
-                text += f"{_data(figures.text())}\n"
+                text += f"{_data(figures.text(quote=shown))}\n"
             yield _case(classname, name, _tag("failure", {"type": finding.metric, "message": message}, ">")
                         + text + "</failure>")
         for target in result.removed_targets:
-            message = target.line() + (f"; accept with: {removals.target(target)}" if removals else "")
-            yield _case(quoted[f"{suite}.{target.target}"], f'{quoted[target.target][:-1]} [built]"',
+            message = target.line(shown) + (f"; accept with: {removals.target(target)}" if removals else "")
+            yield _case(quoted[f"{suite}.{shown(target.target)}"], f'{quoted[shown(target.target)][:-1]} [built]"',
                         _tag("failure", {"type": "removed-target", "message": message}, ">")
-                        + f"target: {_data(target.target)}\n{_data(message)}\n" + "</failure>")
+                        + f"target: {_data(shown(target.target))}\n{_data(message)}\n" + "</failure>")
         for target_id, key, name in result.vanished:
             message = "in the baseline, no longer built" + (f"; accept with: {removals.kernel(key)}" if removals
                                                             else "")
-            yield _case(quoted[f"{suite}.{target_id}"], f'{quoted[name][:-1]} [built]"',
+            yield _case(quoted[f"{suite}.{shown(target_id)}"], f'{quoted[shown(name)][:-1]} [built]"',
                         _tag("failure", {"type": "removed", "message": message}, ">")
-                        + f"kernel: {_data(name)}\nkey: {_data(key)}\ntarget: {_data(target_id)}\n{_data(message)}\n"
+                        + f"kernel: {_data(shown(name))}\nkey: {_data(shown(key))}\ntarget: {_data(shown(target_id))}\n"
+                        f"{_data(message)}\n"
                         + "</failure>")
 
     properties = {"baseline": result.baseline_path, "gate": ",".join(result.gate),
@@ -249,4 +251,5 @@ def write_bytes(path: str, data: bytes | Iterator[bytes]) -> None:
 
 def document_of(model: CheckModel) -> Iterator[bytes]:
     """A check's JUnit document (render.emit: --format junit, and check --junit FILE)."""
-    return document_chunks(model.result, model.suite, model.commands.accept, model.commands.removals(), model.code)
+    commands = model.commands.shown_by(shown)
+    return document_chunks(model.result, model.suite, commands.accept, commands.removals(), model.code)

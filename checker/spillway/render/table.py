@@ -26,8 +26,9 @@ from spillway.errors import InputError
 from spillway.render.models import (CheckModel, CompareModel, MatrixListModel, MatrixPairModel, MatrixSummaryModel,
                                     ReportModel, View)
 
+from spillway.render import name_shown
 from spillway.resources.names import table_name
-from spillway.untrusted import visible
+from spillway.untrusted import shown, visible
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparison is drawn
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -161,27 +162,47 @@ class KernelName:
         self.full = full
 
     def __str__(self) -> str:
-        from spillway.resources.names import table_name
         return table_name(self.full)
 
 
-def _visible_row(row: Sequence) -> list:
-    """A row's cells as one line of a terminal each (spillway.untrusted.visible:
-    names, targets and files come from the binaries), before the table is fitted."""
-    from spillway.untrusted import visible
+# -- the terminal's sink: every line and every cell the renderers put on a terminal passes here ----------
 
+def cell_text(text: str) -> str:
+    """A table cell's text (names, targets and files come from the binaries): at
+    most untrusted.LINE_STRING_LIMIT characters of it (``shown``), as one line of
+    a terminal (``visible``), before the table is fitted."""
+    return visible(shown(text))
+
+
+def terminal_text(text: str, style: str = ""):
+    """``text`` as a rich Text held to a log line's rules (untrusted.visible):
+    no markup or emoji code in it is read (rich.markup.escape is never needed)."""
+    from rich.text import Text
+
+    return Text(visible(text), style=style)
+
+
+def say(console_, line: str, *, style: str | None = None, soft_wrap: bool = False) -> None:
+    """Print one line of text: the one way the renderers put text (not a table)
+    on a terminal.  Strings from a binary come in raw, each cut by
+    untrusted.shown where the line quotes it; the line is made safe here, once."""
+    console_.print(terminal_text(line), style=style, soft_wrap=soft_wrap)
+
+
+def _visible_row(row: Sequence) -> list:
+    """A row's cells as the terminal shows them (``cell_text``), before the table is fitted."""
     out: list = []
     for cell in row:
         if type(cell) is str:
-            out.append(visible(cell))
+            out.append(cell_text(cell))
         elif isinstance(cell, (int, float)) or cell is None:
             out.append(cell)
         elif isinstance(cell, KernelName):
-            out.append(KernelName(visible(cell.full)))
+            out.append(KernelName(cell_text(cell.full)))
         elif isinstance(cell, tuple):
-            out.append((visible(cell[0]), cell[1]))
+            out.append((cell_text(cell[0]), cell[1]))
         else:
-            out.append(visible(str(cell)))
+            out.append(cell_text(str(cell)))
     return out
 
 
@@ -330,9 +351,9 @@ def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names
          title: str | None = None, header_lines: int = HEADER_LINES):
     """A rich Table that fits ``console_.width``: one line per row unless
     ``names == "full"`` (then long names fold), no figure and no header cut
-    (``fit``).  Cells are plain text, or (text, style) pairs; markup in them
-    is escaped.  The table's ``layout`` says what was left out."""
-    from rich.markup import escape
+    (``fit``).  Cells are plain text, or (text, style) pairs, shown as
+    ``cell_text`` (never read as markup).  The table's ``layout`` says what was left out."""
+    from rich.text import Text
 
     tty = is_tty(console_)
     separator = 2 if tty else 1
@@ -368,9 +389,9 @@ def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names
         for cell in row:
             if isinstance(cell, tuple):
                 text, style = cell
-                cells.append(f"[{style}]{escape(text)}[/]" if style and tty else escape(text))
+                cells.append(Text(text, style=style if style and tty else ""))
             else:
-                cells.append(escape(str(cell)))
+                cells.append(Text(str(cell)))
         table.add_row(*cells)
     return table
 
@@ -468,24 +489,23 @@ def print_check(result: CheckResult, console, *, limit: int, names: str, accept:
         console.print(grid(console, columns, rows, names=names, title="over baseline"))
         for kernel, name in dict.fromkeys(((f.target, f.key), f.name) for f in failures):
             if code and kernel in code:
-                console.print(visible(f"{table_name(name, names)} [{kernel[0]}]: {code[kernel].text()}"),
-                              markup=False, soft_wrap=True)
+                say(console, f"{name_shown(name, names)} [{shown(kernel[0])}]: {code[kernel].text(quote=shown)}",
+                    soft_wrap=True)
     else:
         for f in failures:
             found = code.get((f.target, f.key)) if code else None
-            console.print(visible(f"over baseline: {f.line(names)}; " + (f"{found.text()}; " if found else "")
-                                  + f"accept with: {accept(f)}"), markup=False, soft_wrap=True)
+            say(console, f"over baseline: {f.line(names, shown)}; " + (f"{found.text(quote=shown)}; " if found else "")
+                + f"accept with: {accept(f)}", soft_wrap=True)
     if hidden:
-        console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
+        say(console, f"... and {hidden} more over baseline (--limit 0 shows all)")
     if result.failures:
         command, more = accept_all(result)
-        console.print(visible(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
-                              + (f" (and --allow for {more} more kernels: see --format json)" if more else "")),
-                      markup=False, soft_wrap=True)
+        say(console, f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
+            + (f" (and --allow for {more} more kernels: see --format json)" if more else ""), soft_wrap=True)
     print_removed(result, console, limit=limit, names=names, removals=removals)
     for note in result.fewer_kernels:
-        console.print(visible(f"note: {note.line()}"), markup=False, soft_wrap=True)
-    console.print(result.summary(), markup=False, soft_wrap=True)
+        say(console, f"note: {note.line(shown)}", soft_wrap=True)
+    say(console, result.summary(shown), soft_wrap=True)
 
 
 def print_removed(result: CheckResult, console, *, limit: int, names: str,
@@ -497,20 +517,19 @@ def print_removed(result: CheckResult, console, *, limit: int, names: str,
     piped = not console.is_terminal
     for target in result.removed_targets:
         command = f"; accept with: {removals.target(target)}" if removals and piped else ""
-        console.print(visible(f"{indent}no longer built: {target.line()}{command}"), markup=False, soft_wrap=True)
+        say(console, f"{indent}no longer built: {target.line(shown)}{command}", soft_wrap=True)
     gone, hidden = limited(result.vanished, limit)
     for target_id, key, name in gone:
         command = f"; accept with: {removals.kernel(key)}" if removals and piped else ""
-        console.print(visible(f"{indent}no longer built: {table_name(name, names)} [{target_id}]: in the baseline, not "
-                              f"in the build{command}"), markup=False, soft_wrap=True)
+        say(console, f"{indent}no longer built: {name_shown(name, names)} [{shown(target_id)}]: in the baseline, not "
+                     f"in the build{command}", soft_wrap=True)
     if hidden:
-        console.print(f"{indent}... and {hidden} more no longer built (--limit 0 shows all)", markup=False)
+        say(console, f"{indent}... and {hidden} more no longer built (--limit 0 shows all)")
     if removals and (result.vanished or any(t.in_baseline for t in result.removed_targets)):
         command, more = removals.every(result)
-        console.print(visible(f"{indent}Removed on purpose? Accept the removal with: {command}"
-                              + (f" (and --allow-removed-key for {more} more kernels: see --format json)"
-                                 if more else "")),
-                      markup=False, soft_wrap=True)
+        say(console, f"{indent}Removed on purpose? Accept the removal with: {command}"
+            + (f" (and --allow-removed-key for {more} more kernels: see --format json)" if more else ""),
+            soft_wrap=True)
 
 
 # compare's terminal output holds at most LINE_BUDGET lines, or LINES_PER_LIMIT per --limit row
@@ -585,26 +604,26 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
         grid, _, _ = compare_table(comparison, everything, limit, console=console, names=names)
     if listing:
         # The verdict and the counts lead; they close the listing too, for the end of a long scroll.
-        console.print(comparison.sentence(), markup=False, soft_wrap=True)
+        say(console, comparison.sentence(), soft_wrap=True)
     print_totals(totals, console, names)
     if shown_rows:
         console.print(grid)
     left = len(rows) + hidden - shown_rows
     if left:
-        console.print(f"... and {left} more (--limit 0 shows all).", markup=False)
+        say(console, f"... and {left} more (--limit 0 shows all).")
     for line in _note_lines(comparison, rows[:shown_rows], grid, names):
-        console.print(line, markup=False, soft_wrap=True)
+        say(console, line, soft_wrap=True)
     for (title, group), show in zip(groups, shown_groups):
-        console.print(f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:", markup=False)
+        say(console, f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:")
         for usage in group[:show]:
             r = usage.resources
             step = next_step(r, usage.occupancy_next)
-            console.print(visible(f"  {table_name(usage.name, names)} [{usage.target}]: {r.vgprs} VGPRs, "
-                                  f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
-                                  + (f"; {step}" if step else "")), markup=False, soft_wrap=True)
+            say(console, f"  {name_shown(usage.name, names)} [{shown(usage.target)}]: {r.vgprs} VGPRs, "
+                         f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
+                         + (f"; {step}" if step else ""), soft_wrap=True)
         if show < len(group):
-            console.print(f"  ... and {len(group) - show} more (--limit 0 shows all)", markup=False)
-    console.print(comparison.sentence(), markup=False, soft_wrap=True)
+            say(console, f"  ... and {len(group) - show} more (--limit 0 shows all)")
+    say(console, comparison.sentence(), soft_wrap=True)
 
 
 def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[str]:
@@ -619,16 +638,16 @@ def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[st
         for diff in rows:
             step = diff_next_step(diff)
             if step and diff.old.occupancy != diff.new.occupancy:
-                lines.append(visible(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}"))
+                lines.append(f"next step: {name_shown(diff.name, names)} [{shown(diff.target)}]: {step}")
     if comparison.code and CODE in grid.layout.dropped:
         for diff in rows:
-            lines.append(visible(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}"))
+            lines.append(f"code: {name_shown(diff.name, names)} [{shown(diff.target)}]: {code_text(diff)}")
     if comparison.code:
         # The mix and the source lines never fit a cell: a line each, for the rows shown.
         for diff in rows:
             detail = code_detail(diff)
             if detail:
-                lines.append(visible(f"mix: {table_name(diff.name, names)} [{diff.target}]: {detail}"))
+                lines.append(f"mix: {name_shown(diff.name, names)} [{shown(diff.target)}]: {detail}")
     return lines
 
 
@@ -644,27 +663,26 @@ def print_totals(t: Totals, console, names: str = "short") -> None:
     if not t.matched and not t.added.kernels and not t.removed.kernels:
         return
     if t.matched:
-        console.print(f"totals over {t.matched:,} kernel{'s' if t.matched != 1 else ''} in both builds, "
-                      f"old -> new:", markup=False)
+        say(console, f"totals over {t.matched:,} kernel{'s' if t.matched != 1 else ''} in both builds, old -> new:")
         for line in total_lines(t):
-            console.print(f"  {line}", markup=False, soft_wrap=True)
+            say(console, f"  {line}", soft_wrap=True)
     for label, side in (("only in the new build", t.added), ("only in the old build", t.removed)):
         if side.kernels:
             head, _, rest = side_line(label, side).partition(": ")
             for line in _wrapped_items(f"  {head}: ", rest.split(", "), "", console.width):
-                console.print(line, markup=False)       # (rich folds only an item wider than the line)
+                say(console, line)       # (rich folds only an item wider than the line)
     for ranked in t.top:
         figure = FIGURES[ranked.metric]
         for direction, diffs in (("worse", ranked.regressions), ("better", ranked.improvements)):
             if diffs:
-                items = [visible(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> {figure(d.new)}")
+                items = [f"{name_shown(d.name, names)} [{shown(d.target)}] {figure(d.old)} -> {figure(d.new)}"
                          for d in diffs[:TOP_SHOWN]]
                 more = f"(+{len(diffs) - TOP_SHOWN} more in --format markdown/json)" if len(diffs) > TOP_SHOWN else ""
                 # Wrapped at the console's width between items, never inside one (a name and its figures
                 # stay on one line).
                 for line in _wrapped_items(f"  largest {METRIC_LABELS[ranked.metric]} {direction}: ", items, more,
                                            console.width):
-                    console.print(line, markup=False)
+                    say(console, line)
 
 
 def _wrapped_items(head: str, items: list[str], tail: str, width: int, indent: str = "    ") -> list[str]:
@@ -738,18 +756,18 @@ def summary_table(summary: Summary, differing_only: bool = False, console=None, 
 def print_summary(console, summary: Summary, names: str = "short", everything: bool = False) -> None:
     """The table, then how many kernels it leaves out."""
     if len(summary.cells) < 2 and not everything:
-        console.print(f"one cell built ({', '.join(c.name for c in summary.cells)}): nothing to set side by side "
-                      f"(--all shows its {len(summary.rows)} kernel rows)", markup=False)
+        say(console, f"one cell built ({', '.join(c.name for c in summary.cells)}): nothing to set side by side "
+                     f"(--all shows its {len(summary.rows)} kernel rows)")
         return
     table, differing, same = summary_table(summary, console=console, names=names, everything=everything)
     if differing:
         console.print(table)
     kernels = len(summary.rows)
     if everything:
-        console.print(f"{kernels} kernel rows; the cells differ in {differing}", markup=False)
+        say(console, f"{kernels} kernel rows; the cells differ in {differing}")
     else:
-        console.print(f"{differing} of {kernels} kernel rows differ between the cells; {same} are the same in "
-                      f"every cell that built them (--all shows every kernel and figure)", markup=False)
+        say(console, f"{differing} of {kernels} kernel rows differ between the cells; {same} are the same in "
+                     f"every cell that built them (--all shows every kernel and figure)")
 
 
 # -- the matrix's cell checks (matrix.gating's CellCheck: matrix check, run, collect) ---------------------
@@ -778,50 +796,43 @@ def print_verdicts(console, checks: list[CellCheck]) -> None:
 def print_details(console, checks: list[CellCheck]) -> None:
     """After the verdicts (and what changed): each failing cell's failures and
     the command that accepts them, and the flags warnings."""
-    from rich.markup import escape
-
     for c in checks:
         if c.failures or c.removed or c.removed_targets or (
                 c.flags_warning and not c.reason.endswith("[--strict-flags]")):
-            console.print(escape(visible(f"{c.cell.name}:")), highlight=False)
+            say(console, f"{c.cell.name}:")
             _details(console, c)
 
 
 def _verdict(console, c: CellCheck, width: int) -> None:
-    from rich.markup import escape
-
     name = c.cell.name.ljust(width)
+    reason = shown(c.reason)        # (a downloaded artifact's, with matrix collect)
     if c.verdict == "pass":
-        console.print(escape(visible(f"PASS     {name}  {c.reason}")), highlight=False)
+        say(console, f"PASS     {name}  {reason}")
     elif c.verdict == "fail":
-        console.print(escape(visible(f"FAIL     {name}  {c.reason}")), highlight=False, style="red")
+        say(console, f"FAIL     {name}  {reason}", style="red")
     elif c.verdict == "error":
-        console.print(escape(visible(f"ERROR    {name}  {c.reason}")), highlight=False, style="red")
+        say(console, f"ERROR    {name}  {reason}", style="red")
     elif c.verdict == "skipped":
         note = " (required here: the run does not pass)" if c.required else ""
-        console.print(escape(visible(f"SKIPPED  {name}  skipped: {c.reason}{note}")), highlight=False, style="yellow")
+        say(console, f"SKIPPED  {name}  skipped: {reason}{note}", style="yellow")
 
 
 def _details(console, c: CellCheck) -> None:
     from spillway.matrix.cell_commands import accept_command, failure_text, removal_commands, removal_result
-    from rich.markup import escape
-
     if c.verdict == "fail":
         for f in c.failures[:FAILURES_SHOWN]:
-            console.print(escape(visible(f"           over baseline: {failure_text(f)}")), highlight=False)
+            say(console, f"           over baseline: {failure_text(f, shown)}")
         if len(c.failures) > FAILURES_SHOWN:
-            console.print(f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})",
-                          highlight=False)
+            say(console, f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})")
         keys = list(dict.fromkeys(f["key"] for f in c.failures))
         if keys:
-            console.print(escape(visible(f"           intended? accept with: {accept_command(c, keys)}")),
-                          highlight=False, soft_wrap=True)
+            say(console, f"           intended? accept with: {accept_command(c, keys, shown)}", soft_wrap=True)
         if c.removed or c.removed_targets:
             print_removed(removal_result(c), console, limit=FAILURES_SHOWN, names="short",
-                          removals=removal_commands(c), indent="           ")
+                          removals=removal_commands(c, shown), indent="           ")
     if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
-        console.print(escape(visible(f"           warning: {c.flags_warning} (--strict-flags fails on it)")),
-                      highlight=False, style="yellow", soft_wrap=True)
+        say(console, f"           warning: {shown(c.flags_warning)} (--strict-flags fails on it)", style="yellow",
+            soft_wrap=True)
 
 
 def _counts(console, checks: list[CellCheck]) -> None:
@@ -1025,12 +1036,13 @@ def report_table(model: ReportModel, console_, view: View) -> None:
         summary += f"; {skipped} files without device code skipped"
     if bitcode:
         summary += f"; {bitcode} bitcode-only entries (resource usage exists after the device link)"
-    console_.print(summary, markup=False, soft_wrap=True)
+    say(console_, summary, soft_wrap=True)
     if merged:
-        console_.print(f"{COPIES}N: N identical records (the same kernel, target and figures in several code "
-                       f"objects) in one row; {merged:,} records merged (--format json lists each)", markup=False)
+        say(console_, f"{COPIES}N: N identical records (the same kernel, target and figures in several code "
+                      f"objects) in one row; {merged:,} records merged (--format json lists each)")
     if evidence and printed:
-        console_.print(evidence_line(printed, console_.width), markup=False, soft_wrap=True)
+        for line in evidence_line(printed, console_.width).split("\n"):      # (wrapped: counts only)
+            say(console_, line, soft_wrap=True)
 
 
 # -- each model drawn (render.emit: --format table, and the terminal beside a document) --------------------
@@ -1047,7 +1059,7 @@ def _(model: ReportModel, console_, view: View) -> None:
 
 @draw.register
 def _(model: CheckModel, console_, view: View) -> None:
-    commands = model.commands
+    commands = model.commands.shown_by(shown)
     print_check(model.result, console_, limit=view.limit, names=view.names, accept=commands.accept,
                 accept_all=commands.accept_all, code=dict(model.code) if model.code else None,
                 removals=commands.removals())
@@ -1060,17 +1072,15 @@ def _(model: CompareModel, console_, view: View) -> None:
 
 @draw.register
 def _(model: MatrixPairModel, console_, view: View) -> None:
-    from rich.markup import escape
-
     old, new, comparison = model.old, model.new, model.comparison
-    table, shown, _ = compare_table(comparison, view.everything, console=console_, names=view.names)
-    console_.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
-                          f"gfx11 rows: {new.name} built "
-                          f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
-                          f"{' '.join(t for t in old.targets if t.startswith('gfx11')) or '-'}"), highlight=False)
-    if shown:
+    table, rows_shown, _ = compare_table(comparison, view.everything, console=console_, names=view.names)
+    say(console_, f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
+                  f"gfx11 rows: {new.name} built "
+                  f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
+                  f"{' '.join(t for t in old.targets if t.startswith('gfx11')) or '-'}")
+    if rows_shown:
         console_.print(table)
-    console_.print(escape(comparison.sentence()), highlight=False)
+    say(console_, comparison.sentence())
 
 
 @draw.register
@@ -1080,7 +1090,6 @@ def _(model: MatrixSummaryModel, console_, view: View) -> None:
 
 @draw.register
 def _(model: MatrixListModel, console_, view: View) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"cells of {model.shown_file}", title_justify="left")
@@ -1093,8 +1102,8 @@ def _(model: MatrixListModel, console_, view: View) -> None:
     for cell, availability, present in model.rows:
         status = f"yes: {availability.version}" if availability.available else f"no: {availability.reason}"
         origin = f"{cell.source} ({cell.system})" if cell.in_root else cell.source
-        table.add_row(escape(cell.name), escape(cell.toolchain()), escape(origin), " ".join(cell.targets),
-                      "yes" if present else "missing", escape(status))
+        table.add_row(*(terminal_text(text) for text in (cell.name, cell.toolchain(), origin, " ".join(cell.targets),
+                                                          "yes" if present else "missing", status)))
     console_.print(table)
     available = sum(1 for _, a, _ in model.rows if a.available)
-    console_.print(f"{available} of {len(model.rows)} cells available here", highlight=False)
+    say(console_, f"{available} of {len(model.rows)} cells available here")
