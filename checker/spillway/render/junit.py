@@ -11,6 +11,10 @@ cell (``spillway matrix``) or the baseline; a cell that could not be checked
 gets a file of its own too (one skipped or error case), so a collector sees
 every cell.  A comment after the XML declaration marks the file as
 spillway's, so a later run may replace it.
+
+A test case's name keeps the kernel's name whole (dashboards key a test's
+history on it); the text of a failure, which a CI log shows, shows at most
+untrusted.LINE_STRING_LIMIT characters of each string from the binary.
 """
 
 from __future__ import annotations
@@ -187,8 +191,8 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
         quoted = _Quoted()
         for finding in result.findings:
             # (A metric's name needs no escaping: the kernel's name is quoted once for every metric.)
-            classname = quoted[f"{suite}.{shown(finding.target)}"]
-            name = f'{quoted[shown(finding.name)][:-1]} [{finding.metric}]"'
+            classname = quoted[f"{suite}.{finding.target}"]
+            name = f'{quoted[finding.name][:-1]} [{finding.metric}]"'
             if finding.passed:
                 yield _case(classname, name)
                 continue
@@ -205,13 +209,13 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
                         + text + "</failure>")
         for target in result.removed_targets:
             message = target.line(shown) + (f"; accept with: {removals.target(target)}" if removals else "")
-            yield _case(quoted[f"{suite}.{shown(target.target)}"], f'{quoted[shown(target.target)][:-1]} [built]"',
+            yield _case(quoted[f"{suite}.{target.target}"], f'{quoted[target.target][:-1]} [built]"',
                         _tag("failure", {"type": "removed-target", "message": message}, ">")
                         + f"target: {_data(shown(target.target))}\n{_data(message)}\n" + "</failure>")
         for target_id, key, name in result.vanished:
             message = "in the baseline, no longer built" + (f"; accept with: {removals.kernel(key)}" if removals
                                                             else "")
-            yield _case(quoted[f"{suite}.{shown(target_id)}"], f'{quoted[shown(name)][:-1]} [built]"',
+            yield _case(quoted[f"{suite}.{target_id}"], f'{quoted[name][:-1]} [built]"',
                         _tag("failure", {"type": "removed", "message": message}, ">")
                         + f"kernel: {_data(shown(name))}\nkey: {_data(shown(key))}\ntarget: {_data(shown(target_id))}\n"
                         f"{_data(message)}\n"
