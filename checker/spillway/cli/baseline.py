@@ -8,6 +8,7 @@ allowances for those kernels and every tightening) and the exit status is 1."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -142,16 +143,16 @@ def run_write(args) -> int:
     previous = load_baseline(args.output) if exists and not replace else None
     if gate is None:
         gate = tuple(previous.gate) if previous else DEFAULT_GATE
+    # loop_scratch, agpr_copies: the machine code is read too.  An update keeps the occupancy
+    # model the baseline was written with (version 1: llvm22), so its occupancy floors are
+    # compared with figures of the same arithmetic.
     options = read_options(args)
-    options.isa = needs_code(gate)     # loop_scratch, agpr_copies: the machine code is read too
-    if previous is not None and args.occupancy_model is None:
-        # An update keeps the occupancy model the baseline was written with (version 1: llvm22),
-        # so its occupancy floors are compared with figures of the same arithmetic.
-        options.occupancy_model = recorded_model(previous)
+    model = recorded_model(previous) if previous is not None and args.occupancy_model is None else None
+    options = dataclasses.replace(options, isa=needs_code(gate), occupancy_model=model or options.occupancy_model)
     hasher = SourceHasher(args.paths)
     # The inputs are hashed a piece at a time while the workers read them.
-    with progress_shown(args.paths, options, also=hasher.advance):
-        inputs = read_sources(args.paths, options)
+    with progress_shown(args.paths, options, also=hasher.advance) as shown:
+        inputs = read_sources(args.paths, shown)
     result = build(inputs, note=args.note, gate=gate, previous=previous, allows=allows["allow"],
                    targets=options.targets, record_all=args.record_all, digests=hasher.digests(),
                    flags=build_flags(args.flags, inputs.files), allow_removed=allows["allow_removed"],

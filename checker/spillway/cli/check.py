@@ -7,6 +7,7 @@ command that writes it."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
     from spillway.gate.check import CheckResult
 
 FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif", "html")
-# The documents that list every failure, each with its kernel's machine code (--limit does not apply).
-LISTS_EVERY_FAILURE = ("json", "junit", "sarif", "html")
 
 
 def register(subparsers) -> None:
@@ -66,8 +65,8 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def source_locations(result: CheckResult, args, options) -> None:
-    """The failing kernels' source lines (gate.source_location) into ``result.sources``: the binaries
+def source_locations(result: CheckResult, args, options) -> dict:
+    """The failing kernels' source lines (gate.source_location), by (target, key): the binaries
     among the inputs read again for them (report JSON inputs have no code)."""
     from spillway.gate.reading import sniff_json
     from spillway.gate.source_location import failure_locations
@@ -76,9 +75,9 @@ def source_locations(result: CheckResult, args, options) -> None:
         raise UsageError(f"--source-root {args.source_root}: not a directory")
     binaries = [p for p in args.paths if not sniff_json(p)]
     if not result.failures or not binaries:
-        return
-    result.sources = failure_locations(binaries, options, {(f.target, f.key) for f in result.failures},
-                                       args.source_root, args.lines_from)
+        return {}
+    return failure_locations(binaries, options, {(f.target, f.key) for f in result.failures}, args.source_root,
+                             args.lines_from)
 
 
 def run(args) -> int:
@@ -105,14 +104,14 @@ def run(args) -> int:
         commands = CheckCommands(tuple(args.paths), args.baseline, (), tuple(options.targets or ()))
         raise UsageError(f"--baseline {args.baseline}: no such file; write it with: {commands.write_missing()}")
     baseline, baseline_bytes = read_baseline(args.baseline)     # read once: SARIF locates kernels in these bytes
-    if args.occupancy_model is None:
-        # The figures are compared with the baseline's, so by default they follow its model
-        # (a version-1 baseline names none: llvm22).
-        options.occupancy_model = recorded_model(baseline)
-    # The machine-code gates (loop_scratch, agpr_copies) read the code as report --isa does.
-    options.isa = needs_code(gate or baseline.gate)
-    with progress_shown(args.paths, options):
-        inputs = read_sources(args.paths, options)
+    # The figures are compared with the baseline's, so by default they follow its model (a
+    # version-1 baseline names none: llvm22).  The machine-code gates (loop_scratch,
+    # agpr_copies) read the code as report --isa does.
+    options = dataclasses.replace(options, isa=needs_code(gate or baseline.gate),
+                                  occupancy_model=recorded_model(baseline) if args.occupancy_model is None
+                                  else options.occupancy_model)
+    with progress_shown(args.paths, options) as shown:
+        inputs = read_sources(args.paths, shown)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,
                    baseline_path=args.baseline, occupancy_model=options.occupancy_model)
     flags_differ = compare_flags(baseline.provenance.flags, build_flags(args.flags, inputs.files))
@@ -121,17 +120,14 @@ def run(args) -> int:
         print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "
               f"with (--occupancy-model to change)", file=sys.stderr)
     commands = CheckCommands(tuple(args.paths), args.baseline, tuple(baseline.gate), tuple(options.targets or ()))
-    # The failures' machine code (only on a failing check), read once for every output that shows it:
-    # the verdict on the terminal and Markdown (the first --limit failures), the documents that list
-    # every failure (json, junit, sarif, html: all of them; tsv has no place for it).
-    code = None
-    if fmt != "tsv" or args.output not in (None, "-") or args.junit:
-        code = failing_code(result, args.paths, options, 0 if fmt in LISTS_EVERY_FAILURE or args.junit else args.limit)
-    if fmt in ("json", "sarif"):
-        source_locations(result, args, options)
+    # A failing check's model: every failure's machine code and source line, read once (the
+    # terminal and Markdown show the first --limit failures' code, the documents every one's; the
+    # format decides what is shown, never what is read).
+    code = failing_code(result, args.paths, options, 0)
+    result = dataclasses.replace(result, sources=source_locations(result, args, options))
     model = CheckModel(result, commands, baseline_bytes, args.suite or junit.suite_name_for(args.baseline), code)
     if args.junit:
-        junit.write_bytes(args.junit, junit.document_of(model))
+        emit(model, "junit", args.junit, also=True)
     emit(model, fmt, args.output, View(args.names, args.limit))
     if flags_differ is not None:
         # One line on stderr, after the verdict: the documents on stdout and in files stay what they were.

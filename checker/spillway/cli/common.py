@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import os
 import sys
@@ -156,11 +157,11 @@ def reading_progress(paths: list[str]):
 
 @contextlib.contextmanager
 def progress_shown(paths: list[str], options: ReadOptions, also: Callable[[], None] | None = None):
-    """While a read of ``paths`` runs, ``options.progress`` shows a bar on long
-    reads (reading_progress) and calls ``also`` (work done meanwhile)."""
+    """``options`` with a ``progress`` that, while a read of ``paths`` runs, shows
+    a bar on long reads (reading_progress) and calls ``also`` (work done meanwhile)."""
     with reading_progress(paths) as advance:
         if advance is None and also is None:
-            yield
+            yield options
             return
 
         def progress(done: int, total: int) -> None:
@@ -169,18 +170,14 @@ def progress_shown(paths: list[str], options: ReadOptions, also: Callable[[], No
             if also is not None:
                 also()
 
-        options.progress = progress
-        try:
-            yield
-        finally:
-            options.progress = None
+        yield dataclasses.replace(options, progress=progress)
 
 
 def read_inputs(paths: list[str], options: ReadOptions) -> dict:
     """Read paths into a report document (its kernels a KernelTable), with a
     progress bar on long reads."""
-    with progress_shown(paths, options):
-        return read_report(paths, options, compact=True)
+    with progress_shown(paths, options) as shown:
+        return read_report(paths, shown, compact=True)
 
 
 def write_report_json(paths: list[str], options: ReadOptions, output: str | None) -> None:
@@ -188,11 +185,11 @@ def write_report_json(paths: list[str], options: ReadOptions, output: str | None
     while it is read, by the workers themselves (report.reader.write_report_json),
     with a progress bar on long reads."""
     def produce(fd: int) -> None:
-        with progress_shown(paths, options):
-            write_report_json_to(fd, paths, options)
+        with progress_shown(paths, options) as shown:
+            write_report_json_to(fd, paths, shown)
 
     def chunks():
-        with progress_shown(paths, options):
-            yield from report_json(paths, options)
+        with progress_shown(paths, options) as shown:
+            yield from report_json(paths, shown)
 
     write_to(output, produce, chunks)

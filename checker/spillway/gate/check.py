@@ -155,7 +155,7 @@ class CheckResult:
     removed_targets: list[RemovedTarget] = field(default_factory=list)    # a failure each
     fewer_kernels: list[FewerKernels] = field(default_factory=list)       # notes
     # (target, key) -> gate.source_location.SourceLocation of failing kernels whose binaries have line
-    # tables (filled in by the command for the formats that point at source: json, sarif).
+    # tables (read by spillway check after the check; json and sarif point at them).
     sources: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:

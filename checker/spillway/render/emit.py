@@ -38,8 +38,10 @@ def text_marker(what: str) -> str:
     return f"# spillway {what}\n"
 
 
-def emit(model, fmt: str, output: str | None, view: View = View()) -> None:
-    """Draw ``model`` in ``fmt`` to ``output`` (None or '-': standard output)."""
+def emit(model, fmt: str, output: str | None, view: View = View(), *, also: bool = False) -> None:
+    """Draw ``model`` in ``fmt`` to ``output`` (None or '-': standard output);
+    ``also``: a second document beside the command's own output (check --junit
+    FILE), the file only, nothing on the terminal."""
     from spillway.render import table
 
     to_file = output not in (None, "-")
@@ -70,7 +72,7 @@ def emit(model, fmt: str, output: str | None, view: View = View()) -> None:
             table.draw(model, table.console(), view)
     else:
         write(output, document(model, fmt, view))
-    if to_file:
+    if to_file and not also:
         beside_file(model, fmt, view)
 
 
