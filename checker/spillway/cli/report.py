@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 from spillway.cli.common import add_read_options, read_inputs, read_options, write_report_json
@@ -68,6 +69,7 @@ def select(kernels: list[dict], pattern: str | None, everything: bool) -> list[d
 def run(args) -> int:
     from spillway.render.emit import emit
     from spillway.render.models import ReportModel, View
+    from spillway.report.kernel_code import printed_rows_evidence
 
     fmt = chosen_format(args)
     paths, pattern = split_filter(args.paths)
@@ -86,6 +88,7 @@ def run(args) -> int:
             raise UsageError(f"no kernel matches {pattern!r} (of {len(document['kernels'])} kernels read "
                              f"from {', '.join(paths)})")
     kernels = [] if fmt == "json" else sorted(select(document["kernels"], pattern, args.all), key=SORT_KEYS[args.sort])
-    emit(ReportModel(document, kernels, matching, tuple(paths), pattern, args.isa, options), fmt, args.output,
-         View(args.names, args.limit, args.all))
+    code_of = functools.partial(printed_rows_evidence, list(paths), options)
+    emit(ReportModel(document, kernels, matching, pattern, args.isa, options.occupancy_model, code_of), fmt,
+         args.output, View(args.names, args.limit, args.all))
     return 0

@@ -10,7 +10,7 @@ model) and hands it to render.emit.emit with a format and an output.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparison is drawn
     from spillway.gate.check import CheckResult
@@ -20,7 +20,6 @@ if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparis
     from spillway.matrix.cells import Cell
     from spillway.matrix.summary import Summary
     from spillway.report.code_view import ViewedKernel
-    from spillway.report.reader import ReadOptions
 
 
 @dataclass(frozen=True)
@@ -38,16 +37,18 @@ class View:
 @dataclass(frozen=True)
 class ReportModel:
     """``spillway report``: the report document read, the kernels the table
-    shows (selected and sorted), and what the table needs to decode the code
-    of its printed rows (the inputs, read again for those kernels only)."""
+    shows (selected and sorted), and ``code_of``: the command's reading of the
+    code of the records the table prints (report.kernel_code.printed_rows_evidence:
+    their code objects read again, those kernels only), which only the table
+    asks for, and only for the rows it prints."""
 
     document: dict
     kernels: list                    # the records the table shows (selected and sorted)
     matching: Optional[list]         # with a FILTER: every record it matches (the JSON document's)
-    paths: tuple[str, ...]
     pattern: Optional[str]
     isa: bool                        # --isa: every record carries its isa object
-    options: "ReadOptions"
+    occupancy_model: str             # the model the figures were read with
+    code_of: Callable[[list[dict]], list[dict]]
     title = "report"
 
 

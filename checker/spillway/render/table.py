@@ -22,7 +22,6 @@ import sys
 from functools import singledispatch
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
-from spillway.errors import InputError
 from spillway.render.models import (CheckModel, CompareModel, MatrixListModel, MatrixPairModel, MatrixSummaryModel,
                                     ReportModel, View)
 
@@ -965,22 +964,10 @@ def kernel_table(console, columns: list, rows: list, keys: list[tuple], names: s
     return grid(console, columns, shown, names=names), len(shown), hidden, merged
 
 
-def printed_rows_evidence(paths: list[str], options, kernels: list[dict]) -> list[dict]:
-    """The printed rows, each with its ``isa`` object: only their code objects are read again and
-    only these kernels decoded (report --isa decodes every kernel as it reads)."""
-    from spillway.report.code_evidence import isa_object
-    from spillway.report.kernel_code import decoded_evidence, each_kernel_code
-
-    try:
-        found = each_kernel_code(paths, options, kernels, decoded_evidence)
-    except InputError:      # read once already: the inputs changed since; the table stands without them
-        found = [None] * len(kernels)
-    return [dict(k, isa=None if code is None else isa_object(code)) for k, code in zip(kernels, found)]
-
-
-def with_printed_evidence(paths: list[str], options, kernels: list[dict], columns: list, rows: list,
-                          keys: list[tuple], limit: int, cells: bool) -> list[dict]:
-    """Decode the code of the records the table prints, and (``cells``) add
+def with_printed_evidence(code_of: Callable[[list[dict]], list[dict]], kernels: list[dict], columns: list,
+                          rows: list, keys: list[tuple], limit: int, cells: bool) -> list[dict]:
+    """The code of the records the table prints (``code_of``: the model's,
+    which the command reads), and (``cells``) add
     its two columns to kernel_rows' ``columns`` and ``rows`` and their
     values to the rows' ``keys``, in place ("?" for records not decoded).
     The printed rows are the first ``limit`` distinct rows (merge_copies' rule
@@ -991,7 +978,7 @@ def with_printed_evidence(paths: list[str], options, kernels: list[dict], column
         if key not in printed and not (limit and 0 < limit <= len(printed)):
             printed[key] = None
     chosen = [i for i, key in enumerate(keys) if key in printed]
-    decoded = printed_rows_evidence(paths, options, [kernels[i] for i in chosen])
+    decoded = code_of([kernels[i] for i in chosen])
     firsts: dict[tuple, dict] = {}
     for i, record in zip(chosen, decoded):
         firsts.setdefault(keys[i], record)
@@ -1020,7 +1007,7 @@ def report_table(model: ReportModel, console_, view: View) -> None:
     evidence = bool(kernels) and not model.isa
     printed: list[dict] = []
     if evidence:
-        printed = with_printed_evidence(list(model.paths), model.options, kernels, columns, rows, keys, view.limit,
+        printed = with_printed_evidence(model.code_of, kernels, columns, rows, keys, view.limit,
                                         cells=view.names != "full")
     table, shown, hidden, merged = kernel_table(console_, columns, rows, keys, view.names, view.limit)
     if shown:
