@@ -113,11 +113,16 @@ def cut(text: str, limit: int) -> str:
 LINE_STRING_LIMIT = 512
 
 
-def shown(text: str) -> str:
-    """A string from a binary as a line output shows it: at most
-    LINE_STRING_LIMIT characters, then a visible marker (``cut``).  Raw
-    otherwise: the sink escapes the whole line once."""
-    return cut(text, LINE_STRING_LIMIT)
+# A sentence that holds such strings whole (a matrix cell's reason, which a downloaded artifact
+# may carry: spillway's words around paths, targets, a compiler's error) shows at most this many.
+SENTENCE_LIMIT = 4 * LINE_STRING_LIMIT
+
+
+def shown(text: str, limit: int = LINE_STRING_LIMIT) -> str:
+    """A string from a binary as a line output shows it: at most ``limit``
+    characters, then a visible marker (``cut``).  Raw otherwise: the sink
+    escapes the whole line once."""
+    return cut(text, limit)
 
 
 # -- Markdown -----------------------------------------------------------------------------
@@ -143,7 +148,7 @@ _WORD = re.compile(r"[A-Za-z0-9_.:+-]+")
 _INERT = re.compile(r"[^\W_]+|[ ,.;:()+/=%?'-]+")
 
 
-def markdown_text(text: str) -> str:
+def markdown_text(text: str, limit: int = MARKDOWN_NAME_LIMIT) -> str:
     """Running text of spillway's own words: as it is when Markdown reads
     nothing in it (``_INERT`` characters only, no ``::``), else as
     ``markdown_code``.  Text from a binary is never passed here: the
@@ -151,7 +156,7 @@ def markdown_text(text: str) -> str:
     stripped = text.strip()
     inert = (stripped == text and not text.startswith(("-", "+")) and "::" not in text
              and _INERT.sub("", text) == "")
-    return text if inert else markdown_code(text)
+    return text if inert else markdown_code(text, limit)
 
 
 def markdown_word(text: str) -> str:

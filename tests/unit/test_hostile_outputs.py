@@ -377,9 +377,12 @@ def test_a_kernel_name_that_is_not_utf8_is_shown_replaced(inputs, monkeypatch):
 
 def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
 
+    import time
+
     from spillway.cli.matrix import _imports
-    from spillway.render.github import matrix_run
     from spillway.render import table as check_render
+    from spillway.render.emit import emit
+    from spillway.render.models import MatrixRunModel, View
     from spillway.matrix.cells import Cell
     from spillway.matrix.gating import CellCheck
     from spillway.render.table import console as make_console
@@ -396,7 +399,7 @@ def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
 
     def render():
         check_render.print_checks(make_console(), checks)
-        matrix_run(checks, None, False)
+        emit(MatrixRunModel(tuple(checks), None, {}, "run", time.monotonic()), "github", None, View())
 
     events: list[tuple[str, bytes]] = []
     summary = inputs.root / "matrix-summary.md"

@@ -123,12 +123,9 @@ def progress_console() -> Console:
 
 
 def stdout_console() -> Console:
-    """Rich output on a terminal; piped, plain lines that never wrap or colour.
-    Text is never read as emoji codes (``:warning:`` in a kernel name stays text)."""
-    from rich.console import Console
-    if sys.stdout.isatty():
-        return Console(soft_wrap=False, emoji=False, highlight=False)
-    return Console(width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
+    """render.table.lines_console on standard output."""
+    from spillway.render.table import lines_console
+    return lines_console()
 
 
 @contextlib.contextmanager

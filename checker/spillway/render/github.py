@@ -6,13 +6,14 @@ metric.  GitHub shows at most ten error annotations per step, so at most
 MAX_ANNOTATIONS are printed, then one plain line counting the rest.  The
 job summary is Markdown appended to the file named by
 ``$GITHUB_STEP_SUMMARY`` (GitHub's protocol: append, do not replace).
+This module words them; render.emit prints the annotations and appends the
+summary (append_step_summary).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from spillway import untrusted
 from spillway.render import name_shown
@@ -43,17 +44,6 @@ class Annotation:
         """The workflow command (spillway.untrusted: the runner's escapes over
         text held to a log line's rules, cut to GitHub's limits)."""
         return untrusted.annotation(self.level, self.message, file=self.file, title=self.title)
-
-
-def print_annotations(annotations: Iterable[Annotation], limit: int = MAX_ANNOTATIONS) -> None:
-    """The annotations on standard output, each as spillway's own workflow
-    command (untrusted.command: outside any stop-commands bracket), then the
-    line counting those left out."""
-    for line in annotation_lines(annotations, limit):
-        if line.startswith("::"):
-            untrusted.command(line)
-        else:
-            print(line, flush=True)
 
 
 def annotation_lines(annotations: Iterable[Annotation], limit: int = MAX_ANNOTATIONS) -> list[str]:
@@ -99,29 +89,6 @@ def capped_summary(markdown: str, room: int) -> str:
     tail.append(f"... and {left} more line{'s' if left != 1 else ''} not shown (GitHub keeps at most 1 MiB "
                 f"of job summary per step; `--format json` lists every kernel).")
     return "\n".join(kept + tail) + "\n"
-
-
-def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """Append to $GITHUB_STEP_SUMMARY, within what GitHub keeps of it
-    (capped_summary: the file stays under STEP_SUMMARY_LIMIT with
-    STEP_SUMMARY_ROOM to spare); the path written, or None when unset."""
-    environ = os.environ if environ is None else environ
-    path = environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return None
-    try:
-        held = os.path.getsize(path) if os.path.isfile(path) else 0
-    except OSError:
-        held = 0
-    markdown = markdown if markdown.endswith("\n") else markdown + "\n"
-    markdown = capped_summary(markdown, max(0, STEP_SUMMARY_LIMIT - STEP_SUMMARY_ROOM - held))
-    try:
-        with open(path, "ab") as handle:
-            handle.write(untrusted.utf8_shown(markdown))        # (paths not UTF-8: \\xNN)
-    except OSError as exc:
-        from spillway.errors import UsageError
-        raise UsageError(f"cannot append to GITHUB_STEP_SUMMARY {path}: {exc.strerror}") from None
-    return path
 
 
 def check_annotations(result: CheckResult, file: str, accept: Callable[[Finding], str],
@@ -194,11 +161,11 @@ def annotations_of(model, view) -> list[Annotation]:
     raise TypeError(f"no GitHub output for {type(model).__name__}")
 
 
-def matrix_run(checks, summary, differing: bool) -> Optional[str]:
-    """``matrix run --format github``: one annotation per failing kernel and
-    metric (at most ten), and the job summary: each cell's verdict, then the
-    side-by-side table.  Returns that table's Markdown (for ``-o FILE``), or
-    None when no cell was built."""
+def matrix_run(checks, summary, differing: bool) -> tuple[str, list[Annotation], Optional[str]]:
+    """``matrix run --format github``: the job summary (each cell's verdict, then
+    the side-by-side table), one annotation per failing kernel and metric (at
+    most ten are printed), and the table's Markdown alone (for ``-o FILE``;
+    None when no cell was built).  render.emit appends and prints them."""
     from spillway.matrix import cell_commands
     from spillway.render.markdown import summary_markdown
 
@@ -208,9 +175,10 @@ def matrix_run(checks, summary, differing: bool) -> Optional[str]:
         # (a reason holds what the cell's artifact says: the cell's own words, targets, a build's
         # error; downloaded, so the attacker's)
         lines.append(f"- {untrusted.markdown_code(c.cell.name)}: {c.verdict.upper()} "
-                     f"{untrusted.markdown_text(shown(c.reason))}")
+                     f"{untrusted.markdown_text(shown(c.reason, untrusted.SENTENCE_LIMIT), untrusted.SENTENCE_LIMIT)}")
         if c.verdict == "error":
-            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", shown(c.reason)))
+            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked",
+                                    shown(c.reason, untrusted.SENTENCE_LIMIT)))
         for f in c.failures:
             text = cell_commands.failure_text(f, shown)
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
@@ -222,7 +190,5 @@ def matrix_run(checks, summary, differing: bool) -> Optional[str]:
     lines.append("")
     if summary is not None and summary.cells:
         lines.append(summary_markdown(summary, differing))
-    append_step_summary("\n".join(lines))
     table = summary_markdown(summary, differing) if summary is not None and summary.cells else None
-    print_annotations(notes)
-    return table
+    return "\n".join(lines), notes, table

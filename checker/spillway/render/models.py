@@ -18,6 +18,7 @@ if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparis
     from spillway.gate.compare import Comparison
     from spillway.gate.failure_code import FailureCode
     from spillway.matrix.cells import Cell
+    from spillway.matrix.gating import CellCheck
     from spillway.matrix.summary import Summary
     from spillway.report.code_view import ViewedKernel
 
@@ -118,3 +119,18 @@ class MatrixListModel:
     shown_file: str
     rows: tuple[tuple["Cell", Any, bool], ...]
     title = "matrix list"
+
+
+@dataclass(frozen=True)
+class MatrixRunModel:
+    """``matrix run`` and ``matrix collect``: each cell's check, the cells side
+    by side (None when no cell was built), each checked cell's baseline file's
+    bytes as read, by cell name (SARIF locates each kernel at its line), the
+    command's name and when it started (the last line says how long it took)."""
+
+    checks: tuple["CellCheck", ...]
+    summary: Optional["Summary"]
+    baselines: Mapping[str, bytes]
+    command: str
+    started: float                   # time.monotonic()
+    title = "matrix summary"

@@ -358,17 +358,18 @@ def compare_log_run(model: CompareModel) -> dict:
                        category_for("compare"))
 
 
-def matrix_log(checks, matrix) -> bytes:
+def matrix_log(checks, baselines) -> bytes:
     """``matrix run --format sarif``: one run per checked cell (a passing cell's
     empty run closes its fixed alerts), located in the cell's baseline file (its
-    path from the matrix's root: the repository's, as code scanning resolves it)."""
+    path from the matrix's root: the repository's, as code scanning resolves it;
+    ``baselines``: each checked cell's baseline bytes by cell name, as the command read them)."""
     from spillway.matrix import cell_commands
 
     runs = []
     for c in checks:
         if c.verdict not in ("pass", "fail"):
             continue
-        lines = matrix.resolve(c.cell.baseline).read_bytes()
+        lines = baselines[c.cell.name]
 
         def accept(finding: Finding, c=c) -> str:
             return cell_commands.accept_command(c, [finding.key])

@@ -27,7 +27,7 @@ from spillway.render.models import (CheckModel, CompareModel, MatrixListModel, M
 
 from spillway.render import name_shown
 from spillway.resources.names import table_name
-from spillway.untrusted import shown, visible
+from spillway.untrusted import SENTENCE_LIMIT, shown, visible
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparison is drawn
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -63,6 +63,17 @@ def console(file: IO[str] | None = None, *, stderr: bool = False):
 
 
 default_console = console    # (for functions whose parameter is a console)
+
+
+def lines_console(stderr: bool = False):
+    """The matrix's console (its verdicts and lines): rich output on a terminal;
+    piped, plain lines 200 columns wide that never wrap or colour.  Text is never
+    read as emoji codes (``:warning:`` in a kernel name stays text)."""
+    from rich.console import Console
+
+    if (sys.stderr if stderr else sys.stdout).isatty():
+        return Console(stderr=stderr, soft_wrap=False, emoji=False, highlight=False)
+    return Console(stderr=stderr, width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
 
 
 def is_tty(console_) -> bool:
@@ -181,7 +192,7 @@ def terminal_text(text: str, style: str = ""):
     return Text(visible(text), style=style)
 
 
-def say(console_, line: str, *, style: str | None = None, soft_wrap: bool = False) -> None:
+def say(console_, line: str, *, style: str | None = None, soft_wrap: bool | None = None) -> None:
     """Print one line of text: the one way the renderers put text (not a table)
     on a terminal.  Strings from a binary come in raw, each cut by
     untrusted.shown where the line quotes it; the line is made safe here, once."""
@@ -804,7 +815,7 @@ def print_details(console, checks: list[CellCheck]) -> None:
 
 def _verdict(console, c: CellCheck, width: int) -> None:
     name = c.cell.name.ljust(width)
-    reason = shown(c.reason)        # (a downloaded artifact's, with matrix collect)
+    reason = shown(c.reason, SENTENCE_LIMIT)        # (a downloaded artifact's, with matrix collect)
     if c.verdict == "pass":
         say(console, f"PASS     {name}  {reason}")
     elif c.verdict == "fail":
