@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Callable
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
 from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, DEFAULT_MAX_KERNELS,
                                          MIN_INPUT_ALLOWANCE)
-from spillway.cli.output import write_to
 from spillway.report.reader import ReadOptions, read_report, report_json
 from spillway.report.reader import write_report_json as write_report_json_to
 from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
@@ -177,10 +176,11 @@ def read_inputs(paths: list[str], options: ReadOptions) -> dict:
         return read_report(paths, shown, compact=True)
 
 
-def write_report_json(paths: list[str], options: ReadOptions, output: str | None) -> None:
-    """The report of ``paths`` as JSON, written to ``output`` (see cli.output.write_to)
-    while it is read, by the workers themselves (report.reader.write_report_json),
-    with a progress bar on long reads."""
+def report_json_writers(paths: list[str], options: ReadOptions):
+    """How the report of ``paths`` is written as JSON while it is read: to a file
+    descriptor by the workers themselves (report.reader.write_report_json), or
+    the same bytes in pieces; with a progress bar on long reads (render.emit.write_to
+    takes the pair)."""
     def produce(fd: int) -> None:
         with progress_shown(paths, options) as shown:
             write_report_json_to(fd, paths, shown)
@@ -189,4 +189,4 @@ def write_report_json(paths: list[str], options: ReadOptions, output: str | None
         with progress_shown(paths, options) as shown:
             yield from report_json(paths, shown)
 
-    write_to(output, produce, chunks)
+    return produce, chunks

@@ -14,6 +14,7 @@ skipped with the reason without failing the run.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
 from spillway.cli.common import stdout_console
-from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format, write
+from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format
 
 if TYPE_CHECKING:  # bound at run time by _imports()
     from rich.console import Console
@@ -303,11 +304,6 @@ def run_list(args) -> int:
     matrix, _ = _load(args)
     fmt = chosen_format(args)
     selected, _ = matrix.select(args.cells_named, args.local)
-    if fmt == "github-matrix":
-        from spillway.matrix.ci import job_matrix
-        Outputs([str(matrix.path)], force=args.force).claim(args.output, "-o")
-        write(args.output, job_matrix(selected))
-        return 0
     rows = []
     for cell in selected:
         availability = mx.probe(cell)
@@ -365,17 +361,19 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
                                strict_flags=args.strict_flags)
         if junit and result.result is not None:
             from spillway.errors import SpillwayError
-            from spillway.render import junit as junit_xml
+            from spillway.render.emit import write as write_document
+            from spillway.render.junit import document_chunks
             try:
-                junit_xml.write(str(junit), result.result, build.cell.name)
+                write_document(str(junit), document_chunks(result.result, build.cell.name))
             except SpillwayError as exc:
                 result = mx.CellCheck(build.cell, "error", str(exc))
-        result.required = build.cell.name in required
+        result = dataclasses.replace(result, required=build.cell.name in required)
         if junit_dir and result.verdict in ("skipped", "error"):
             # Every cell has its file, so a collector sees skipped and broken cells too.
-            from spillway.render.junit import unchecked_document, write_bytes
-            write_bytes(str(junit_dir / f"{build.cell.name}.xml"),
-                        unchecked_document(build.cell.name, result.verdict, result.reason))
+            from spillway.render.emit import write as write_document
+            from spillway.render.junit import unchecked_document
+            write_document(str(junit_dir / f"{build.cell.name}.xml"),
+                           unchecked_document(build.cell.name, result.verdict, result.reason))
         checks.append(result)
     return checks, builds
 

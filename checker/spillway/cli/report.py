@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 
-from spillway.cli.common import add_read_options, read_inputs, read_options, write_report_json
+from spillway.cli.common import add_read_options, read_inputs, read_options, report_json_writers
 from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format, looks_like_path
 from spillway.errors import UsageError
 from spillway.resources.names import name_matches
@@ -75,20 +75,22 @@ def run(args) -> int:
     paths, pattern = split_filter(args.paths)
     outputs = Outputs(paths, force=args.force)
     outputs.claim(args.output, "-o")
-    if fmt == "json" and not pattern:
-        # Written while it is read: a ROCm library's report is half a gigabyte.
-        write_report_json(paths, read_options(args), args.output)
-        return 0
     options = read_options(args)
-    document = read_inputs(paths, options)
-    matching = None
-    if pattern:
-        matching = select(document["kernels"], pattern, True)
-        if not matching:
-            raise UsageError(f"no kernel matches {pattern!r} (of {len(document['kernels'])} kernels read "
-                             f"from {', '.join(paths)})")
-    kernels = [] if fmt == "json" else sorted(select(document["kernels"], pattern, args.all), key=SORT_KEYS[args.sort])
+
+    def read() -> tuple[dict, list, list | None]:
+        document = read_inputs(paths, options)
+        matching = None
+        if pattern:
+            matching = select(document["kernels"], pattern, True)
+            if not matching:
+                raise UsageError(f"no kernel matches {pattern!r} (of {len(document['kernels'])} kernels read "
+                                 f"from {', '.join(paths)})")
+        return document, sorted(select(document["kernels"], pattern, args.all), key=SORT_KEYS[args.sort]), matching
+
+    # The records as a stream the renderers ask for: with no FILTER the JSON document is written
+    # while it is read, by the reader's workers (a ROCm library's report is half a gigabyte).
     code_of = functools.partial(printed_rows_evidence, list(paths), options)
-    emit(ReportModel(document, kernels, matching, pattern, args.isa, options.occupancy_model, code_of), fmt,
-         args.output, View(args.names, args.limit, args.all))
+    emit(ReportModel(read, pattern, args.isa, options.occupancy_model, code_of,
+                     None if pattern else report_json_writers(list(paths), options)),
+         fmt, args.output, View(args.names, args.limit, args.all))
     return 0

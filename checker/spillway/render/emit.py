@@ -30,7 +30,8 @@ from typing import Callable, Iterable, Mapping
 from spillway import atomic, untrusted
 from spillway.errors import UsageError
 from spillway.render import github
-from spillway.render.models import CheckModel, CodeModel, CompareModel, MatrixRunModel, MatrixSummaryModel, View
+from spillway.render.models import (BaselineWriteModel, CheckModel, CodeModel, CompareModel, MatrixRunModel,
+                                    MatrixSummaryModel, ReportModel, View)
 
 
 def markdown_marker(what: str) -> str:
@@ -50,6 +51,9 @@ def emit(model, fmt: str, output: str | None, view: View = View(), *, also: bool
     to_file = output not in (None, "-")
     if isinstance(model, MatrixRunModel):
         matrix_run(model, fmt, output, view)
+        return
+    if isinstance(model, ReportModel) and fmt == "json" and model.write_json is not None:
+        write_to(output, *model.write_json)     # (written while it is read, by the reader's workers)
         return
     if fmt == "github":
         # The job summary (appended to $GITHUB_STEP_SUMMARY; the document of -o FILE), one
@@ -78,7 +82,7 @@ def emit(model, fmt: str, output: str | None, view: View = View(), *, also: bool
             table.draw(model, table.console(), view)
     else:
         write(output, document(model, fmt, view))
-    if to_file and not also:
+    if (to_file or isinstance(model, BaselineWriteModel)) and not also:
         beside_file(model, fmt, view)
 
 
@@ -122,7 +126,8 @@ def matrix_run(model: MatrixRunModel, fmt: str, output: str | None, view: View) 
 
 
 def document(model, fmt: str, view: View) -> str | bytes | Iterable[bytes]:
-    """The document of ``model`` in ``fmt`` (json, markdown, tsv, junit, sarif, html)."""
+    """The document of ``model`` in ``fmt`` (json, markdown, tsv, junit, sarif, html; a
+    matrix list's github-matrix)."""
     if fmt == "json":
         from spillway.render import json
 
@@ -147,15 +152,22 @@ def document(model, fmt: str, view: View) -> str | bytes | Iterable[bytes]:
         from spillway.render import html
 
         return html.document(model, view)
+    if fmt == "github-matrix":
+        from spillway.matrix.ci import job_matrix
+
+        return job_matrix([cell for cell, _availability, _baseline in model.rows])
     raise UsageError(f"--format {fmt}: not a format of this command")
 
 
 def beside_file(model, fmt: str, view: View) -> None:
     """What the terminal shows when the document went to a file: a check's
-    verdict (its table form), a comparison's table (``table``) or sentence."""
+    verdict (its table form), a comparison's table (``table``) or sentence, what
+    a baseline write did."""
     from spillway.render import table
 
-    if isinstance(model, CheckModel) or (isinstance(model, CompareModel) and fmt == "table"):
+    if isinstance(model, BaselineWriteModel):
+        table.print_baseline_write(model)
+    elif isinstance(model, CheckModel) or (isinstance(model, CompareModel) and fmt == "table"):
         table.draw(model, table.console(), view)
     elif isinstance(model, CompareModel):
         print(model.comparison.sentence(), flush=True)

@@ -22,8 +22,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 
-from spillway import atomic
-from spillway.errors import UsageError
 from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.metrics import METRICS
 from spillway.render.models import CheckModel
@@ -239,18 +237,6 @@ def unchecked_document(suite: str, verdict: str, reason: str) -> bytes:
     inner = _tag("error", {"type": "spillway", "message": reason}) if error else _tag("skipped", {"message": reason})
     case = _case(_attribute(suite), _attribute(f"{suite} [check]"), inner)
     return b"".join(_document(suite, 1, 0, int(error), 0 if error else 1, {}, iter([case])))
-
-
-def write(path: str, result: CheckResult, suite: Optional[str] = None,
-          accept: Optional[Callable[[Finding], str]] = None, removals: Optional[RemovalCommands] = None) -> None:
-    write_bytes(path, document_chunks(result, suite, accept, removals))
-
-
-def write_bytes(path: str, data: bytes | Iterator[bytes]) -> None:
-    try:
-        atomic.write_chunks(path, (data,) if isinstance(data, bytes) else data)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def document_of(model: CheckModel) -> Iterator[bytes]:

@@ -22,8 +22,8 @@ import sys
 from functools import singledispatch
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
-from spillway.render.models import (CheckModel, CompareModel, MatrixListModel, MatrixPairModel, MatrixSummaryModel,
-                                    ReportModel, View)
+from spillway.render.models import (BaselineWriteModel, CheckModel, CompareModel, MatrixListModel, MatrixPairModel,
+                                    MatrixSummaryModel, ReportModel, View)
 
 from spillway.render import name_shown
 from spillway.resources.names import table_name
@@ -1105,3 +1105,61 @@ def _(model: MatrixListModel, console_, view: View) -> None:
     console_.print(table)
     available = sum(1 for _, a, _ in model.rows if a.available)
     say(console_, f"{available} of {len(model.rows)} cells available here")
+
+
+# -- baseline write (render.models.BaselineWriteModel) ---------------------------------------------------
+
+# Changes of a kind a baseline write lists one per line; the rest are counted.
+BASELINE_CHANGES_SHOWN = 20
+
+
+def print_baseline_write(model: BaselineWriteModel) -> None:
+    """What a baseline write did: a line on standard error per allowance kept
+    (with the command that accepts it), loosened and removed, per target and
+    kernel no longer built it kept (with the command that accepts the removal),
+    then the one line on standard output that says what it wrote."""
+    from spillway.gate.baseline import update_summary
+    from spillway.gate.commands import accept_command, accept_removed_command, quote_every_path
+    from spillway.gate.metrics import METRICS
+
+    result, shown_at = model.result, BASELINE_CHANGES_SHOWN
+
+    def accept(key: str) -> str:
+        return accept_command(model.paths, model.output, [key], gate=model.gate, targets=model.targets,
+                              quote=quote_every_path, word=shown)
+
+    def accept_removed(keys: list[str], targets: list[str]) -> str:
+        return accept_removed_command(model.paths, model.output, keys, targets, targets=model.targets,
+                                      quote=quote_every_path, word=shown)
+
+    err = console(stderr=True)
+    for change in result.refused:
+        metric = METRICS.get(change.metric)
+        what = "floor" if metric and metric.floor else "allowance"
+        say(err, f"spillway: kept {change.metric} {what} of {shown(change.name)} [{shown(change.target)}] at "
+                 f"{change.old} (now {change.new}); accept with: {accept(change.key)}", soft_wrap=True)
+    for change in result.raised[:shown_at]:
+        say(err, f"spillway: loosened {change.metric} of {shown(change.name)} [{shown(change.target)}]: "
+                 f"{change.old} -> {change.new}", soft_wrap=True)
+    if len(result.raised) > shown_at:
+        say(err, f"spillway: ... {len(result.raised) - shown_at} more loosened", soft_wrap=True)
+    for target, _key, name in result.removed[:shown_at]:
+        say(err, f"spillway: removed {shown(name)} [{shown(target)}] (no longer built; --allow-removed)",
+            soft_wrap=True)
+    if len(result.removed) > shown_at:
+        say(err, f"spillway: ... {len(result.removed) - shown_at} more removed", soft_wrap=True)
+    for target in result.removed_targets:
+        say(err, f"spillway: removed target {shown(target)} (no longer built; --allow-removed-target)",
+            soft_wrap=True)
+    for target, count in result.kept_targets:
+        written = f"; the baseline was written from {count} kernels on it" if count else ""
+        say(err, f"spillway: kept target {shown(target)}: no kernel is built for it{written}; accept its removal "
+                 f"with: {accept_removed([], [target])}", soft_wrap=True)
+    for target, key, name in result.kept_removed[:shown_at]:
+        say(err, f"spillway: kept {shown(name)} [{shown(target)}]: no longer built; accept its removal with: "
+                 f"{accept_removed([key], [])}", soft_wrap=True)
+    if len(result.kept_removed) > shown_at:
+        keys = list(dict.fromkeys(k for _, k, _ in result.kept_removed))
+        say(err, f"spillway: ... {len(result.kept_removed) - shown_at} more kept; accept them all with: "
+                 f"{accept_removed(keys, [])}", soft_wrap=True)
+    say(console(), update_summary(result, model.output, shown), soft_wrap=True)
