@@ -12,7 +12,16 @@ What goes where:
   document (render.json, .markdown, .tsv, .junit, .sarif, .html) to the
   output; when that is a file, the terminal gets a check's verdict (its
   table form) or a comparison's sentence;
-- ``github``: render.github (annotations, the job summary, the table).
+- ``github``: render.github's annotations (printed here, outside any
+  stop-commands bracket) and job summary (appended here to
+  ``$GITHUB_STEP_SUMMARY``), then the table;
+- a matrix run's model (``matrix run``, ``matrix collect``): its verdicts,
+  the cells side by side in the format, its failures (``matrix_run``);
+- a baseline write's model: the baseline file (its ``json`` document), then
+  what the write did on the terminal.
+
+render/ reads no input and writes nothing but through this module
+(tests/unit/test_import_layers.py holds it to that).
 
 Text for people goes through spillway.untrusted in each renderer; the bytes
 written here are the documents' (``write``: undecodable path bytes shown as
