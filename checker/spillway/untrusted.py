@@ -118,6 +118,16 @@ LINE_STRING_LIMIT = 512
 SENTENCE_LIMIT = 4 * LINE_STRING_LIMIT
 
 
+# A word of a command spillway prints (a kernel's key after --allow-key) stays pasteable: whole up
+# to this many characters (long mangled template names pass), cut only past it (a 4 MiB name).
+COMMAND_WORD_LIMIT = 4096
+
+
+def command_word(text: str) -> str:
+    """A word of a printed command as a line output shows it (``cut`` past COMMAND_WORD_LIMIT)."""
+    return cut(text, COMMAND_WORD_LIMIT)
+
+
 def shown(text: str, limit: int = LINE_STRING_LIMIT) -> str:
     """A string from a binary as a line output shows it: at most ``limit``
     characters, then a visible marker (``cut``).  Raw otherwise: the sink

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from spillway import untrusted
 from spillway.render import name_shown
-from spillway.untrusted import shown
+from spillway.untrusted import command_word, shown
 
 if TYPE_CHECKING:
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -151,7 +151,7 @@ def annotations_of(model, view) -> list[Annotation]:
     from spillway.render.models import CheckModel, CompareModel
 
     if isinstance(model, CheckModel):
-        commands = model.commands.shown_by(shown)
+        commands = model.commands.shown_by(command_word)
         return check_annotations(model.result, model.result.baseline_path, commands.accept, view.names,
                                  commands.removals())
     if isinstance(model, CompareModel):
@@ -181,12 +181,13 @@ def matrix_run(checks, summary, differing: bool) -> tuple[str, list[Annotation],
                                     shown(c.reason, untrusted.SENTENCE_LIMIT)))
         for f in c.failures:
             text = cell_commands.failure_text(f, shown)
+            command = cell_commands.accept_command(c, [f['key']], command_word)
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
-                                    f"{text}; accept with: {cell_commands.accept_command(c, [f['key']], shown)}"))
+                                    f"{text}; accept with: {command}"))
         if c.removed or c.removed_targets:
             notes += removal_annotations(cell_commands.removal_result(c), c.cell.baseline,
                                          f"spillway matrix: {c.cell.name}",
-                                         removals=cell_commands.removal_commands(c, shown))
+                                         removals=cell_commands.removal_commands(c, command_word))
     lines.append("")
     if summary is not None and summary.cells:
         lines.append(summary_markdown(summary, differing))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.metrics import METRICS
 from spillway.render.models import CheckModel
-from spillway.untrusted import shown, visible
+from spillway.untrusted import command_word, shown, visible
 
 if TYPE_CHECKING:
     from spillway.gate.failure_code import FailureCode
@@ -241,5 +241,5 @@ def unchecked_document(suite: str, verdict: str, reason: str) -> bytes:
 
 def document_of(model: CheckModel) -> Iterator[bytes]:
     """A check's JUnit document (render.emit: --format junit, and check --junit FILE)."""
-    commands = model.commands.shown_by(shown)
+    commands = model.commands.shown_by(command_word)
     return document_chunks(model.result, model.suite, commands.accept, commands.removals(), model.code)

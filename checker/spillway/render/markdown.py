@@ -15,7 +15,7 @@ from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, sign
 from spillway.gate.wording import (actual_text, allowed_text, cells, code_detail, code_text, diff_next_step,
                                    next_step, scratch_text, spilled_text)
 from spillway.resources.names import table_name
-from spillway.untrusted import markdown_code, markdown_text, markdown_word, shown, visible
+from spillway.untrusted import command_word, markdown_code, markdown_text, markdown_word, visible
 from spillway.render.models import CheckModel, CompareModel, MatrixPairModel, MatrixSummaryModel, View
 
 if TYPE_CHECKING:
@@ -247,7 +247,7 @@ def document(model, view: View) -> str:
 
 @document.register
 def _(model: CheckModel, view: View) -> str:
-    result, commands = model.result, model.commands.shown_by(shown)
+    result, commands = model.result, model.commands.shown_by(command_word)
     accept_all = commands.accept_all(result)[0] if result.failures else None
     return check_markdown(result, limit=view.limit, names=view.names, accept_all=accept_all,
                           code=dict(model.code) if model.code else None, removals=commands.removals())

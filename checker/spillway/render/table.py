@@ -27,7 +27,7 @@ from spillway.render.models import (BaselineWriteModel, CheckModel, CompareModel
 
 from spillway.render import name_shown
 from spillway.resources.names import table_name
-from spillway.untrusted import SENTENCE_LIMIT, shown, visible
+from spillway.untrusted import SENTENCE_LIMIT, command_word, shown, visible
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparison is drawn
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -836,10 +836,10 @@ def _details(console, c: CellCheck) -> None:
             say(console, f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})")
         keys = list(dict.fromkeys(f["key"] for f in c.failures))
         if keys:
-            say(console, f"           intended? accept with: {accept_command(c, keys, shown)}", soft_wrap=True)
+            say(console, f"           intended? accept with: {accept_command(c, keys, command_word)}", soft_wrap=True)
         if c.removed or c.removed_targets:
             print_removed(removal_result(c), console, limit=FAILURES_SHOWN, names="short",
-                          removals=removal_commands(c, shown), indent="           ")
+                          removals=removal_commands(c, command_word), indent="           ")
     if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
         say(console, f"           warning: {shown(c.flags_warning)} (--strict-flags fails on it)", style="yellow",
             soft_wrap=True)
@@ -1057,7 +1057,7 @@ def _(model: ReportModel, console_, view: View) -> None:
 
 @draw.register
 def _(model: CheckModel, console_, view: View) -> None:
-    commands = model.commands.shown_by(shown)
+    commands = model.commands.shown_by(command_word)
     print_check(model.result, console_, limit=view.limit, names=view.names, accept=commands.accept,
                 accept_all=commands.accept_all, code=dict(model.code) if model.code else None,
                 removals=commands.removals())
@@ -1126,11 +1126,11 @@ def print_baseline_write(model: BaselineWriteModel) -> None:
 
     def accept(key: str) -> str:
         return accept_command(model.paths, model.output, [key], gate=model.gate, targets=model.targets,
-                              quote=quote_every_path, word=shown)
+                              quote=quote_every_path, word=command_word)
 
     def accept_removed(keys: list[str], targets: list[str]) -> str:
         return accept_removed_command(model.paths, model.output, keys, targets, targets=model.targets,
-                                      quote=quote_every_path, word=shown)
+                                      quote=quote_every_path, word=command_word)
 
     err = console(stderr=True)
     for change in result.refused:
