@@ -3,7 +3,8 @@
 rows it prints (issue 23: within 0.5 s of the report without it, on
 librocsparse1 7.2.4): the library read once as ``report`` does, then the
 printed rows' code objects read again and their kernels decoded
-(render.table.printed_rows_evidence), REPEAT times; prints each run's wall and
+(report.kernel_code.printed_rows_evidence, the reading the report command
+hands the table's model), REPEAT times; prints each run's wall and
 CPU seconds and the best.
 
     PYTHONPATH=checker python3 benchmarks/bench_printed_rows.py LIBRARY [--limit 50] [--repeat 3]
@@ -20,7 +21,7 @@ import sys
 import time
 
 from spillway.cli.report import SORT_KEYS, select
-from spillway.render.table import printed_rows_evidence
+from spillway.report.kernel_code import printed_rows_evidence
 from spillway.report.reader import ReadOptions, read_report
 
 

@@ -15,6 +15,12 @@ once (docs/untrusted.md, "Running on untrusted binaries"):
   that starts ``##[`` is written ``\\x23`` and a ``::`` that starts the text
   (after blanks) as ``\\x3a:``.  A backslash is left as it is (names never
   hold one; shell-quoted commands would break).
+- ``shown``: a line output (a terminal, GitHub's log and job summary,
+  Markdown, JUnit's text) shows at most LINE_STRING_LIMIT characters of any
+  one string from a binary, cut with a visible marker (``cut``); JSON, SARIF
+  and HTML keep it whole.  The renderers of line outputs hand ``shown`` (or a
+  function over it: ``markdown_code``) to the wordings of gate/ as their
+  ``quote``: the models and their wordings carry the raw text.
 - ``markdown_code``: a code span that nothing in it can close (a fence longer
   than any run of backticks in it), with ``|`` escaped for a GitHub table and
   the text ``visible`` first (no line break, no HTML, link or image can come
@@ -102,10 +108,37 @@ def cut(text: str, limit: int) -> str:
     return f"{text[:limit]}… (+{len(text) - limit:,} characters)"
 
 
+# A line output shows at most this many characters of one string from a binary (a 4 MiB kernel
+# name made check print 4 to 12 MiB; a pull-request comment holds 64 KiB).
+LINE_STRING_LIMIT = 512
+
+
+# A sentence that holds such strings whole (a matrix cell's reason, which a downloaded artifact
+# may carry: spillway's words around paths, targets, a compiler's error) shows at most this many.
+SENTENCE_LIMIT = 4 * LINE_STRING_LIMIT
+
+
+# A word of a command spillway prints (a kernel's key after --allow-key) stays pasteable: whole up
+# to this many characters (long mangled template names pass), cut only past it (a 4 MiB name).
+COMMAND_WORD_LIMIT = 4096
+
+
+def command_word(text: str) -> str:
+    """A word of a printed command as a line output shows it (``cut`` past COMMAND_WORD_LIMIT)."""
+    return cut(text, COMMAND_WORD_LIMIT)
+
+
+def shown(text: str, limit: int = LINE_STRING_LIMIT) -> str:
+    """A string from a binary as a line output shows it: at most ``limit``
+    characters, then a visible marker (``cut``).  Raw otherwise: the sink
+    escapes the whole line once."""
+    return cut(text, limit)
+
+
 # -- Markdown -----------------------------------------------------------------------------
 
 # A name in Markdown (the job summary, a pull-request comment) shows at most this many characters.
-MARKDOWN_NAME_LIMIT = 4096
+MARKDOWN_NAME_LIMIT = LINE_STRING_LIMIT
 _BACKTICKS = re.compile("`+")
 
 
@@ -125,13 +158,15 @@ _WORD = re.compile(r"[A-Za-z0-9_.:+-]+")
 _INERT = re.compile(r"[^\W_]+|[ ,.;:()+/=%?'-]+")
 
 
-def markdown_text(text: str) -> str:
-    """Running text of spillway's own words that may hold something from a
-    binary (a figure line naming a target): as it is when Markdown reads
-    nothing in it (``_INERT`` characters only), else as ``markdown_code``."""
+def markdown_text(text: str, limit: int = MARKDOWN_NAME_LIMIT) -> str:
+    """Running text of spillway's own words: as it is when Markdown reads
+    nothing in it (``_INERT`` characters only, no ``::``), else as
+    ``markdown_code``.  Text from a binary is never passed here: the
+    wordings quote it with ``markdown_code`` themselves."""
     stripped = text.strip()
-    inert = stripped == text and not text.startswith(("-", "+")) and _INERT.sub("", text) == ""
-    return text if inert else markdown_code(text)
+    inert = (stripped == text and not text.startswith(("-", "+")) and "::" not in text
+             and _INERT.sub("", text) == "")
+    return text if inert else markdown_code(text, limit)
 
 
 def markdown_word(text: str) -> str:

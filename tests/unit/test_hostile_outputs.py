@@ -129,7 +129,9 @@ def run(monkeypatch, root: Path, *argv: str, github: bool = False, terminal: boo
 
 # The annotations spillway means to print start so (the baseline or the first NEW path, a spillway title).
 OWN = ("::error file=base.json,title=spillway ", "::warning file=new/hostile.co,title=spillway ",
-       "::error file=new/hostile.co,title=spillway ", "::error file=base-long.json,title=spillway ")
+       "::error file=new/hostile.co,title=spillway ", "::error file=base-long.json,title=spillway ",
+       "::error file=base-gone.json,title=spillway ",
+       "::error file=checks/baselines/clang-19.json,title=spillway matrix")
 
 
 def assert_safe(result: Run, status: int, *, markdown: bytes | None = None, files: tuple[Path, ...] = ()) -> None:
@@ -375,9 +377,12 @@ def test_a_kernel_name_that_is_not_utf8_is_shown_replaced(inputs, monkeypatch):
 
 def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
 
+    import time
+
     from spillway.cli.matrix import _imports
-    from spillway.render.github import matrix_run
     from spillway.render import table as check_render
+    from spillway.render.emit import emit
+    from spillway.render.models import MatrixRunModel, View
     from spillway.matrix.cells import Cell
     from spillway.matrix.gating import CellCheck
     from spillway.render.table import console as make_console
@@ -394,7 +399,7 @@ def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
 
     def render():
         check_render.print_checks(make_console(), checks)
-        matrix_run(checks, None, False)
+        emit(MatrixRunModel(tuple(checks), None, {}, "run", time.monotonic()), "github", None, View())
 
     events: list[tuple[str, bytes]] = []
     summary = inputs.root / "matrix-summary.md"
@@ -414,3 +419,168 @@ def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
     assert runner_findings(text, own) == [] and terminal_findings(text) == []
     assert len(annotations(text)) == 10
     assert markdown_findings(summary.read_text()) == []
+
+
+# -- every command in every format, from the command line's own definition (issue 38) -------------------
+#
+# The commands and their formats are read from the argparse tree, so a new command or a new format
+# that has no hostile run below fails test_every_output_path_has_a_hostile_run: each output path is
+# shown to go through its sink.  A command without --format has one output (its text: "text").
+
+def command_formats() -> list[tuple[tuple[str, ...], str]]:
+    import argparse
+
+    from spillway.cli import build_parser
+
+    found = []
+
+    def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for action in subcommands:
+            for name, sub in action.choices.items():
+                walk(sub, path + (name,))
+        if subcommands:
+            return
+        fmt = next((a for a in parser._actions if "--format" in a.option_strings), None)
+        found.extend((path, f) for f in (fmt.choices if fmt is not None else ("text",)))
+
+    walk(build_parser(), ())
+    return found
+
+
+# A failed cell's artifact as a CI job uploads it (build.json), its reason written by the attacker.
+HOSTILE_REASON = ("compile prim_scan.hip: error\n::error title=FORGED-PWN-REASON::reason "
+                  "<img src=https://attacker.invalid/PWN-REASON.png alt=PWN> [bold]PWN[/bold] ##[error]r "
+                  "\x1b]0;reason\x07\u202e " + "R" * 3000)
+# A target the baseline was written from and the build no longer has.
+REMOVED_TARGET = hostile.TARGET + "\n::error title=FORGED-PWN-TARGET::t\x1b[2J[bold]PWN[/bold]"
+
+
+@pytest.fixture(scope="module")
+def removed_target(inputs) -> Path:
+    """gone/keep.co (axpy on gfx1100) and gone/gone.co (axpy on REMOVED_TARGET), and a baseline of
+    both: checking keep.co alone finds REMOVED_TARGET no longer built."""
+    folder = inputs.root / "gone"
+    folder.mkdir(exist_ok=True)
+    (folder / "keep.co").write_bytes(hostile.code_object([hostile.SEED_KERNEL], "old"))
+    (folder / "gone.co").write_bytes(hostile.code_object([hostile.SEED_KERNEL], "old", target=REMOVED_TARGET))
+    done = run(pytest.MonkeyPatch(), inputs.root, "baseline", "write", "gone/keep.co", "gone/gone.co", "-o",
+               "base-gone.json", "--note", "both targets")
+    assert_safe(done, 0)
+    return inputs.root / "base-gone.json"
+
+
+@pytest.fixture(scope="module")
+def artifacts(inputs) -> Path:
+    """A cells file of one cell (clang-19) and the folder its job's artifact was downloaded into:
+    a failed build whose reason is HOSTILE_REASON."""
+    import tomllib
+
+    from support.matrix_fixtures import cell_table
+
+    cell = tomllib.loads((REPO / "matrix" / "cells.toml").read_text())["cells"]["clang-19"]
+    (inputs.root / "cells.toml").write_text("\n".join([
+        'schema = "1"', "", "[engine]", 'library = "libengine.so"', 'sources = ["kernels/prim_scan.hip"]',
+        'headers = ["kernels/include", "kernels/engine"]', 'recipe = "matrix/compile.sh"', "",
+        cell_table("clang-19", **cell)]))
+    folder = inputs.root / "artifacts" / "spillway-cell-clang-19" / "clang-19"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "build.json").write_text(json.dumps({"cell": "clang-19", "status": "failed", "reason": HOSTILE_REASON}))
+    return inputs.root / "artifacts"
+
+
+REPO = DATA.parents[1]
+# Each command's hostile run: (argv, exit status) for the inputs; a format is added as --format F.
+RUNS = {
+    ("report",): lambda i: (["report", *i.new, "--all", "--limit", "0"], 0),
+    ("code",): lambda i: (["code", "new/hostile.co", hostile.NAMES["newline"]], 0),
+    ("check",): lambda i: (["check", *i.new, "--baseline", "base.json", "--limit", "0"], 1),
+    ("baseline", "write"): lambda i: (["baseline", "write", *i.new, "-o", "update.json"], 1),
+    ("compare",): lambda i: (["compare", *i.new, "--against", *i.old, "--all", "--limit", "0"], 0),
+    ("matrix", "collect"): lambda i: (["matrix", "collect", "artifacts", "--cells", "cells.toml", "--root",
+                                       str(REPO), "--build-dir", "matrix-build", "--junit-dir", "junit"], 1),
+}
+# Output paths no hostile run reaches, and why.
+EXEMPT = {
+    ("matrix", "list"): "shows the cells file (the repository's own), no binary",
+    ("matrix", "build"): "builds with the compilers (tests/unit/matrix); its lines are the cells file's and the "
+                         "recipe's",
+    ("matrix", "check"): "builds with the compilers first; its verdicts are collect's (render.table.print_checks)",
+    ("matrix", "baseline"): "builds with the compilers first; writes each cell's baseline as baseline write does",
+    ("matrix", "run"): "builds with the compilers first; its outputs are collect's (the same run_run, one emit)",
+    ("matrix", "compare"): "reads built cells (tests/unit/matrix); their names are the ones check's runs show",
+    ("schema",): "prints the published schemas, nothing read",
+    ("cmake-dir",): "prints a folder of the package",
+}
+HOSTILE_RUNS = [(command, fmt) for command, fmt in command_formats() if command in RUNS]
+
+
+def test_every_output_path_has_a_hostile_run():
+    tree = command_formats()
+    assert len(tree) > 25 and (("check",), "markdown") in tree and (("matrix", "collect"), "github") in tree
+    missing = sorted({command for command, _ in tree} - set(RUNS) - set(EXEMPT))
+    assert not missing, f"commands with no hostile run (add one to RUNS, or say why in EXEMPT): {missing}"
+    assert not set(EXEMPT) & set(RUNS) and set(RUNS) <= {command for command, _ in tree}
+
+
+@pytest.mark.parametrize("github", [False, True], ids=["plain", "github"])
+@pytest.mark.parametrize("command, fmt", HOSTILE_RUNS, ids=[f"{' '.join(c)}-{f}" for c, f in HOSTILE_RUNS])
+def test_every_command_in_every_format(inputs, baseline, artifacts, monkeypatch, command, fmt, github):
+    argv, status = RUNS[command](inputs)
+    if command == ("baseline", "write"):
+        (inputs.root / "update.json").write_bytes(baseline.read_bytes())
+    if fmt != "text":
+        argv += ["--format", fmt]
+    result = run(monkeypatch, inputs.root, *argv, github=github or fmt == "github")
+    summary = (inputs.root / "summary.md").read_bytes() if github or fmt == "github" else None
+    markdown = result.out if fmt == "markdown" else summary
+    junit = sorted((inputs.root / "junit").glob("*.xml")) if command == ("matrix", "collect") else []
+    assert_safe(result, status, markdown=markdown, files=tuple(junit))
+    for path in junit:
+        assert ET.parse(path).getroot().find("testsuite") is not None
+    if command == ("matrix", "collect") and fmt == "json" and result.out:
+        (verdict,) = json_loads(result.out)["verdicts"]
+        assert verdict["reason"].endswith(HOSTILE_REASON)        # (the document keeps it whole)
+
+
+@pytest.mark.parametrize("github", [False, True], ids=["plain", "github"])
+@pytest.mark.parametrize("fmt", [f for c, f in command_formats() if c == ("check",)])
+def test_check_of_a_build_without_a_hostile_target_of_its_baseline(inputs, removed_target, monkeypatch, fmt,
+                                                                    github):
+    result = run(monkeypatch, inputs.root, "check", "gone/keep.co", "--baseline", "base-gone.json", "--format", fmt,
+                 github=github or fmt == "github")
+    summary = (inputs.root / "summary.md").read_bytes() if github or fmt == "github" else None
+    markdown = result.out if fmt == "markdown" else summary
+    assert_safe(result, 1, markdown=markdown)
+    if fmt in ("markdown", "github"):
+        assert "FORGED" in markdown.decode()          # (shown, in a code span)
+    if fmt == "json":
+        (removed,) = json_loads(result.out)["removed_targets"]
+        assert removed["target"] == REMOVED_TARGET.split("--", 1)[1]
+
+
+# Line outputs show at most LINE_STRING_LIMIT characters of a string from a binary; documents keep it whole
+# (JUnit: its text is cut, a test case's name is whole).
+LINE_FORMATS = ("table", "markdown", "github")
+
+
+@pytest.mark.parametrize("fmt", [f for c, f in command_formats() if c == ("check",)])
+def test_a_4_mib_name_is_cut_in_line_outputs_and_whole_in_documents(inputs, monkeypatch, fmt):
+    if not (inputs.root / "base-long.json").exists():
+        assert_safe(run(monkeypatch, inputs.root, "baseline", "write", "old/hostile.co", "-o", "base-long.json",
+                        "--note", "n"), 0)
+    result = run(monkeypatch, inputs.root, "check", inputs.long, "--baseline", "base-long.json", "--format", fmt,
+                 github=fmt == "github")
+    summary = (inputs.root / "summary.md").read_bytes() if fmt == "github" else b""
+    assert result.status == 1, result.text[-2000:]
+    written = len(result.both) + len(summary)
+    if fmt in LINE_FORMATS:
+        assert written < 64 << 10, (fmt, written)
+        assert "characters)" in (result.text + summary.decode())
+    elif fmt != "html":           # (the page carries its model compressed)
+        assert written > hostile.LONG_NAME_BYTES, (fmt, written)
+    if fmt == "junit":
+        failure = next(f for f in ET.fromstring(result.out).iter("failure") if "hostile_long" in (f.text or ""))
+        # (the name and key cut at 512, the accept command's key at COMMAND_WORD_LIMIT)
+        assert len(failure.text) < 3 * untrusted.LINE_STRING_LIMIT + 2 * untrusted.COMMAND_WORD_LIMIT
+        assert "characters)" in failure.text

@@ -146,3 +146,148 @@ def test_the_checks_see_a_cycle_and_a_later_stage():
     assert stage_of("spillway.cli.check") == "cli" and stage_of("spillway.paths") == "helpers"
     assert STAGES.index(stage_of("spillway.gate.check")) > STAGES.index(stage_of("spillway.report.reader"))
     assert STAGES.index("isa") < STAGES.index("report")
+
+
+# -- the render contract (issue 38): renderers read no input and write only through emit; the command
+# line builds models and never picks what to compute by format ------------------------------------------
+
+RENDER = PACKAGE / "render"
+CLI = PACKAGE / "cli"
+# What reads an input binary, a report or a baseline (formats.containers, report.reader, report.kernel_code,
+# isa.source_lines, gate.reading, gate.baseline, gate.failure_code, gate.source_location, report.library_lines).
+READERS = {"scan_path", "read_report", "report_json", "write_report_json", "each_kernel_code", "object_lines",
+           "evidence_of_kernels", "decoded_evidence", "printed_rows_evidence", "read_sources", "read_path",
+           "read_baseline", "load_baseline", "library_lines", "failure_locations", "failing_code", "expand",
+           "read_inputs", "sniff_json"}
+# What writes a file or a stream's bytes: only render/emit.py does (atomically, or standard output's buffer).
+WRITERS = {"atomic", "write_bytes", "write_text", "write_chunks", "write_with", "buffer", "GITHUB_STEP_SUMMARY"}
+
+
+def names_used(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every name, attribute, imported name and string constant in ``tree``, with its line."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found += [(node.lineno, alias.name.rsplit(".", 1)[-1]) for alias in node.names]
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.append((node.lineno, node.module.rsplit(".", 1)[-1]))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append((node.lineno, node.value))
+    return found
+
+
+def opens(tree: ast.AST, lines_written: list[int] | None = None) -> list[int]:
+    """Lines calling open() to read, or a path's read_bytes/read_text not on the package's own
+    assets (importlib.resources.files(...)); ``lines_written`` gets those calling open() to write."""
+    lines: list[int] = []
+    lines_written = [] if lines_written is None else lines_written
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "open":
+            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"),
+                                                                None)
+            writes = isinstance(mode, ast.Constant) and any(c in str(mode.value) for c in "wax")
+            if not writes:        # (opened to write: the writers' rule below)
+                lines.append(node.lineno)
+            else:
+                lines_written.append(node.lineno)
+        elif isinstance(func, ast.Attribute) and func.attr in ("read_bytes", "read_text", "open"):
+            if "resources.files" not in ast.unparse(func.value):
+                lines.append(node.lineno)
+    return lines
+
+
+def render_contract_breaches(modules: dict[str, str]) -> list[str]:
+    """``modules``: name -> source of render/ modules."""
+    out = []
+    for name, source in sorted(modules.items()):
+        tree = ast.parse(source)
+        used = names_used(tree)
+        out += [f"render/{name}:{line} calls a reader: {word}" for line, word in used if word in READERS]
+        written: list[int] = []
+        out += [f"render/{name}:{line} reads a file" for line in opens(tree, written)]
+        if name != "emit.py":
+            out += [f"render/{name}:{line} writes ({word}): only render/emit.py writes" for line, word in used
+                    if word in WRITERS]
+            out += [f"render/{name}:{line} opens a file to write: only render/emit.py writes" for line in written]
+    return out
+
+
+def test_render_reads_no_input_and_writes_only_through_emit():
+    modules = {path.name: path.read_text() for path in sorted(RENDER.glob("*.py"))}
+    assert "emit.py" in modules and "table.py" in modules
+    breaches = render_contract_breaches(modules)
+    assert not breaches, "\n".join(breaches)
+
+
+def test_the_render_contract_can_fail():
+    assert render_contract_breaches({"table.py": "def f(paths, o):\n    return each_kernel_code(paths, o)\n"})
+    assert render_contract_breaches({"sarif.py": "def f(m):\n    return m.resolve(x).read_bytes()\n"})
+    assert render_contract_breaches({"github.py": "import os\nos.environ['GITHUB_STEP_SUMMARY']\n"})
+    assert render_contract_breaches({"junit.py": "from spillway import atomic\n"})
+    assert render_contract_breaches({"github.py": "with open(path, 'ab') as f:\n    pass\n"})
+    assert not render_contract_breaches({"html.py": "resources.files('spillway.render').joinpath('a').read_text()\n",
+                                         "emit.py": "from spillway import atomic\nopen(p, 'ab')\n"})
+
+
+# The options that name an output's format in the command line (cli/output.py reads them once: chosen_format).
+FORMAT_NAMES = {"fmt", "format", "chosen"}
+# What the command line computes and hands to emit: never changed once made (dataclasses.replace).
+RESULTS = {"result", "model", "options", "comparison", "summary", "inputs", "document", "checks", "check", "usage"}
+
+
+def cli_contract_breaches(modules: dict[str, str]) -> list[str]:
+    """A format branch (a comparison of the chosen format with anything) or an attribute set on
+    a result (RESULTS: what a command computes and hands to emit)."""
+    out = []
+    for name, source in sorted(modules.items()):
+        if name == "output.py":          # (where the format is chosen: chosen_format)
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(isinstance(s, ast.Name) and s.id in FORMAT_NAMES
+                       or isinstance(s, ast.Attribute) and s.attr == "format" for s in sides):
+                    out.append(f"cli/{name}:{node.lineno} branches on the format: {ast.unparse(node)}")
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                        target.value.id in RESULTS:
+                    out.append(f"cli/{name}:{node.lineno} sets an attribute: {ast.unparse(target)}")
+    return out
+
+
+def test_the_command_line_has_no_format_branch_and_sets_no_attribute_on_a_result():
+    modules = {path.name: path.read_text() for path in sorted(CLI.glob("*.py"))}
+    assert "check.py" in modules and "matrix.py" in modules
+    breaches = cli_contract_breaches(modules)
+    assert not breaches, "\n".join(breaches)
+
+
+def test_the_command_line_contract_can_fail():
+    assert cli_contract_breaches({"check.py": "if fmt in ('json', 'sarif'):\n    pass\n"})
+    assert cli_contract_breaches({"check.py": "result.sources = {}\n"})
+    assert cli_contract_breaches({"report.py": "x = [] if args.format == 'json' else y\n"})
+    assert cli_contract_breaches({"matrix.py": "result.required = True\n"})
+    assert not cli_contract_breaches({"output.py": "if asked is None:\n    pass\n",
+                                      "check.py": "args.paths.extend(x)\nself.total = 1\nparser.required = True\n"})
+
+
+def test_read_options_are_frozen():
+    import dataclasses
+
+    import pytest
+
+    from spillway.report.reader import ReadOptions
+
+    options = ReadOptions()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.isa = True          # type: ignore[misc]
+    assert dataclasses.replace(options, isa=True).isa and not options.isa

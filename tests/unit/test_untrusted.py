@@ -150,7 +150,8 @@ def test_bad_markdown_from_the_old_code_span_is_flagged():
 
 def test_a_long_name_in_markdown_is_cut_visibly():
     cell = untrusted.markdown_code("k" * (4 << 20))
-    assert len(cell) < untrusted.MARKDOWN_NAME_LIMIT + 100 and "(+4,190,208 characters)" in cell
+    assert len(cell) < untrusted.MARKDOWN_NAME_LIMIT + 100 and "(+4,193,792 characters)" in cell
+    assert untrusted.MARKDOWN_NAME_LIMIT == untrusted.LINE_STRING_LIMIT == 512     # (issue 38: every line output)
 
 
 def test_the_summary_is_capped_with_its_blocks_closed():

@@ -8,16 +8,12 @@ allowances for those kernels and every tightening) and the exit status is 1."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
-import sys
 
-from spillway.untrusted import visible
 from spillway.errors import UsageError
 from spillway.constants import DEFAULT_GATE_NAMES, metrics_help
 from spillway.cli.common import add_read_options, progress_shown, read_options
-
-SHOWN = 20
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("baseline", help="write or update a baseline file",
@@ -122,10 +118,11 @@ def _allows(args) -> dict[str, list]:
 
 def run_write(args) -> int:
     from spillway.cli.output import Outputs, schema_of
-    from spillway.gate.baseline import (SourceHasher, build, load_baseline, recorded_model,  # (pydantic)
-                                        update_summary, write_baseline)
+    from spillway.gate.baseline import SourceHasher, build, load_baseline, recorded_model  # (pydantic)
+    from spillway.render.emit import emit
+    from spillway.render.models import BaselineWriteModel
     from spillway.gate.flags import build_flags, declared_flags
-    from spillway.gate.metrics import DEFAULT_GATE, METRICS, needs_code, parse_metrics
+    from spillway.gate.metrics import DEFAULT_GATE, needs_code, parse_metrics
     from spillway.gate.reading import read_sources
 
     allows = _allows(args)
@@ -142,67 +139,20 @@ def run_write(args) -> int:
     previous = load_baseline(args.output) if exists and not replace else None
     if gate is None:
         gate = tuple(previous.gate) if previous else DEFAULT_GATE
+    # loop_scratch, agpr_copies: the machine code is read too.  An update keeps the occupancy
+    # model the baseline was written with (version 1: llvm22), so its occupancy floors are
+    # compared with figures of the same arithmetic.
     options = read_options(args)
-    options.isa = needs_code(gate)     # loop_scratch, agpr_copies: the machine code is read too
-    if previous is not None and args.occupancy_model is None:
-        # An update keeps the occupancy model the baseline was written with (version 1: llvm22),
-        # so its occupancy floors are compared with figures of the same arithmetic.
-        options.occupancy_model = recorded_model(previous)
+    model = recorded_model(previous) if previous is not None and args.occupancy_model is None else None
+    options = dataclasses.replace(options, isa=needs_code(gate), occupancy_model=model or options.occupancy_model)
     hasher = SourceHasher(args.paths)
     # The inputs are hashed a piece at a time while the workers read them.
-    with progress_shown(args.paths, options, also=hasher.advance):
-        inputs = read_sources(args.paths, options)
+    with progress_shown(args.paths, options, also=hasher.advance) as shown:
+        inputs = read_sources(args.paths, shown)
     result = build(inputs, note=args.note, gate=gate, previous=previous, allows=allows["allow"],
                    targets=options.targets, record_all=args.record_all, digests=hasher.digests(),
                    flags=build_flags(args.flags, inputs.files), allow_removed=allows["allow_removed"],
                    allow_removed_targets=allows["allow_removed_target"])
-    write_baseline(args.output, result.baseline)
-
-    out = sys.stderr
-    for change in result.refused:
-        metric = METRICS.get(change.metric)
-        what = "floor" if metric and metric.floor else "allowance"
-        print(visible(f"spillway: kept {change.metric} {what} of {change.name} [{change.target}] at {change.old} "
-                      f"(now {change.new}); accept with: {_accept(args, change.key)}"), file=out)
-    for change in result.raised[:SHOWN]:
-        print(visible(f"spillway: loosened {change.metric} of {change.name} [{change.target}]: {change.old} -> "
-                      f"{change.new}"), file=out)
-    if len(result.raised) > SHOWN:
-        print(f"spillway: ... {len(result.raised) - SHOWN} more loosened", file=out)
-    for target, _key, name in result.removed[:SHOWN]:
-        print(visible(f"spillway: removed {name} [{target}] (no longer built; --allow-removed)"), file=out)
-    if len(result.removed) > SHOWN:
-        print(f"spillway: ... {len(result.removed) - SHOWN} more removed", file=out)
-    for target in result.removed_targets:
-        print(visible(f"spillway: removed target {target} (no longer built; --allow-removed-target)"), file=out)
-    for target, count in result.kept_targets:
-        written = f"; the baseline was written from {count} kernels on it" if count else ""
-        print(visible(f"spillway: kept target {target}: no kernel is built for it{written}; accept its removal with: "
-                      f"{_accept_removed(args, [], [target])}"), file=out)
-    for target, key, name in result.kept_removed[:SHOWN]:
-        print(visible(f"spillway: kept {name} [{target}]: no longer built; accept its removal with: "
-                      f"{_accept_removed(args, [key], [])}"), file=out)
-    if len(result.kept_removed) > SHOWN:
-        print(visible(f"spillway: ... {len(result.kept_removed) - SHOWN} more kept; accept them all with: "
-                      f"{_accept_removed(args, list(dict.fromkeys(k for _, k, _ in result.kept_removed)), [])}"),
-              file=out)
-
-    print(visible(update_summary(result, args.output)))
+    emit(BaselineWriteModel(result, args.output, tuple(args.paths), args.gate,
+                            ",".join(args.target) if args.target else None), "json", args.output)
     return 1 if result.kept else 0
-
-
-def _accept_removed(args, keys: list[str], targets: list[str]) -> str:
-    """This command again, with --allow-removed-key for ``keys`` and --allow-removed-target for ``targets``."""
-    from spillway.gate.commands import accept_removed_command, quote_every_path
-
-    return accept_removed_command(args.paths, args.output, keys, targets,
-                                  targets=",".join(args.target) if args.target else None, quote=quote_every_path)
-
-
-def _accept(args, key: str) -> str:
-    """This command again, with --allow-key for ``key``."""
-    from spillway.gate.commands import accept_command, quote_every_path
-
-    return accept_command(args.paths, args.output, [key], gate=args.gate,
-                          targets=",".join(args.target) if args.target else None,
-                          quote=quote_every_path)

@@ -7,6 +7,7 @@ command that writes it."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -17,8 +18,6 @@ from spillway.errors import UsageError
 from spillway.untrusted import visible
 
 FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif", "html")
-# The documents that list every failure, each with its kernel's machine code (--limit does not apply).
-LISTS_EVERY_FAILURE = ("json", "junit", "sarif", "html")
 
 
 def register(subparsers) -> None:
@@ -87,23 +86,18 @@ def run(args) -> int:
         commands = CheckCommands(tuple(args.paths), args.baseline, (), tuple(options.targets or ()))
         raise UsageError(f"--baseline {args.baseline}: no such file; write it with: {commands.write_missing()}")
     baseline, baseline_bytes = read_baseline(args.baseline)     # read once: SARIF locates kernels in these bytes
-    if args.occupancy_model is None:
-        # The figures are compared with the baseline's, so by default they follow its model
-        # (a version-1 baseline names none: llvm22).
-        options.occupancy_model = recorded_model(baseline)
-    # The machine-code gates (loop_scratch, agpr_copies) read the code as report --isa does.
-    options.isa = needs_code(gate or baseline.gate)
-    # The failures' machine code (only on a failing check), for every output that shows it: the
-    # verdict on the terminal and Markdown (the first --limit failures), the documents that list
-    # every failure (json, junit, sarif, html: all of them; tsv has no place for it); json and sarif
-    # also point each failure at its source line.  Where each kernel is is kept as it is read, so a
-    # failing check reads again only the code objects holding its failures, once (gate.revisit).
-    wants_code = fmt != "tsv" or args.output not in (None, "-") or bool(args.junit)
-    wants_lines = fmt in ("json", "sarif")
-    if wants_lines and not os.path.isdir(args.source_root):
+    # The figures are compared with the baseline's, so by default they follow its model (a
+    # version-1 baseline names none: llvm22).  The machine-code gates (loop_scratch,
+    # agpr_copies) read the code as report --isa does.
+    options = dataclasses.replace(options, isa=needs_code(gate or baseline.gate),
+                                  occupancy_model=recorded_model(baseline) if args.occupancy_model is None
+                                  else options.occupancy_model)
+    if not os.path.isdir(args.source_root):
         raise UsageError(f"--source-root {args.source_root}: not a directory")
-    with progress_shown(args.paths, options):
-        inputs = read_sources(args.paths, options, places=wants_code or wants_lines)
+    # Where each kernel is is kept as it is read, so that a failing check reads again only the
+    # code objects holding its failures, once (gate.revisit).
+    with progress_shown(args.paths, options) as shown:
+        inputs = read_sources(args.paths, shown, places=True)
     result = check(inputs.usage, baseline, gate or baseline.gate, targets=options.targets,
                    baseline_path=args.baseline, occupancy_model=options.occupancy_model)
     flags_differ = compare_flags(baseline.provenance.flags, build_flags(args.flags, inputs.files))
@@ -112,19 +106,20 @@ def run(args) -> int:
         print(f"spillway: occupancy follows the {options.occupancy_model} model the baseline was written "
               f"with (--occupancy-model to change)", file=sys.stderr)
     commands = CheckCommands(tuple(args.paths), args.baseline, tuple(baseline.gate), tuple(options.targets or ()))
+    # A failing check's model: every failure's machine code and source line, read once (the
+    # terminal and Markdown show the first --limit failures' code, the documents every one's; the
+    # format decides what is shown, never what is read).
     code = None
     binaries = [p for p in args.paths if not sniff_json(p)]
-    if result.failures and binaries and (wants_code or wants_lines):
-        shown = result.failures if fmt in LISTS_EVERY_FAILURE or args.junit or not args.limit \
-            else result.failures[:args.limit]
-        details = failure_details(binaries, options, inputs.usage, inputs.places,
-                                  {(f.target, f.key) for f in shown} if wants_code else (),
-                                  {(f.target, f.key) for f in result.failures} if wants_lines else (),
+    if result.failures and binaries:
+        failing = {(f.target, f.key) for f in result.failures}
+        details = failure_details(binaries, options, inputs.usage, inputs.places, failing, failing,
                                   args.source_root, args.lines_from)
-        code, result.sources = details.code, details.sources
+        code = details.code
+        result = dataclasses.replace(result, sources=details.sources)
     model = CheckModel(result, commands, baseline_bytes, args.suite or junit.suite_name_for(args.baseline), code)
     if args.junit:
-        junit.write_bytes(args.junit, junit.document_of(model))
+        emit(model, "junit", args.junit, also=True)
     emit(model, fmt, args.output, View(args.names, args.limit))
     if flags_differ is not None:
         # One line on stderr, after the verdict: the documents on stdout and in files stay what they were.

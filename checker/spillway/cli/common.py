@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import os
 import sys
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Callable
 from spillway.formats.bundles import DEFAULT_MAX_DECOMPRESSED
 from spillway.formats.containers import (DEFAULT_MAX_DECOMPRESSED_TOTAL, DEFAULT_MAX_INFLATION, DEFAULT_MAX_KERNELS,
                                          MIN_INPUT_ALLOWANCE)
-from spillway.cli.output import write_to
 from spillway.report.reader import ReadOptions, read_report, report_json
 from spillway.report.reader import write_report_json as write_report_json_to
 from spillway.resources.occupancy import DEFAULT_MODEL, MODEL_CHOICES
@@ -122,12 +122,9 @@ def progress_console() -> Console:
 
 
 def stdout_console() -> Console:
-    """Rich output on a terminal; piped, plain lines that never wrap or colour.
-    Text is never read as emoji codes (``:warning:`` in a kernel name stays text)."""
-    from rich.console import Console
-    if sys.stdout.isatty():
-        return Console(soft_wrap=False, emoji=False, highlight=False)
-    return Console(width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
+    """render.table.lines_console on standard output."""
+    from spillway.render.table import lines_console
+    return lines_console()
 
 
 @contextlib.contextmanager
@@ -156,11 +153,11 @@ def reading_progress(paths: list[str]):
 
 @contextlib.contextmanager
 def progress_shown(paths: list[str], options: ReadOptions, also: Callable[[], None] | None = None):
-    """While a read of ``paths`` runs, ``options.progress`` shows a bar on long
-    reads (reading_progress) and calls ``also`` (work done meanwhile)."""
+    """``options`` with a ``progress`` that, while a read of ``paths`` runs, shows
+    a bar on long reads (reading_progress) and calls ``also`` (work done meanwhile)."""
     with reading_progress(paths) as advance:
         if advance is None and also is None:
-            yield
+            yield options
             return
 
         def progress(done: int, total: int) -> None:
@@ -169,30 +166,27 @@ def progress_shown(paths: list[str], options: ReadOptions, also: Callable[[], No
             if also is not None:
                 also()
 
-        options.progress = progress
-        try:
-            yield
-        finally:
-            options.progress = None
+        yield dataclasses.replace(options, progress=progress)
 
 
 def read_inputs(paths: list[str], options: ReadOptions) -> dict:
     """Read paths into a report document (its kernels a KernelTable), with a
     progress bar on long reads."""
-    with progress_shown(paths, options):
-        return read_report(paths, options, compact=True)
+    with progress_shown(paths, options) as shown:
+        return read_report(paths, shown, compact=True)
 
 
-def write_report_json(paths: list[str], options: ReadOptions, output: str | None) -> None:
-    """The report of ``paths`` as JSON, written to ``output`` (see cli.output.write_to)
-    while it is read, by the workers themselves (report.reader.write_report_json),
-    with a progress bar on long reads."""
+def report_json_writers(paths: list[str], options: ReadOptions):
+    """How the report of ``paths`` is written as JSON while it is read: to a file
+    descriptor by the workers themselves (report.reader.write_report_json), or
+    the same bytes in pieces; with a progress bar on long reads (render.emit.write_to
+    takes the pair)."""
     def produce(fd: int) -> None:
-        with progress_shown(paths, options):
-            write_report_json_to(fd, paths, options)
+        with progress_shown(paths, options) as shown:
+            write_report_json_to(fd, paths, shown)
 
     def chunks():
-        with progress_shown(paths, options):
-            yield from report_json(paths, options)
+        with progress_shown(paths, options) as shown:
+            yield from report_json(paths, shown)
 
-    write_to(output, produce, chunks)
+    return produce, chunks

@@ -44,10 +44,10 @@ def run(args) -> int:
     options = read_options(args)
     outputs = Outputs(args.new + args.against, force=args.force)
     outputs.claim(args.output, "-o")
-    with progress_shown(args.new, options):
-        new = read_sources(args.new, options, allow_baseline=True, side="NEW")
-    with progress_shown(args.against, options):
-        old = read_sources(args.against, options, allow_baseline=True, side="OLD")
+    with progress_shown(args.new, options) as shown:
+        new = read_sources(args.new, shown, allow_baseline=True, side="NEW")
+    with progress_shown(args.against, options) as shown:
+        old = read_sources(args.against, shown, allow_baseline=True, side="OLD")
     comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model,
                          code=args.isa, unrecorded=old.unrecorded_held)
     model = CompareModel(comparison, tuple(args.new), tuple(args.against), tuple(old.baselines + new.baselines),

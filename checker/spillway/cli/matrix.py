@@ -14,8 +14,8 @@ skipped with the reason without failing the run.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,31 +23,31 @@ from typing import TYPE_CHECKING, Any
 from spillway.constants import MATRIX_DEFAULT_JOBS
 from spillway.errors import UsageError
 from spillway.cli.common import stdout_console
-from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format, markdown_marker, write
+from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format
 
 if TYPE_CHECKING:  # bound at run time by _imports()
     from rich.console import Console
     from rich.markup import escape
 
     from spillway import matrix as mx
-    from spillway.render import github as render_github, sarif as render_sarif, table as render_table
+    from spillway.render import table as render_table
     from spillway.render.emit import emit
-    from spillway.render.models import MatrixListModel, MatrixPairModel, MatrixSummaryModel, View
+    from spillway.render.models import MatrixListModel, MatrixPairModel, MatrixRunModel, MatrixSummaryModel, View
 
 
 def _imports() -> None:
     """Bind the heavy modules (pydantic through spillway.matrix, rich) only
     when a matrix command runs: building the parser must stay cheap, as
     every `spillway report` builds it."""
-    global mx, Console, escape, render_github, render_sarif, render_table, emit
-    global MatrixListModel, MatrixPairModel, MatrixSummaryModel, View
+    global mx, Console, escape, render_table, emit
+    global MatrixListModel, MatrixPairModel, MatrixRunModel, MatrixSummaryModel, View
     from rich.console import Console
     from rich.markup import escape
 
     from spillway import matrix as mx
-    from spillway.render import github as render_github, sarif as render_sarif, table as render_table
+    from spillway.render import table as render_table
     from spillway.render.emit import emit
-    from spillway.render.models import MatrixListModel, MatrixPairModel, MatrixSummaryModel, View
+    from spillway.render.models import MatrixListModel, MatrixPairModel, MatrixRunModel, MatrixSummaryModel, View
 
 
 def _heavy(run):
@@ -202,9 +202,7 @@ def _view_model(args) -> str:
 # -- shared pieces ---------------------------------------------------------------------
 
 def _err() -> Console:
-    if sys.stderr.isatty():
-        return Console(stderr=True, emoji=False, highlight=False)
-    return Console(stderr=True, width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
+    return render_table.lines_console(stderr=True)
 
 
 def _load(args) -> tuple[mx.Matrix, Path]:
@@ -316,11 +314,6 @@ def run_list(args) -> int:
     matrix, _ = _load(args)
     fmt = chosen_format(args)
     selected, _ = matrix.select(args.cells_named, args.local)
-    if fmt == "github-matrix":
-        from spillway.matrix.ci import job_matrix
-        Outputs([str(matrix.path)], force=args.force).claim(args.output, "-o")
-        write(args.output, job_matrix(selected))
-        return 0
     rows = []
     for cell in selected:
         availability = mx.probe(cell)
@@ -378,17 +371,19 @@ def _checks(args, matrix: mx.Matrix, build_dir: Path) -> tuple[list[mx.CellCheck
                                strict_flags=args.strict_flags)
         if junit and result.result is not None:
             from spillway.errors import SpillwayError
-            from spillway.render import junit as junit_xml
+            from spillway.render.emit import write as write_document
+            from spillway.render.junit import document_chunks
             try:
-                junit_xml.write(str(junit), result.result, build.cell.name)
+                write_document(str(junit), document_chunks(result.result, build.cell.name))
             except SpillwayError as exc:
                 result = mx.CellCheck(build.cell, "error", str(exc))
-        result.required = build.cell.name in required
+        result = dataclasses.replace(result, required=build.cell.name in required)
         if junit_dir and result.verdict in ("skipped", "error"):
             # Every cell has its file, so a collector sees skipped and broken cells too.
-            from spillway.render.junit import unchecked_document, write_bytes
-            write_bytes(str(junit_dir / f"{build.cell.name}.xml"),
-                        unchecked_document(build.cell.name, result.verdict, result.reason))
+            from spillway.render.emit import write as write_document
+            from spillway.render.junit import unchecked_document
+            write_document(str(junit_dir / f"{build.cell.name}.xml"),
+                           unchecked_document(build.cell.name, result.verdict, result.reason))
         checks.append(result)
     return checks, builds
 
@@ -475,40 +470,18 @@ def run_baseline(args) -> int:
 # -- run: the main job -------------------------------------------------------------------------
 
 def run_run(args) -> int:
+    """``matrix run`` and ``matrix collect``: options -> the cells' checks and the
+    cells side by side -> emit (render.emit: every format's outputs of a run)."""
     matrix, build_dir = _load(args)
     fmt = chosen_format(args)
     _claim(args, matrix, build_dir)
     start = time.monotonic()
     checks, builds = _checks(args, matrix, build_dir)
-    # The verdicts go to stdout, or to stderr when the document itself does.
-    document_on_stdout = fmt in ("json", "markdown", "sarif", "html") and args.output in (None, "-")
-    console = _err() if document_on_stdout else stdout_console()
-    # The first screen: each cell's verdict and why, then what changed between the cells, then the failures.
-    render_table.print_verdicts(console, checks)
     built = [b.cell for b in builds if b.status in ("built", "up to date")]
     summary = mx.summarize(matrix, build_dir, built, _view_model(args)) if built else None
-    if summary is not None and summary.cells:
-        if fmt in ("json", "markdown", "html"):
-            verdicts = [{"cell": c.cell.name, "verdict": c.verdict, "reason": c.reason} for c in checks]
-            _emit_summary(fmt, args.output, summary, args.differing, args.names, verdicts)
-            if args.output not in (None, "-"):
-                _emit_summary("table", None, summary, args.differing, args.names, everything=args.all)
-                console.print(f"wrote {args.output}", highlight=False)
-        elif fmt == "sarif" and args.output in (None, "-"):
-            pass                             # stdout is the SARIF log
-        else:
-            _emit_summary("table", args.output if fmt == "table" else None, summary, args.differing, args.names,
-                          everything=args.all)
-            if fmt == "table" and args.output not in (None, "-"):
-                console.print(f"wrote {args.output}", highlight=False)
-    if fmt == "github":
-        table = render_github.matrix_run(checks, summary, args.differing)
-        if args.output not in (None, "-") and table is not None:
-            write(args.output, markdown_marker("matrix summary") + table)
-    elif fmt == "sarif":
-        write(args.output, render_sarif.matrix_log(checks, matrix))
-        if args.output not in (None, "-"):
-            console.print(f"wrote {args.output}", highlight=False)
-    render_table.print_details(console, checks)
-    console.print(f"matrix {args.matrix_command}: {time.monotonic() - start:.1f} s", highlight=False)
+    # Each checked cell's baseline as read once (SARIF locates each kernel at its line).
+    baselines = {c.cell.name: matrix.resolve(c.cell.baseline).read_bytes() for c in checks
+                 if c.verdict in ("pass", "fail")}
+    emit(MatrixRunModel(tuple(checks), summary, baselines, args.matrix_command, start), fmt, args.output,
+         View(args.names, 0, args.all, args.differing))
     return mx.exit_status(checks)

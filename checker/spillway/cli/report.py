@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from typing import Sequence
 
-from spillway.cli.common import add_read_options, read_inputs, read_options, write_report_json
+from spillway.cli.common import add_read_options, read_inputs, read_options, report_json_writers
 from spillway.cli.output import Outputs, add_output_options, add_table_options, chosen_format, looks_like_path
 from spillway.errors import UsageError
 from spillway.resources.names import NameFilter
@@ -84,31 +86,32 @@ def select(kernels: Sequence[dict], pattern: str | None, everything: bool) -> li
 def run(args) -> int:
     from spillway.render.emit import emit
     from spillway.render.models import ReportModel, View
+    from spillway.report.kernel_code import printed_rows_evidence
 
     fmt = chosen_format(args)
     paths, pattern = split_filter(args.paths)
     outputs = Outputs(paths, force=args.force)
     outputs.claim(args.output, "-o")
-    if fmt == "json" and not pattern:
-        # Written while it is read: a ROCm library's report is half a gigabyte.
-        write_report_json(paths, read_options(args), args.output)
-        return 0
     options = read_options(args)
     if pattern and options.isa:
         # Only the matching kernels' code is decoded (and only code objects holding one).
-        options.code_filter = NameFilter(pattern)
-    document = read_inputs(paths, options)
-    matching = None
-    if pattern:
-        matching = select(document["kernels"], pattern, True)
-        if not matching:
-            raise UsageError(f"no kernel matches {pattern!r} (of {len(document['kernels'])} kernels read "
-                             f"from {', '.join(paths)})")
-    if fmt == "json":
-        kernels = []
-    else:
-        kernels = sorted(select(matching if matching is not None else document["kernels"], None, args.all),
-                         key=SORT_KEYS[args.sort])
-    emit(ReportModel(document, kernels, matching, tuple(paths), pattern, args.isa, options), fmt, args.output,
-         View(args.names, args.limit, args.all))
+        options = dataclasses.replace(options, code_filter=NameFilter(pattern))
+
+    def read() -> tuple[dict, list, list | None]:
+        document = read_inputs(paths, options)
+        matching = None
+        if pattern:
+            matching = select(document["kernels"], pattern, True)
+            if not matching:
+                raise UsageError(f"no kernel matches {pattern!r} (of {len(document['kernels'])} kernels read "
+                                 f"from {', '.join(paths)})")
+        rows = select(matching if matching is not None else document["kernels"], None, args.all)
+        return document, sorted(rows, key=SORT_KEYS[args.sort]), matching
+
+    # The records as a stream the renderers ask for: with no FILTER the JSON document is written
+    # while it is read, by the reader's workers (a ROCm library's report is half a gigabyte).
+    code_of = functools.partial(printed_rows_evidence, list(paths), options)
+    emit(ReportModel(read, pattern, args.isa, options.occupancy_model, code_of,
+                     None if pattern else report_json_writers(list(paths), options)),
+         fmt, args.output, View(args.names, args.limit, args.all))
     return 0

@@ -65,7 +65,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Final, Iterator, Literal, Mapping, Optional, Sequence, get_type_hints
+from typing import Any, Callable, Final, Iterator, Literal, Mapping, Optional, Sequence, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -1070,8 +1070,9 @@ def _removals(inputs: Inputs, previous: Baseline | None, targets: list[str] | No
     return _Removals(kept, [recorded[k] for k in sorted(recorded, key=lambda k: (k[0], k[1] or ""))])
 
 
-def update_summary(result: UpdateResult, shown: str) -> str:
-    """The one line that says what a write or an update did (``shown``: the file)."""
+def update_summary(result: UpdateResult, shown: str, quote: Callable[[str], str] = lambda text: text) -> str:
+    """The one line that says what a write or an update did (``shown``: the file;
+    ``quote``: how the sink shows a target, which comes from the binary)."""
     count = len(result.baseline.kernels)
     summary = f"{'updated' if result.updated else 'wrote'} {shown}: {count} kernel{'s' if count != 1 else ''}, " \
               f"gate {','.join(result.baseline.gate)}"
@@ -1083,13 +1084,13 @@ def update_summary(result: UpdateResult, shown: str) -> str:
                    f"{len(result.added)} kernels added", f"{len(result.removed)} removed"]
         if result.removed_targets:
             details.append(f"target{'s' if len(result.removed_targets) != 1 else ''} "
-                           f"{', '.join(result.removed_targets)} removed")
+                           f"{', '.join(quote(t) for t in result.removed_targets)} removed")
         if result.refused:
             details.append(f"{len(result.refused)} kept because they would go up without --allow")
         if result.kept_removed or result.kept_targets:
             kept = [f"{len(result.kept_removed)} kernel{'s' if len(result.kept_removed) != 1 else ''}"] \
                 if result.kept_removed else []
-            kept += [f"target {target}" for target, _ in result.kept_targets]
+            kept += [f"target {quote(target)}" for target, _ in result.kept_targets]
             details.append(f"{' and '.join(kept)} no longer built kept without --allow-removed")
         if result.kept_other_targets:
             details.append(f"{result.kept_other_targets} kept for targets not read")

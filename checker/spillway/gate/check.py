@@ -29,6 +29,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from spillway.gate.baseline import Baseline
     from spillway.gate.failure_code import FailureCode
 
+# How a sink shows a string from a binary inside spillway's own words (spillway.untrusted: shown,
+# markdown_code, visible): the wordings below take one, and carry the text raw by default.
+Quote = Callable[[str], str]
+
+
+def raw(text: str) -> str:
+    return text
+
+
 CHECK_SCHEMA: Final = "spillway.check/3"     # version 2 with removed_targets and fewer_kernels; removals fail
 
 
@@ -53,12 +62,12 @@ class Finding:
                    allowed=failure["allowed"], actual=failure["actual"], passed=False,
                    new_kernel=bool(failure.get("new_kernel")), dynamic_stack=bool(failure.get("dynamic_stack")))
 
-    def line(self, names: str = "short") -> str:
+    def line(self, names: str = "short", quote: Quote = raw) -> str:
         """The one wording of a finding with its kernel, for check, the matrix and SARIF:
-        ``topk<32> [gfx1100]: scratch 272 B/lane, allowed at most 0 B/lane``."""
+        ``topk<32> [gfx1100]: scratch 272 B/lane, allowed at most 0 B/lane``; ``quote``:
+        how the sink shows the name and target (they come from the binary: raw here)."""
         from spillway.resources.names import table_name
-        from spillway.untrusted import visible     # (name and target come from the binary)
-        return f"{visible(table_name(self.name, names))} [{visible(self.target)}]: {self.message()}"
+        return f"{quote(table_name(self.name, names))} [{quote(self.target)}]: {self.message()}"
 
     def message(self) -> str:
         """``scratch 272 B/lane, allowed at most 0 B/lane (kernel not in the baseline)``"""
@@ -85,15 +94,19 @@ class RemovedTarget:
     declared: bool = False           # the build declares it (a matrix cell)
     in_baseline: bool = True         # the baseline was written from it
 
-    def line(self) -> str:
+    def line(self, quote: Quote = raw) -> str:
         """``target gfx1151: no kernel built for it (the baseline was written from 66 kernels on it)``"""
+        return f"target {quote(self.target)}: {self.reason()}"
+
+    def reason(self) -> str:
+        """``no kernel built for it (the baseline was written from 66 kernels on it)``: spillway's words only."""
         why = []
         if self.in_baseline:
             why.append(f"the baseline was written from {self.kernels} kernel{'s' if self.kernels != 1 else ''} on it"
                        if self.kernels else "the baseline has it")
         if self.declared:
             why.append("the cell declares it in cells.toml")
-        return f"target {self.target}: no kernel built for it ({'; '.join(why)})"
+        return f"no kernel built for it ({'; '.join(why)})"
 
 
 @dataclass(frozen=True)
@@ -107,9 +120,10 @@ class FewerKernels:
     written_from: int
     unnamed: int          # at least this many gone that the baseline does not record (those it records are named)
 
-    def line(self) -> str:
-        return (f"{self.target}: {self.built} kernels built, the baseline was written from {self.written_from}: at "
-                f"least {self.unnamed} of the kernels it does not record (its gate found them at zero) "
+    def line(self, quote: Quote = raw) -> str:
+        return (f"{quote(self.target)}: {self.built} kernels built, the baseline was written from "
+                f"{self.written_from}: at least {self.unnamed} of the kernels it does not record (its gate found "
+                f"them at zero) "
                 f"{'are' if self.unnamed != 1 else 'is'} no longer built (a baseline written with --record-all "
                 f"names and gates each)")
 
@@ -141,7 +155,7 @@ class CheckResult:
     removed_targets: list[RemovedTarget] = field(default_factory=list)    # a failure each
     fewer_kernels: list[FewerKernels] = field(default_factory=list)       # notes
     # (target, key) -> gate.source_location.SourceLocation of failing kernels whose binaries have line
-    # tables (filled in by the command for the formats that point at source: json, sarif).
+    # tables (read by spillway check after the check; json and sarif point at them).
     sources: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -167,14 +181,14 @@ class CheckResult:
     def passed(self) -> bool:
         return not self.failures and not self.vanished and not self.removed_targets
 
-    def summary(self) -> str:
+    def summary(self, quote: Quote = raw) -> str:
         plural = "s" if self.kernels != 1 else ""
         failing = []
         if self.failures:
             detail = ", ".join(f"{m}: {n}" for m, n in self.by_metric().items())
             failing.append(f"{self.failed_kernels} of {self.kernels} kernel{plural} over their baseline ({detail})")
         if self.removed_targets:
-            names = ", ".join(t.target for t in self.removed_targets)
+            names = ", ".join(quote(t.target) for t in self.removed_targets)
             failing.append(f"target{'s' if len(self.removed_targets) != 1 else ''} {names} no longer built")
         if self.vanished:
             failing.append(f"{len(self.vanished)} baseline kernel{'s' if len(self.vanished) != 1 else ''} "

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 if TYPE_CHECKING:
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
 
 Quote = Callable[[str], str]
+
+
+def _whole(word: str) -> str:
+    return word
 # Kernels named with --allow-key in the one "accept all" command.
 ACCEPT_ALL_MAX = 10
 # Set (by the CMake module) to another command that writes the baseline.
@@ -58,9 +62,10 @@ def shell_word(text: str, quote: Quote = shlex.quote) -> str:
 
 
 def accept_command(paths: Iterable[str], baseline: str, keys: Iterable[str], *, gate: Optional[str] = None,
-                   targets: Optional[str] = None, quote: Quote = shlex.quote) -> str:
+                   targets: Optional[str] = None, quote: Quote = shlex.quote, word: Quote = _whole) -> str:
     """``spillway baseline write PATH... -o BASELINE [--gate G] [--target T]
-    --allow-key KEY... --reason TEXT``, each word quoted by shell_word."""
+    --allow-key KEY... --reason TEXT``, each word quoted by shell_word; ``word``:
+    how a line output shows a word (untrusted.shown cuts one from a binary), whole by default."""
     words = ["spillway", "baseline", "write", *paths, "-o", baseline]
     if gate:
         words += ["--gate", gate]
@@ -68,7 +73,7 @@ def accept_command(paths: Iterable[str], baseline: str, keys: Iterable[str], *, 
         words += ["--target", targets]
     for key in keys:
         words += ["--allow-key", key]
-    return " ".join(shell_word(w, quote) for w in words) + " --reason TEXT"
+    return " ".join(shell_word(word(w), quote) for w in words) + " --reason TEXT"
 
 
 def write_command(paths: Iterable[str], baseline: str) -> str:
@@ -87,7 +92,7 @@ def quote_every_path(text: str) -> str:
 
 def accept_removed_command(paths: Iterable[str], baseline: str, keys: Iterable[str] = (),
                            removed_targets: Iterable[str] = (), *, targets: Optional[str] = None,
-                           quote: Quote = shlex.quote) -> str:
+                           quote: Quote = shlex.quote, word: Quote = _whole) -> str:
     """``spillway baseline write PATH... -o BASELINE [--target T] --allow-removed-key KEY...
     --allow-removed-target TARGET... --reason TEXT``: accepts that baseline kernels (by their
     stable key, exactly, as accept_command), or whole targets, are no longer built (issue 31)."""
@@ -98,25 +103,31 @@ def accept_removed_command(paths: Iterable[str], baseline: str, keys: Iterable[s
         words += ["--allow-removed-key", key]
     for target in removed_targets:
         words += ["--allow-removed-target", target]
-    return " ".join(shell_word(w, quote) for w in words) + " --reason TEXT"
+    return " ".join(shell_word(word(w), quote) for w in words) + " --reason TEXT"
 
 
 @dataclass(frozen=True)
 class CheckCommands:
     """The commands that accept a check's failures and removals, or write its
     missing baseline: ``paths`` and ``baseline`` as the check was given them,
-    the baseline's gate, the --target subset."""
+    the baseline's gate, the --target subset; ``word``: how each word is shown
+    (``shown_by``: a line output's, which cuts a 4 MiB key), whole by default."""
 
     paths: tuple[str, ...]
     baseline: str
     baseline_gate: tuple[str, ...]
     targets: tuple[str, ...]
+    word: Quote = field(default=_whole, compare=False)
+
+    def shown_by(self, word: Quote) -> "CheckCommands":
+        """The same commands, each word shown by ``word`` (a sink's: untrusted.shown)."""
+        return replace(self, word=word)
 
     def _accept(self, keys: list[str], extra_metrics: set[str]) -> str:
         gate = [m for m in self.baseline_gate] + sorted(extra_metrics - set(self.baseline_gate))
         return accept_command(self.paths, self.baseline, keys,
                               gate=",".join(gate) if set(gate) != set(self.baseline_gate) else None,
-                              targets=",".join(self.targets) if self.targets else None)
+                              targets=",".join(self.targets) if self.targets else None, word=self.word)
 
     def accept(self, finding: Finding) -> str:
         return self._accept([finding.key], {finding.metric})
@@ -128,7 +139,7 @@ class CheckCommands:
 
     def _removed(self, keys: list[str], targets: list[str]) -> str:
         return accept_removed_command(self.paths, self.baseline, keys, targets,
-                                      targets=",".join(self.targets) if self.targets else None)
+                                      targets=",".join(self.targets) if self.targets else None, word=self.word)
 
     def removals(self) -> RemovalCommands:
         """The commands that accept kernels and targets no longer built."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spillway.untrusted import visible
+from typing import Callable
+
 from spillway.isa.evidence import COMPLETE, KernelCode
 
 
@@ -41,7 +42,7 @@ class FailureCode:
                 "agpr_copies": self.agpr_copies, "calls": self.calls, "status": self.status,
                 "instances": self.instances}
 
-    def text(self, prefix: str = "code: ") -> str:
+    def text(self, prefix: str = "code: ", quote: Callable[[str], str] = str) -> str:
         """``code: scratch 64 B loaded + 64 B stored per lane, 12 of 16 accesses in loops, 0 AGPR
         copies, complete``"""
         text = (f"{prefix}scratch {self.scratch_load_bytes} B loaded + {self.scratch_store_bytes} B stored per "
@@ -49,8 +50,8 @@ class FailureCode:
                 f"{self.agpr_copies} AGPR copies")
         if self.calls:
             text += f", {self.calls} call{'s' if self.calls != 1 else ''} (callees not counted)"
-        # (a status names the target, which comes from the binary: one visible line)
-        text += ", complete" if self.status == COMPLETE else f", decoding stopped: {visible(self.status)}"
+        # (a status names the target, which comes from the binary: ``quote``, the sink's)
+        text += ", complete" if self.status == COMPLETE else f", decoding stopped: {quote(self.status)}"
         if self.instances > 1:
             text += f" (worst of {self.instances} instances)"
         return text

@@ -10,18 +10,19 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from spillway.gate.check import CheckResult, Finding, RemovalCommands, RemovedTarget
+from spillway.gate.check import CheckResult, Finding, Quote, RemovalCommands, RemovedTarget, raw
 from spillway.gate.commands import accept_command as _command, accept_removed_command
 from spillway.matrix.gating import CellCheck
 
-def accept_command(c: CellCheck, keys: list[str]) -> str:
-    """The `spillway baseline write` that accepts these kernels of a failing cell."""
+def accept_command(c: CellCheck, keys: list[str], word: Quote = raw) -> str:
+    """The `spillway baseline write` that accepts these kernels of a failing cell
+    (``word``: how a line output shows each word, as gate.commands)."""
     library = cell_library(c)
     path = os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY"
-    return _command([path], c.cell.baseline, keys[:10], gate=",".join(c.cell.gate))
+    return _command([path], c.cell.baseline, keys[:10], gate=",".join(c.cell.gate), word=word)
 
 
-def removal_commands(c: CellCheck) -> RemovalCommands:
+def removal_commands(c: CellCheck, word: Quote = raw) -> RemovalCommands:
     """The commands that accept what a cell no longer builds: `spillway baseline write
     --allow-removed` for its baseline's kernels and targets; a target the cell declares
     in cells.toml is built, or taken out of the cell's targets there."""
@@ -29,7 +30,7 @@ def removal_commands(c: CellCheck) -> RemovalCommands:
     path = os.path.relpath(library) if library else f"build/{c.cell.name}/LIBRARY"
 
     def target(removed: RemovedTarget) -> str:
-        command = accept_removed_command([path], c.cell.baseline, (), [removed.target])
+        command = accept_removed_command([path], c.cell.baseline, (), [removed.target], word=word)
         if not removed.declared:
             return command
         what = "build it, or take it out of the cell's targets in cells.toml"
@@ -38,9 +39,11 @@ def removal_commands(c: CellCheck) -> RemovalCommands:
     def every(result: CheckResult) -> tuple[str, int]:
         keys = list(dict.fromkeys(key for _target, key, _name in c.removed))
         targets = [t.target for t in c.removed_targets if t.in_baseline]
-        return accept_removed_command([path], c.cell.baseline, keys[:10], targets), max(0, len(keys) - 10)
+        return (accept_removed_command([path], c.cell.baseline, keys[:10], targets, word=word),
+                max(0, len(keys) - 10))
 
-    return RemovalCommands(lambda key: accept_removed_command([path], c.cell.baseline, [key]), target, every)
+    return RemovalCommands(lambda key: accept_removed_command([path], c.cell.baseline, [key], word=word), target,
+                           every)
 
 
 def removal_result(c: CellCheck) -> CheckResult:
@@ -57,6 +60,7 @@ def cell_library(c: CellCheck) -> Optional[Path]:
     return found[0] if found else None
 
 
-def failure_text(f: dict) -> str:
-    """One over-baseline finding of spillway.check/2, worded as check words it."""
-    return Finding.from_document(f).line()
+def failure_text(f: dict, quote=raw) -> str:
+    """One over-baseline finding of spillway.check/2, worded as check words it
+    (``quote``: the sink's, for the name and target)."""
+    return Finding.from_document(f).line(quote=quote)

@@ -12,7 +12,16 @@ What goes where:
   document (render.json, .markdown, .tsv, .junit, .sarif, .html) to the
   output; when that is a file, the terminal gets a check's verdict (its
   table form) or a comparison's sentence;
-- ``github``: render.github (annotations, the job summary, the table).
+- ``github``: render.github's annotations (printed here, outside any
+  stop-commands bracket) and job summary (appended here to
+  ``$GITHUB_STEP_SUMMARY``), then the table;
+- a matrix run's model (``matrix run``, ``matrix collect``): its verdicts,
+  the cells side by side in the format, its failures (``matrix_run``);
+- a baseline write's model: the baseline file (its ``json`` document), then
+  what the write did on the terminal.
+
+render/ reads no input and writes nothing but through this module
+(tests/unit/test_import_layers.py holds it to that).
 
 Text for people goes through spillway.untrusted in each renderer; the bytes
 written here are the documents' (``write``: undecodable path bytes shown as
@@ -22,12 +31,16 @@ written here are the documents' (``write``: undecodable path bytes shown as
 from __future__ import annotations
 
 import io
+import os
 import sys
-from typing import Callable, Iterable
+import time
+from typing import Callable, Iterable, Mapping
 
 from spillway import atomic, untrusted
 from spillway.errors import UsageError
-from spillway.render.models import CheckModel, CodeModel, CompareModel, View
+from spillway.render import github
+from spillway.render.models import (BaselineWriteModel, CheckModel, CodeModel, CompareModel, MatrixRunModel,
+                                    MatrixSummaryModel, ReportModel, View)
 
 
 def markdown_marker(what: str) -> str:
@@ -38,21 +51,29 @@ def text_marker(what: str) -> str:
     return f"# spillway {what}\n"
 
 
-def emit(model, fmt: str, output: str | None, view: View = View()) -> None:
-    """Draw ``model`` in ``fmt`` to ``output`` (None or '-': standard output)."""
+def emit(model, fmt: str, output: str | None, view: View = View(), *, also: bool = False) -> None:
+    """Draw ``model`` in ``fmt`` to ``output`` (None or '-': standard output);
+    ``also``: a second document beside the command's own output (check --junit
+    FILE), the file only, nothing on the terminal."""
     from spillway.render import table
 
     to_file = output not in (None, "-")
+    if isinstance(model, MatrixRunModel):
+        matrix_run(model, fmt, output, view)
+        return
+    if isinstance(model, ReportModel) and fmt == "json" and model.write_json is not None:
+        write_to(output, *model.write_json)     # (written while it is read, by the reader's workers)
+        return
     if fmt == "github":
         # The job summary (appended to $GITHUB_STEP_SUMMARY; the document of -o FILE), one
         # annotation per failing kernel and metric (at most MAX_ANNOTATIONS), then the table.
-        from spillway.render import github, markdown
+        from spillway.render import markdown
 
         summary = markdown.document(model, view)
-        github.append_step_summary(summary)
+        append_step_summary(summary)
         if to_file:
             write(output, markdown_marker(model.title) + summary)
-        github.print_annotations(github.annotations_of(model, view))
+        print_annotations(github.annotations_of(model, view))
         table.draw(model, table.console(), view)
         return
     if fmt == "text":
@@ -70,12 +91,52 @@ def emit(model, fmt: str, output: str | None, view: View = View()) -> None:
             table.draw(model, table.console(), view)
     else:
         write(output, document(model, fmt, view))
-    if to_file:
+    if (to_file or isinstance(model, BaselineWriteModel)) and not also:
         beside_file(model, fmt, view)
 
 
+def matrix_run(model: MatrixRunModel, fmt: str, output: str | None, view: View) -> None:
+    """``matrix run`` and ``collect``: each cell's verdict first (on standard
+    error when the document goes to standard output), the cells side by side in
+    ``fmt`` (json, markdown, html: with the verdicts; the table: only where the
+    cells differ unless --all), GitHub's annotations and job summary, SARIF's
+    runs, then each failing cell's failures and how long the run took."""
+    from spillway.render import sarif, table
+
+    checks = list(model.checks)
+    to_file = output not in (None, "-")
+    console = table.lines_console(stderr=fmt in ("json", "markdown", "sarif", "html") and not to_file)
+    table.print_verdicts(console, checks)
+    summary = model.summary
+    side_by_side = View(view.names, 0, view.everything, view.differing)
+    if summary is not None and summary.cells:
+        if fmt in ("json", "markdown", "html"):
+            verdicts = tuple({"cell": c.cell.name, "verdict": c.verdict, "reason": c.reason} for c in checks)
+            emit(MatrixSummaryModel(summary, verdicts), fmt, output, View(view.names, 0, False, view.differing))
+            if to_file:
+                emit(MatrixSummaryModel(summary), "table", None, side_by_side)
+                table.say(console, f"wrote {output}")
+        elif fmt != "sarif" or to_file:      # (sarif to standard output: the log is all it holds)
+            emit(MatrixSummaryModel(summary), "table", output if fmt == "table" else None, side_by_side)
+            if fmt == "table" and to_file:
+                table.say(console, f"wrote {output}")
+    if fmt == "github":
+        text, notes, side_by_side_markdown = github.matrix_run(checks, summary, view.differing)
+        append_step_summary(text)
+        print_annotations(notes)
+        if to_file and side_by_side_markdown is not None:
+            write(output, markdown_marker("matrix summary") + side_by_side_markdown)
+    elif fmt == "sarif":
+        write(output, sarif.matrix_log(checks, model.baselines))
+        if to_file:
+            table.say(console, f"wrote {output}")
+    table.print_details(console, checks)
+    table.say(console, f"matrix {model.command}: {time.monotonic() - model.started:.1f} s")
+
+
 def document(model, fmt: str, view: View) -> str | bytes | Iterable[bytes]:
-    """The document of ``model`` in ``fmt`` (json, markdown, tsv, junit, sarif, html)."""
+    """The document of ``model`` in ``fmt`` (json, markdown, tsv, junit, sarif, html; a
+    matrix list's github-matrix)."""
     if fmt == "json":
         from spillway.render import json
 
@@ -100,15 +161,22 @@ def document(model, fmt: str, view: View) -> str | bytes | Iterable[bytes]:
         from spillway.render import html
 
         return html.document(model, view)
+    if fmt == "github-matrix":
+        from spillway.matrix.ci import job_matrix
+
+        return job_matrix([cell for cell, _availability, _baseline in model.rows])
     raise UsageError(f"--format {fmt}: not a format of this command")
 
 
 def beside_file(model, fmt: str, view: View) -> None:
     """What the terminal shows when the document went to a file: a check's
-    verdict (its table form), a comparison's table (``table``) or sentence."""
+    verdict (its table form), a comparison's table (``table``) or sentence, what
+    a baseline write did."""
     from spillway.render import table
 
-    if isinstance(model, CheckModel) or (isinstance(model, CompareModel) and fmt == "table"):
+    if isinstance(model, BaselineWriteModel):
+        table.print_baseline_write(model)
+    elif isinstance(model, CheckModel) or (isinstance(model, CompareModel) and fmt == "table"):
         table.draw(model, table.console(), view)
     elif isinstance(model, CompareModel):
         print(model.comparison.sentence(), flush=True)
@@ -165,3 +233,40 @@ def write_text(path: str | None, text: str, marker: str = "") -> None:
         sys.stdout.flush()
         return
     write(path, (marker + text).encode())
+
+
+# -- GitHub: the annotations on standard output, the job summary appended ----------------------------------
+
+def print_annotations(annotations: Iterable[github.Annotation], limit: int = github.MAX_ANNOTATIONS) -> None:
+    """The annotations on standard output, each as spillway's own workflow
+    command (untrusted.command: outside any stop-commands bracket), then the
+    line counting those left out."""
+    for line in github.annotation_lines(annotations, limit):
+        if line.startswith("::"):
+            untrusted.command(line)
+        else:
+            print(line, flush=True)
+
+
+
+
+def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """Append to $GITHUB_STEP_SUMMARY, within what GitHub keeps of it
+    (github.capped_summary: the file stays under github.STEP_SUMMARY_LIMIT with
+    github.STEP_SUMMARY_ROOM to spare); the path written, or None when unset."""
+    environ = os.environ if environ is None else environ
+    path = environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    try:
+        held = os.path.getsize(path) if os.path.isfile(path) else 0
+    except OSError:
+        held = 0
+    markdown = markdown if markdown.endswith("\n") else markdown + "\n"
+    markdown = github.capped_summary(markdown, max(0, github.STEP_SUMMARY_LIMIT - github.STEP_SUMMARY_ROOM - held))
+    try:
+        with open(path, "ab") as handle:
+            handle.write(untrusted.utf8_shown(markdown))        # (paths not UTF-8: \\xNN)
+    except OSError as exc:
+        raise UsageError(f"cannot append to GITHUB_STEP_SUMMARY {path}: {exc.strerror}") from None
+    return path

@@ -6,16 +6,18 @@ metric.  GitHub shows at most ten error annotations per step, so at most
 MAX_ANNOTATIONS are printed, then one plain line counting the rest.  The
 job summary is Markdown appended to the file named by
 ``$GITHUB_STEP_SUMMARY`` (GitHub's protocol: append, do not replace).
+This module words them; render.emit prints the annotations and appends the
+summary (append_step_summary).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from spillway import untrusted
-from spillway.resources.names import table_name
+from spillway.render import name_shown
+from spillway.untrusted import command_word, shown
 
 if TYPE_CHECKING:
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -42,17 +44,6 @@ class Annotation:
         """The workflow command (spillway.untrusted: the runner's escapes over
         text held to a log line's rules, cut to GitHub's limits)."""
         return untrusted.annotation(self.level, self.message, file=self.file, title=self.title)
-
-
-def print_annotations(annotations: Iterable[Annotation], limit: int = MAX_ANNOTATIONS) -> None:
-    """The annotations on standard output, each as spillway's own workflow
-    command (untrusted.command: outside any stop-commands bracket), then the
-    line counting those left out."""
-    for line in annotation_lines(annotations, limit):
-        if line.startswith("::"):
-            untrusted.command(line)
-        else:
-            print(line, flush=True)
 
 
 def annotation_lines(annotations: Iterable[Annotation], limit: int = MAX_ANNOTATIONS) -> list[str]:
@@ -100,34 +91,11 @@ def capped_summary(markdown: str, room: int) -> str:
     return "\n".join(kept + tail) + "\n"
 
 
-def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """Append to $GITHUB_STEP_SUMMARY, within what GitHub keeps of it
-    (capped_summary: the file stays under STEP_SUMMARY_LIMIT with
-    STEP_SUMMARY_ROOM to spare); the path written, or None when unset."""
-    environ = os.environ if environ is None else environ
-    path = environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return None
-    try:
-        held = os.path.getsize(path) if os.path.isfile(path) else 0
-    except OSError:
-        held = 0
-    markdown = markdown if markdown.endswith("\n") else markdown + "\n"
-    markdown = capped_summary(markdown, max(0, STEP_SUMMARY_LIMIT - STEP_SUMMARY_ROOM - held))
-    try:
-        with open(path, "ab") as handle:
-            handle.write(untrusted.utf8_shown(markdown))        # (paths not UTF-8: \\xNN)
-    except OSError as exc:
-        from spillway.errors import UsageError
-        raise UsageError(f"cannot append to GITHUB_STEP_SUMMARY {path}: {exc.strerror}") from None
-    return path
-
-
 def check_annotations(result: CheckResult, file: str, accept: Callable[[Finding], str],
                       names: str = "short", removals: Optional[RemovalCommands] = None) -> list[Annotation]:
     out = []
     for f in result.failures:
-        title = f"spillway check: {table_name(f.name, names)} [{f.target}] over baseline ({f.metric})"
+        title = f"spillway check: {name_shown(f.name, names)} [{shown(f.target)}] over baseline ({f.metric})"
         out.append(Annotation(file, title, f"{f.message()}. Accept with: {accept(f)}"))
     out += removal_annotations(result, file, "spillway check", names, removals)
     return out
@@ -139,10 +107,11 @@ def removal_annotations(result: CheckResult, file: str, title: str, names: str =
     out = []
     for target in result.removed_targets:
         command = f". Accept with: {removals.target(target)}" if removals else ""
-        out.append(Annotation(file, f"{title}: target {target.target} no longer built", target.line() + command))
+        out.append(Annotation(file, f"{title}: target {shown(target.target)} no longer built",
+                              target.line(shown) + command))
     for target_id, key, name in result.vanished:
         command = f". Accept with: {removals.kernel(key)}" if removals else ""
-        out.append(Annotation(file, f"{title}: {table_name(name, names)} [{target_id}] no longer built",
+        out.append(Annotation(file, f"{title}: {name_shown(name, names)} [{shown(target_id)}] no longer built",
                               f"in the baseline, not in the build{command}"))
     return out
 
@@ -157,7 +126,7 @@ def compare_annotations(comparison: Comparison, file: str, against: list[str], n
     notes = []
     for diff in comparison.kernels:
         if diff.worse:
-            title = f"spillway compare: {table_name(diff.name, names)} [{diff.target}] {diff.status}"
+            title = f"spillway compare: {name_shown(diff.name, names)} [{shown(diff.target)}] {diff.status}"
             for metric in diff.worse:
                 old, new = getattr(diff.old, metric), getattr(diff.new, metric)
                 step = diff_next_step(diff) if metric == "occupancy" else ""
@@ -167,13 +136,13 @@ def compare_annotations(comparison: Comparison, file: str, against: list[str], n
     for usage in comparison.only_new:
         if uses_scratch(usage.resources):
             r = usage.resources
-            notes.append(Annotation(file, f"spillway compare: {table_name(usage.name, names)} "
-                                          f"[{usage.target}] added with scratch",
+            notes.append(Annotation(file, f"spillway compare: {name_shown(usage.name, names)} "
+                                          f"[{shown(usage.target)}] added with scratch",
                                     f"new kernel uses {r.scratch} B/lane scratch and {r.spills} spilled registers"))
     for unrecorded in comparison.not_in_baseline:
         if unrecorded.worse:
             usage, r = unrecorded.usage, unrecorded.usage.resources
-            notes.append(Annotation(file, f"spillway compare: {table_name(usage.name, names)} [{usage.target}] "
+            notes.append(Annotation(file, f"spillway compare: {name_shown(usage.name, names)} [{shown(usage.target)}] "
                                           f"not in the baseline ({', '.join(unrecorded.worse)})",
                                     f"not in the baseline, held to zero: {r.scratch} B/lane scratch"
                                     + (" + dynamic stack" if r.dynamic_stack else "")
@@ -190,7 +159,7 @@ def annotations_of(model, view) -> list[Annotation]:
     from spillway.render.models import CheckModel, CompareModel
 
     if isinstance(model, CheckModel):
-        commands = model.commands
+        commands = model.commands.shown_by(command_word)
         return check_annotations(model.result, model.result.baseline_path, commands.accept, view.names,
                                  commands.removals())
     if isinstance(model, CompareModel):
@@ -200,32 +169,35 @@ def annotations_of(model, view) -> list[Annotation]:
     raise TypeError(f"no GitHub output for {type(model).__name__}")
 
 
-def matrix_run(checks, summary, differing: bool) -> Optional[str]:
-    """``matrix run --format github``: one annotation per failing kernel and
-    metric (at most ten), and the job summary: each cell's verdict, then the
-    side-by-side table.  Returns that table's Markdown (for ``-o FILE``), or
-    None when no cell was built."""
+def matrix_run(checks, summary, differing: bool) -> tuple[str, list[Annotation], Optional[str]]:
+    """``matrix run --format github``: the job summary (each cell's verdict, then
+    the side-by-side table), one annotation per failing kernel and metric (at
+    most ten are printed), and the table's Markdown alone (for ``-o FILE``;
+    None when no cell was built).  render.emit appends and prints them."""
     from spillway.matrix import cell_commands
     from spillway.render.markdown import summary_markdown
 
     notes = []
     lines = ["**spillway matrix run**", ""]
     for c in checks:
-        lines.append(f"- {untrusted.markdown_code(c.cell.name)}: {c.verdict.upper()} {untrusted.visible(c.reason)}")
+        # (a reason holds what the cell's artifact says: the cell's own words, targets, a build's
+        # error; downloaded, so the attacker's)
+        lines.append(f"- {untrusted.markdown_code(c.cell.name)}: {c.verdict.upper()} "
+                     f"{untrusted.markdown_text(shown(c.reason, untrusted.SENTENCE_LIMIT), untrusted.SENTENCE_LIMIT)}")
         if c.verdict == "error":
-            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked", c.reason))
+            notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name} not checked",
+                                    shown(c.reason, untrusted.SENTENCE_LIMIT)))
         for f in c.failures:
-            text = cell_commands.failure_text(f)
+            text = cell_commands.failure_text(f, shown)
+            command = cell_commands.accept_command(c, [f['key']], command_word)
             notes.append(Annotation(c.cell.baseline, f"spillway matrix: {c.cell.name}: {text}",
-                                    f"{text}; accept with: {cell_commands.accept_command(c, [f['key']])}"))
+                                    f"{text}; accept with: {command}"))
         if c.removed or c.removed_targets:
             notes += removal_annotations(cell_commands.removal_result(c), c.cell.baseline,
                                          f"spillway matrix: {c.cell.name}",
-                                         removals=cell_commands.removal_commands(c))
+                                         removals=cell_commands.removal_commands(c, command_word))
     lines.append("")
     if summary is not None and summary.cells:
         lines.append(summary_markdown(summary, differing))
-    append_step_summary("\n".join(lines))
     table = summary_markdown(summary, differing) if summary is not None and summary.cells else None
-    print_annotations(notes)
-    return table
+    return "\n".join(lines), notes, table

@@ -466,7 +466,7 @@ def document(model, view: View) -> bytes:
 @document.register
 def _(model: ReportModel, view: View) -> bytes:
     return report_page(model.document, model.kernels, everything=view.everything, pattern=model.pattern,
-                       model=model.options.occupancy_model)
+                       model=model.occupancy_model)
 
 
 @document.register

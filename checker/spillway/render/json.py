@@ -11,8 +11,8 @@ from functools import singledispatch
 from typing import Iterable
 
 from spillway import json_codec
-from spillway.render.models import (CheckModel, CodeModel, CompareModel, MatrixListModel, MatrixPairModel,
-                                    MatrixSummaryModel, ReportModel, View)
+from spillway.render.models import (BaselineWriteModel, CheckModel, CodeModel, CompareModel, MatrixListModel,
+                                    MatrixPairModel, MatrixSummaryModel, ReportModel, View)
 
 
 def dump_json(document) -> bytes | Iterable[bytes]:
@@ -28,6 +28,13 @@ def dump_json(document) -> bytes | Iterable[bytes]:
 @singledispatch
 def document(model, view: View) -> bytes | Iterable[bytes]:
     raise TypeError(f"no JSON document for {type(model).__name__}")
+
+
+@document.register
+def _(model: BaselineWriteModel, view: View):
+    from spillway.gate.baseline import render
+
+    return render(model.result.baseline)        # (the baseline's own bytes: deterministic, one key a line)
 
 
 @document.register

@@ -11,6 +11,10 @@ cell (``spillway matrix``) or the baseline; a cell that could not be checked
 gets a file of its own too (one skipped or error case), so a collector sees
 every cell.  A comment after the XML declaration marks the file as
 spillway's, so a later run may replace it.
+
+A test case's name keeps the kernel's name whole (dashboards key a test's
+history on it); the text of a failure, which a CI log shows, shows at most
+untrusted.LINE_STRING_LIMIT characters of each string from the binary.
 """
 
 from __future__ import annotations
@@ -18,12 +22,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 
-from spillway import atomic
-from spillway.errors import UsageError
 from spillway.gate.check import CheckResult, Finding, RemovalCommands
 from spillway.gate.metrics import METRICS
 from spillway.render.models import CheckModel
-from spillway.untrusted import visible
+from spillway.untrusted import command_word, shown, visible
 
 if TYPE_CHECKING:
     from spillway.gate.failure_code import FailureCode
@@ -195,24 +197,26 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
             message = finding.message()
             if accept is not None:
                 message += f"; accept with: {accept(finding)}"
-            text = (f"kernel: {_data(finding.name)}\nkey: {_data(finding.key)}\ntarget: {_data(finding.target)}\n"
+            text = (f"kernel: {_data(shown(finding.name))}\nkey: {_data(shown(finding.key))}\n"
+                    f"target: {_data(shown(finding.target))}\n"
                     f"{_text(METRICS[finding.metric].description)}\n{_data(message)}\n")
             figures = code.get((finding.target, finding.key)) if code else None
             if figures is not None:
-                text += f"{_data(figures.text())}\n"
+                text += f"{_data(figures.text(quote=shown))}\n"
             yield _case(classname, name, _tag("failure", {"type": finding.metric, "message": message}, ">")
                         + text + "</failure>")
         for target in result.removed_targets:
-            message = target.line() + (f"; accept with: {removals.target(target)}" if removals else "")
+            message = target.line(shown) + (f"; accept with: {removals.target(target)}" if removals else "")
             yield _case(quoted[f"{suite}.{target.target}"], f'{quoted[target.target][:-1]} [built]"',
                         _tag("failure", {"type": "removed-target", "message": message}, ">")
-                        + f"target: {_data(target.target)}\n{_data(message)}\n" + "</failure>")
+                        + f"target: {_data(shown(target.target))}\n{_data(message)}\n" + "</failure>")
         for target_id, key, name in result.vanished:
             message = "in the baseline, no longer built" + (f"; accept with: {removals.kernel(key)}" if removals
                                                             else "")
             yield _case(quoted[f"{suite}.{target_id}"], f'{quoted[name][:-1]} [built]"',
                         _tag("failure", {"type": "removed", "message": message}, ">")
-                        + f"kernel: {_data(name)}\nkey: {_data(key)}\ntarget: {_data(target_id)}\n{_data(message)}\n"
+                        + f"kernel: {_data(shown(name))}\nkey: {_data(shown(key))}\ntarget: {_data(shown(target_id))}\n"
+                        f"{_data(message)}\n"
                         + "</failure>")
 
     properties = {"baseline": result.baseline_path, "gate": ",".join(result.gate),
@@ -235,18 +239,7 @@ def unchecked_document(suite: str, verdict: str, reason: str) -> bytes:
     return b"".join(_document(suite, 1, 0, int(error), 0 if error else 1, {}, iter([case])))
 
 
-def write(path: str, result: CheckResult, suite: Optional[str] = None,
-          accept: Optional[Callable[[Finding], str]] = None, removals: Optional[RemovalCommands] = None) -> None:
-    write_bytes(path, document_chunks(result, suite, accept, removals))
-
-
-def write_bytes(path: str, data: bytes | Iterator[bytes]) -> None:
-    try:
-        atomic.write_chunks(path, (data,) if isinstance(data, bytes) else data)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-
-
 def document_of(model: CheckModel) -> Iterator[bytes]:
     """A check's JUnit document (render.emit: --format junit, and check --junit FILE)."""
-    return document_chunks(model.result, model.suite, model.commands.accept, model.commands.removals(), model.code)
+    commands = model.commands.shown_by(command_word)
+    return document_chunks(model.result, model.suite, commands.accept, commands.removals(), model.code)

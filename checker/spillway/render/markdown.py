@@ -15,8 +15,7 @@ from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, sign
 from spillway.gate.wording import (actual_text, allowed_text, cells, code_detail, code_text, diff_next_step,
                                    next_step, scratch_text, spilled_text)
 from spillway.resources.names import table_name
-from spillway.untrusted import markdown_text, visible
-from spillway.untrusted import markdown_code
+from spillway.untrusted import command_word, markdown_code, markdown_text, markdown_word, visible
 from spillway.render.models import CheckModel, CompareModel, MatrixPairModel, MatrixSummaryModel, View
 
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
                    code: Optional[dict[tuple[str, str], FailureCode]] = None,
                    removals: Optional[RemovalCommands] = None) -> str:
     verdict = "passed" if result.passed else "failed"
-    out = [f"**spillway check** against {md_code(result.baseline_path)} {verdict}: {result.summary()}", ""]
+    out = [f"**spillway check** against {md_code(result.baseline_path)} {verdict}: {result.summary(markdown_word)}", ""]
     failures = result.failures
     shown = failures[:limit] if limit else failures
     if shown:
@@ -47,8 +46,8 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
             out.append("Machine code of the failing kernels:")
             out.append("")
             for kernel, name in kernels:
-                figures = code[kernel].text(prefix="")
-                out.append(f"- {md_code(table_name(name, names))} ({md_code(kernel[0])}): {markdown_text(figures)}")
+                figures = code[kernel].text(prefix="", quote=md_code)
+                out.append(f"- {md_code(table_name(name, names))} ({md_code(kernel[0])}): {figures}")
             out.append("")
     if accept_all:
         out += ["Intended? Accept with:", "", *_fenced(accept_all), ""]
@@ -56,7 +55,7 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
         out.append("No longer built (a failure until its removal is accepted):")
         out.append("")
         for target in result.removed_targets:
-            out.append(f"- {md_code(target.target)}: {markdown_text(target.line().split(': ', 1)[1])}")
+            out.append(f"- {md_code(target.target)}: {target.reason()}")
         shown_gone = result.vanished[:limit or None]
         for target_id, _key, name in shown_gone:
             out.append(f"- {md_code(table_name(name, names))} ({md_code(target_id)}): in the baseline, not in the "
@@ -70,7 +69,7 @@ def check_markdown(result: CheckResult, *, limit: int = 0, names: str = "short",
             if more:
                 out += [f"(and --allow-removed-key for {more} more kernels: see --format json)", ""]
     for fewer in result.fewer_kernels:
-        out += [f"Note: {markdown_text(fewer.line())}", ""]
+        out += [f"Note: {fewer.line(markdown_word)}", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -219,7 +218,6 @@ def figures(r, markdown: bool = False) -> str:
 
 
 def summary_markdown(summary: Summary, differing_only: bool = False) -> str:
-    from spillway.untrusted import markdown_word
     cells = summary.cells
     out = ["**spillway matrix**: per kernel, in each cell: VGPRs / spilled registers / scratch bytes per lane / "
            f"waves per SIMD (occupancy model {md_code(summary.occupancy_model)}; bold: spills or scratch).", ""]
@@ -251,7 +249,7 @@ def document(model, view: View) -> str:
 
 @document.register
 def _(model: CheckModel, view: View) -> str:
-    result, commands = model.result, model.commands
+    result, commands = model.result, model.commands.shown_by(command_word)
     accept_all = commands.accept_all(result)[0] if result.failures else None
     return check_markdown(result, limit=view.limit, names=view.names, accept_all=accept_all,
                           code=dict(model.code) if model.code else None, removals=commands.removals())

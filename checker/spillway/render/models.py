@@ -10,17 +10,19 @@ model) and hands it to render.emit.emit with a format and an output.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparison is drawn
+    from spillway.gate.baseline import UpdateResult
     from spillway.gate.check import CheckResult
     from spillway.gate.commands import CheckCommands
     from spillway.gate.compare import Comparison
     from spillway.gate.failure_code import FailureCode
     from spillway.matrix.cells import Cell
+    from spillway.matrix.gating import CellCheck
     from spillway.matrix.summary import Summary
     from spillway.report.code_view import ViewedKernel
-    from spillway.report.reader import ReadOptions
 
 
 @dataclass(frozen=True)
@@ -37,18 +39,42 @@ class View:
 
 @dataclass(frozen=True)
 class ReportModel:
-    """``spillway report``: the report document read, the kernels the table
-    shows (selected and sorted), and what the table needs to decode the code
-    of its printed rows (the inputs, read again for those kernels only)."""
+    """``spillway report``: a stream of records the command hands over, read
+    when a renderer first asks (``read``: the report document, the kernels the
+    table shows, selected and sorted, and with a FILTER every record it
+    matches); ``write_json``: with no FILTER, the command's writing of the whole
+    JSON document while it is read (a ROCm library's report is half a
+    gigabyte: report.reader.write_report_json, to a file descriptor, and the
+    same bytes in pieces); ``code_of``: the command's reading of the code of the
+    records the table prints (report.kernel_code.printed_rows_evidence: their
+    code objects read again, those kernels only), which only the table asks
+    for, and only for the rows it prints."""
 
-    document: dict
-    kernels: list                    # the records the table shows (selected and sorted)
-    matching: Optional[list]         # with a FILTER: every record it matches (the JSON document's)
-    paths: tuple[str, ...]
+    read: Callable[[], tuple[dict, list, Optional[list]]]
     pattern: Optional[str]
     isa: bool                        # --isa: every record carries its isa object
-    options: "ReadOptions"
+    occupancy_model: str             # the model the figures were read with
+    code_of: Callable[[list[dict]], list[dict]]
+    write_json: Optional[tuple[Callable[[int], None], Callable[[], Iterable[bytes]]]] = None
     title = "report"
+
+    @cached_property
+    def _records(self) -> tuple[dict, list, Optional[list]]:
+        return self.read()
+
+    @property
+    def document(self) -> dict:
+        return self._records[0]
+
+    @property
+    def kernels(self) -> list:
+        """The records the table shows (selected and sorted)."""
+        return self._records[1]
+
+    @property
+    def matching(self) -> Optional[list]:
+        """With a FILTER: every record it matches (the JSON document's)."""
+        return self._records[2]
 
 
 @dataclass(frozen=True)
@@ -117,3 +143,34 @@ class MatrixListModel:
     shown_file: str
     rows: tuple[tuple["Cell", Any, bool], ...]
     title = "matrix list"
+
+
+@dataclass(frozen=True)
+class MatrixRunModel:
+    """``matrix run`` and ``matrix collect``: each cell's check, the cells side
+    by side (None when no cell was built), each checked cell's baseline file's
+    bytes as read, by cell name (SARIF locates each kernel at its line), the
+    command's name and when it started (the last line says how long it took)."""
+
+    checks: tuple["CellCheck", ...]
+    summary: Optional["Summary"]
+    baselines: Mapping[str, bytes]
+    command: str
+    started: float                   # time.monotonic()
+    title = "matrix summary"
+
+
+@dataclass(frozen=True)
+class BaselineWriteModel:
+    """``baseline write``: what the write or update did (gate.baseline.UpdateResult:
+    the baseline, the allowances tightened, loosened and kept, the kernels and
+    targets removed and kept), the file written, and this command's words again
+    (``paths``, ``gate``, ``targets`` as given) for the commands that accept what
+    it kept."""
+
+    result: "UpdateResult"
+    output: str
+    paths: tuple[str, ...]
+    gate: Optional[str]
+    targets: Optional[str]
+    title = "baseline"

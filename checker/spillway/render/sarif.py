@@ -205,8 +205,9 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
             result_properties["code"] = figures.as_dict()
         results.append({
             "ruleId": finding.metric, "ruleIndex": index[finding.metric], "level": "error",
-            "message": {"text": f"{finding.line()}. "
-                                + (f"{figures.text(prefix='Machine code: ')}. " if figures is not None else "")
+            "message": {"text": f"{finding.line(quote=visible)}. "
+                                + (f"{figures.text(prefix='Machine code: ', quote=visible)}. "
+                                   if figures is not None else "")
                                 + f"Intended? accept with: {accept(finding)}"},
             **where,
             "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(finding.target, finding.key,
@@ -217,7 +218,7 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
         command = f" Removed on purpose? accept with: {removals.target(target)}" if removals else ""
         results.append({
             "ruleId": "removed-target", "ruleIndex": index["removed-target"], "level": "error",
-            "message": {"text": f"{target.line()}.{command}"},
+            "message": {"text": f"{target.line(visible)}.{command}"},
             "locations": [_location(Location(baseline_path, _target_line(baseline, target.target)))],
             "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(target.target, "", "removed-target")},
             "properties": {"target": target.target, "kernels_written_from": target.kernels,
@@ -227,7 +228,8 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
         command = f" Removed on purpose? accept with: {removals.kernel(key)}" if removals else ""
         results.append({
             "ruleId": "removed", "ruleIndex": index["removed"], "level": "error",
-            "message": {"text": f"{table_name(name)} [{target_id}]: in the baseline, no longer built.{command}"},
+            "message": {"text": f"{visible(table_name(name))} [{visible(target_id)}]: in the baseline, no longer "
+                                f"built.{command}"},
             "locations": [_location(Location(baseline_path, lines.get((target_id, key), 1)))],
             "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(target_id, key, "removed")},
             "properties": {"target": target_id, "key": key, "kernel": name},
@@ -371,17 +373,18 @@ def compare_log_run(model: CompareModel) -> dict:
                        category_for("compare"))
 
 
-def matrix_log(checks, matrix) -> bytes:
+def matrix_log(checks, baselines) -> bytes:
     """``matrix run --format sarif``: one run per checked cell (a passing cell's
     empty run closes its fixed alerts), located in the cell's baseline file (its
-    path from the matrix's root: the repository's, as code scanning resolves it)."""
+    path from the matrix's root: the repository's, as code scanning resolves it;
+    ``baselines``: each checked cell's baseline bytes by cell name, as the command read them)."""
     from spillway.matrix import cell_commands
 
     runs = []
     for c in checks:
         if c.verdict not in ("pass", "fail"):
             continue
-        lines = matrix.resolve(c.cell.baseline).read_bytes()
+        lines = baselines[c.cell.name]
 
         def accept(finding: Finding, c=c) -> str:
             return cell_commands.accept_command(c, [finding.key])

@@ -22,12 +22,12 @@ import sys
 from functools import singledispatch
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
-from spillway.errors import InputError
-from spillway.render.models import (CheckModel, CompareModel, MatrixListModel, MatrixPairModel, MatrixSummaryModel,
-                                    ReportModel, View)
+from spillway.render.models import (BaselineWriteModel, CheckModel, CompareModel, MatrixListModel, MatrixPairModel,
+                                    MatrixSummaryModel, ReportModel, View)
 
+from spillway.render import name_shown
 from spillway.resources.names import table_name
-from spillway.untrusted import visible
+from spillway.untrusted import SENTENCE_LIMIT, command_word, shown, visible
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparison is drawn
     from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -63,6 +63,17 @@ def console(file: IO[str] | None = None, *, stderr: bool = False):
 
 
 default_console = console    # (for functions whose parameter is a console)
+
+
+def lines_console(stderr: bool = False):
+    """The matrix's console (its verdicts and lines): rich output on a terminal;
+    piped, plain lines 200 columns wide that never wrap or colour.  Text is never
+    read as emoji codes (``:warning:`` in a kernel name stays text)."""
+    from rich.console import Console
+
+    if (sys.stderr if stderr else sys.stdout).isatty():
+        return Console(stderr=stderr, soft_wrap=False, emoji=False, highlight=False)
+    return Console(stderr=stderr, width=200, color_system=None, soft_wrap=True, emoji=False, highlight=False)
 
 
 def is_tty(console_) -> bool:
@@ -161,27 +172,47 @@ class KernelName:
         self.full = full
 
     def __str__(self) -> str:
-        from spillway.resources.names import table_name
         return table_name(self.full)
 
 
-def _visible_row(row: Sequence) -> list:
-    """A row's cells as one line of a terminal each (spillway.untrusted.visible:
-    names, targets and files come from the binaries), before the table is fitted."""
-    from spillway.untrusted import visible
+# -- the terminal's sink: every line and every cell the renderers put on a terminal passes here ----------
 
+def cell_text(text: str) -> str:
+    """A table cell's text (names, targets and files come from the binaries): at
+    most untrusted.LINE_STRING_LIMIT characters of it (``shown``), as one line of
+    a terminal (``visible``), before the table is fitted."""
+    return visible(shown(text))
+
+
+def terminal_text(text: str, style: str = ""):
+    """``text`` as a rich Text held to a log line's rules (untrusted.visible):
+    no markup or emoji code in it is read (rich.markup.escape is never needed)."""
+    from rich.text import Text
+
+    return Text(visible(text), style=style)
+
+
+def say(console_, line: str, *, style: str | None = None, soft_wrap: bool | None = None) -> None:
+    """Print one line of text: the one way the renderers put text (not a table)
+    on a terminal.  Strings from a binary come in raw, each cut by
+    untrusted.shown where the line quotes it; the line is made safe here, once."""
+    console_.print(terminal_text(line), style=style, soft_wrap=soft_wrap)
+
+
+def _visible_row(row: Sequence) -> list:
+    """A row's cells as the terminal shows them (``cell_text``), before the table is fitted."""
     out: list = []
     for cell in row:
         if type(cell) is str:
-            out.append(visible(cell))
+            out.append(cell_text(cell))
         elif isinstance(cell, (int, float)) or cell is None:
             out.append(cell)
-        elif isinstance(cell, KernelName):
+        elif isinstance(cell, KernelName):      # cut after labelling (_label_names): a label is of the whole name
             out.append(KernelName(visible(cell.full)))
         elif isinstance(cell, tuple):
-            out.append((visible(cell[0]), cell[1]))
+            out.append((cell_text(cell[0]), cell[1]))
         else:
-            out.append(visible(str(cell)))
+            out.append(cell_text(str(cell)))
     return out
 
 
@@ -200,8 +231,8 @@ def _label_names(rows: list, index: int, room: int, names: str) -> None:
         from spillway.report.labels import distinct_labels
         labels = distinct_labels(full, room)
     for row in rows:
-        if isinstance(row[index], KernelName):
-            row[index] = labels[row[index].full]
+        if isinstance(row[index], KernelName):       # at most LINE_STRING_LIMIT characters of it (``shown``)
+            row[index] = shown(labels[row[index].full])
 
 
 def _fitted_class() -> type:
@@ -330,9 +361,9 @@ def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names
          title: str | None = None, header_lines: int = HEADER_LINES):
     """A rich Table that fits ``console_.width``: one line per row unless
     ``names == "full"`` (then long names fold), no figure and no header cut
-    (``fit``).  Cells are plain text, or (text, style) pairs; markup in them
-    is escaped.  The table's ``layout`` says what was left out."""
-    from rich.markup import escape
+    (``fit``).  Cells are plain text, or (text, style) pairs, shown as
+    ``cell_text`` (never read as markup).  The table's ``layout`` says what was left out."""
+    from rich.text import Text
 
     tty = is_tty(console_)
     separator = 2 if tty else 1
@@ -368,9 +399,9 @@ def grid(console_, columns: Sequence[Column], rows: Sequence[Sequence], *, names
         for cell in row:
             if isinstance(cell, tuple):
                 text, style = cell
-                cells.append(f"[{style}]{escape(text)}[/]" if style and tty else escape(text))
+                cells.append(Text(text, style=style if style and tty else ""))
             else:
-                cells.append(escape(str(cell)))
+                cells.append(Text(str(cell)))
         table.add_row(*cells)
     return table
 
@@ -468,24 +499,23 @@ def print_check(result: CheckResult, console, *, limit: int, names: str, accept:
         console.print(grid(console, columns, rows, names=names, title="over baseline"))
         for kernel, name in dict.fromkeys(((f.target, f.key), f.name) for f in failures):
             if code and kernel in code:
-                console.print(visible(f"{table_name(name, names)} [{kernel[0]}]: {code[kernel].text()}"),
-                              markup=False, soft_wrap=True)
+                say(console, f"{name_shown(name, names)} [{shown(kernel[0])}]: {code[kernel].text(quote=shown)}",
+                    soft_wrap=True)
     else:
         for f in failures:
             found = code.get((f.target, f.key)) if code else None
-            console.print(visible(f"over baseline: {f.line(names)}; " + (f"{found.text()}; " if found else "")
-                                  + f"accept with: {accept(f)}"), markup=False, soft_wrap=True)
+            say(console, f"over baseline: {f.line(names, shown)}; " + (f"{found.text(quote=shown)}; " if found else "")
+                + f"accept with: {accept(f)}", soft_wrap=True)
     if hidden:
-        console.print(f"... and {hidden} more over baseline (--limit 0 shows all)", markup=False)
+        say(console, f"... and {hidden} more over baseline (--limit 0 shows all)")
     if result.failures:
         command, more = accept_all(result)
-        console.print(visible(f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
-                              + (f" (and --allow for {more} more kernels: see --format json)" if more else "")),
-                      markup=False, soft_wrap=True)
+        say(console, f"Intended? Accept {'these' if len(result.failures) > 1 else 'it'} with: {command}"
+            + (f" (and --allow for {more} more kernels: see --format json)" if more else ""), soft_wrap=True)
     print_removed(result, console, limit=limit, names=names, removals=removals)
     for note in result.fewer_kernels:
-        console.print(visible(f"note: {note.line()}"), markup=False, soft_wrap=True)
-    console.print(result.summary(), markup=False, soft_wrap=True)
+        say(console, f"note: {note.line(shown)}", soft_wrap=True)
+    say(console, result.summary(shown), soft_wrap=True)
 
 
 def print_removed(result: CheckResult, console, *, limit: int, names: str,
@@ -497,20 +527,19 @@ def print_removed(result: CheckResult, console, *, limit: int, names: str,
     piped = not console.is_terminal
     for target in result.removed_targets:
         command = f"; accept with: {removals.target(target)}" if removals and piped else ""
-        console.print(visible(f"{indent}no longer built: {target.line()}{command}"), markup=False, soft_wrap=True)
+        say(console, f"{indent}no longer built: {target.line(shown)}{command}", soft_wrap=True)
     gone, hidden = limited(result.vanished, limit)
     for target_id, key, name in gone:
         command = f"; accept with: {removals.kernel(key)}" if removals and piped else ""
-        console.print(visible(f"{indent}no longer built: {table_name(name, names)} [{target_id}]: in the baseline, not "
-                              f"in the build{command}"), markup=False, soft_wrap=True)
+        say(console, f"{indent}no longer built: {name_shown(name, names)} [{shown(target_id)}]: in the baseline, not "
+                     f"in the build{command}", soft_wrap=True)
     if hidden:
-        console.print(f"{indent}... and {hidden} more no longer built (--limit 0 shows all)", markup=False)
+        say(console, f"{indent}... and {hidden} more no longer built (--limit 0 shows all)")
     if removals and (result.vanished or any(t.in_baseline for t in result.removed_targets)):
         command, more = removals.every(result)
-        console.print(visible(f"{indent}Removed on purpose? Accept the removal with: {command}"
-                              + (f" (and --allow-removed-key for {more} more kernels: see --format json)"
-                                 if more else "")),
-                      markup=False, soft_wrap=True)
+        say(console, f"{indent}Removed on purpose? Accept the removal with: {command}"
+            + (f" (and --allow-removed-key for {more} more kernels: see --format json)" if more else ""),
+            soft_wrap=True)
 
 
 # compare's terminal output holds at most LINE_BUDGET lines, or LINES_PER_LIMIT per --limit row
@@ -588,26 +617,26 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
         grid, _, _ = compare_table(comparison, everything, limit, console=console, names=names)
     if listing:
         # The verdict and the counts lead; they close the listing too, for the end of a long scroll.
-        console.print(comparison.sentence(), markup=False, soft_wrap=True)
+        say(console, comparison.sentence(), soft_wrap=True)
     print_totals(totals, console, names)
     if shown_rows:
         console.print(grid)
     left = len(rows) + hidden - shown_rows
     if left:
-        console.print(f"... and {left} more (--limit 0 shows all).", markup=False)
+        say(console, f"... and {left} more (--limit 0 shows all).")
     for line in _note_lines(comparison, rows[:shown_rows], grid, names):
-        console.print(line, markup=False, soft_wrap=True)
+        say(console, line, soft_wrap=True)
     for (title, group), show in zip(groups, shown_groups):
-        console.print(f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:", markup=False)
+        say(console, f"{len(group)} kernel{'s' if len(group) != 1 else ''} {title}:")
         for usage in group[:show]:
             r = usage.resources
             step = next_step(r, usage.occupancy_next)
-            console.print(visible(f"  {table_name(usage.name, names)} [{usage.target}]: {r.vgprs} VGPRs, "
-                                  f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
-                                  + (f"; {step}" if step else "")), markup=False, soft_wrap=True)
+            say(console, f"  {name_shown(usage.name, names)} [{shown(usage.target)}]: {r.vgprs} VGPRs, "
+                         f"{r.spills} spilled, {r.scratch}{'+dyn' if r.dynamic_stack else ''} B/lane scratch"
+                         + (f"; {step}" if step else ""), soft_wrap=True)
         if show < len(group):
-            console.print(f"  ... and {len(group) - show} more (--limit 0 shows all)", markup=False)
-    console.print(comparison.sentence(), markup=False, soft_wrap=True)
+            say(console, f"  ... and {len(group) - show} more (--limit 0 shows all)")
+    say(console, comparison.sentence(), soft_wrap=True)
 
 
 def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[str]:
@@ -622,16 +651,16 @@ def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[st
         for diff in rows:
             step = diff_next_step(diff)
             if step and diff.old.occupancy != diff.new.occupancy:
-                lines.append(visible(f"next step: {table_name(diff.name, names)} [{diff.target}]: {step}"))
+                lines.append(f"next step: {name_shown(diff.name, names)} [{shown(diff.target)}]: {step}")
     if comparison.code and CODE in grid.layout.dropped:
         for diff in rows:
-            lines.append(visible(f"code: {table_name(diff.name, names)} [{diff.target}]: {code_text(diff)}"))
+            lines.append(f"code: {name_shown(diff.name, names)} [{shown(diff.target)}]: {code_text(diff)}")
     if comparison.code:
         # The mix and the source lines never fit a cell: a line each, for the rows shown.
         for diff in rows:
             detail = code_detail(diff)
             if detail:
-                lines.append(visible(f"mix: {table_name(diff.name, names)} [{diff.target}]: {detail}"))
+                lines.append(f"mix: {name_shown(diff.name, names)} [{shown(diff.target)}]: {detail}")
     return lines
 
 
@@ -647,27 +676,26 @@ def print_totals(t: Totals, console, names: str = "short") -> None:
     if not t.matched and not t.added.kernels and not t.removed.kernels:
         return
     if t.matched:
-        console.print(f"totals over {t.matched:,} kernel{'s' if t.matched != 1 else ''} in both builds, "
-                      f"old -> new:", markup=False)
+        say(console, f"totals over {t.matched:,} kernel{'s' if t.matched != 1 else ''} in both builds, old -> new:")
         for line in total_lines(t):
-            console.print(f"  {line}", markup=False, soft_wrap=True)
+            say(console, f"  {line}", soft_wrap=True)
     for label, side in (("only in the new build", t.added), ("only in the old build", t.removed)):
         if side.kernels:
             head, _, rest = side_line(label, side).partition(": ")
             for line in _wrapped_items(f"  {head}: ", rest.split(", "), "", console.width):
-                console.print(line, markup=False)       # (rich folds only an item wider than the line)
+                say(console, line)       # (rich folds only an item wider than the line)
     for ranked in t.top:
         figure = FIGURES[ranked.metric]
         for direction, diffs in (("worse", ranked.regressions), ("better", ranked.improvements)):
             if diffs:
-                items = [visible(f"{table_name(d.name, names)} [{d.target}] {figure(d.old)} -> {figure(d.new)}")
+                items = [f"{name_shown(d.name, names)} [{shown(d.target)}] {figure(d.old)} -> {figure(d.new)}"
                          for d in diffs[:TOP_SHOWN]]
                 more = f"(+{len(diffs) - TOP_SHOWN} more in --format markdown/json)" if len(diffs) > TOP_SHOWN else ""
                 # Wrapped at the console's width between items, never inside one (a name and its figures
                 # stay on one line).
                 for line in _wrapped_items(f"  largest {METRIC_LABELS[ranked.metric]} {direction}: ", items, more,
                                            console.width):
-                    console.print(line, markup=False)
+                    say(console, line)
 
 
 def _wrapped_items(head: str, items: list[str], tail: str, width: int, indent: str = "    ") -> list[str]:
@@ -741,18 +769,18 @@ def summary_table(summary: Summary, differing_only: bool = False, console=None, 
 def print_summary(console, summary: Summary, names: str = "short", everything: bool = False) -> None:
     """The table, then how many kernels it leaves out."""
     if len(summary.cells) < 2 and not everything:
-        console.print(f"one cell built ({', '.join(c.name for c in summary.cells)}): nothing to set side by side "
-                      f"(--all shows its {len(summary.rows)} kernel rows)", markup=False)
+        say(console, f"one cell built ({', '.join(c.name for c in summary.cells)}): nothing to set side by side "
+                     f"(--all shows its {len(summary.rows)} kernel rows)")
         return
     table, differing, same = summary_table(summary, console=console, names=names, everything=everything)
     if differing:
         console.print(table)
     kernels = len(summary.rows)
     if everything:
-        console.print(f"{kernels} kernel rows; the cells differ in {differing}", markup=False)
+        say(console, f"{kernels} kernel rows; the cells differ in {differing}")
     else:
-        console.print(f"{differing} of {kernels} kernel rows differ between the cells; {same} are the same in "
-                      f"every cell that built them (--all shows every kernel and figure)", markup=False)
+        say(console, f"{differing} of {kernels} kernel rows differ between the cells; {same} are the same in "
+                     f"every cell that built them (--all shows every kernel and figure)")
 
 
 # -- the matrix's cell checks (matrix.gating's CellCheck: matrix check, run, collect) ---------------------
@@ -781,50 +809,43 @@ def print_verdicts(console, checks: list[CellCheck]) -> None:
 def print_details(console, checks: list[CellCheck]) -> None:
     """After the verdicts (and what changed): each failing cell's failures and
     the command that accepts them, and the flags warnings."""
-    from rich.markup import escape
-
     for c in checks:
         if c.failures or c.removed or c.removed_targets or (
                 c.flags_warning and not c.reason.endswith("[--strict-flags]")):
-            console.print(escape(visible(f"{c.cell.name}:")), highlight=False)
+            say(console, f"{c.cell.name}:")
             _details(console, c)
 
 
 def _verdict(console, c: CellCheck, width: int) -> None:
-    from rich.markup import escape
-
     name = c.cell.name.ljust(width)
+    reason = shown(c.reason, SENTENCE_LIMIT)        # (a downloaded artifact's, with matrix collect)
     if c.verdict == "pass":
-        console.print(escape(visible(f"PASS     {name}  {c.reason}")), highlight=False)
+        say(console, f"PASS     {name}  {reason}")
     elif c.verdict == "fail":
-        console.print(escape(visible(f"FAIL     {name}  {c.reason}")), highlight=False, style="red")
+        say(console, f"FAIL     {name}  {reason}", style="red")
     elif c.verdict == "error":
-        console.print(escape(visible(f"ERROR    {name}  {c.reason}")), highlight=False, style="red")
+        say(console, f"ERROR    {name}  {reason}", style="red")
     elif c.verdict == "skipped":
         note = " (required here: the run does not pass)" if c.required else ""
-        console.print(escape(visible(f"SKIPPED  {name}  skipped: {c.reason}{note}")), highlight=False, style="yellow")
+        say(console, f"SKIPPED  {name}  skipped: {reason}{note}", style="yellow")
 
 
 def _details(console, c: CellCheck) -> None:
     from spillway.matrix.cell_commands import accept_command, failure_text, removal_commands, removal_result
-    from rich.markup import escape
-
     if c.verdict == "fail":
         for f in c.failures[:FAILURES_SHOWN]:
-            console.print(escape(visible(f"           over baseline: {failure_text(f)}")), highlight=False)
+            say(console, f"           over baseline: {failure_text(f, shown)}")
         if len(c.failures) > FAILURES_SHOWN:
-            console.print(f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})",
-                          highlight=False)
+            say(console, f"           ... and {len(c.failures) - FAILURES_SHOWN} more ({c.report})")
         keys = list(dict.fromkeys(f["key"] for f in c.failures))
         if keys:
-            console.print(escape(visible(f"           intended? accept with: {accept_command(c, keys)}")),
-                          highlight=False, soft_wrap=True)
+            say(console, f"           intended? accept with: {accept_command(c, keys, command_word)}", soft_wrap=True)
         if c.removed or c.removed_targets:
             print_removed(removal_result(c), console, limit=FAILURES_SHOWN, names="short",
-                          removals=removal_commands(c), indent="           ")
+                          removals=removal_commands(c, command_word), indent="           ")
     if c.flags_warning and not c.reason.endswith("[--strict-flags]"):
-        console.print(escape(visible(f"           warning: {c.flags_warning} (--strict-flags fails on it)")),
-                      highlight=False, style="yellow", soft_wrap=True)
+        say(console, f"           warning: {shown(c.flags_warning)} (--strict-flags fails on it)", style="yellow",
+            soft_wrap=True)
 
 
 def _counts(console, checks: list[CellCheck]) -> None:
@@ -959,22 +980,10 @@ def kernel_table(console, columns: list, rows: list, keys: list[tuple], names: s
     return grid(console, columns, shown, names=names), len(shown), hidden, merged
 
 
-def printed_rows_evidence(paths: list[str], options, kernels: list[dict]) -> list[dict]:
-    """The printed rows, each with its ``isa`` object: only their code objects are read again and
-    only these kernels decoded (report --isa decodes every kernel as it reads)."""
-    from spillway.report.code_evidence import isa_object
-    from spillway.report.kernel_code import decoded_evidence, each_kernel_code
-
-    try:
-        found = each_kernel_code(paths, options, kernels, decoded_evidence)
-    except InputError:      # read once already: the inputs changed since; the table stands without them
-        found = [None] * len(kernels)
-    return [dict(k, isa=None if code is None else isa_object(code)) for k, code in zip(kernels, found)]
-
-
-def with_printed_evidence(paths: list[str], options, kernels: list[dict], columns: list, rows: list,
-                          keys: list[tuple], limit: int, cells: bool) -> list[dict]:
-    """Decode the code of the records the table prints, and (``cells``) add
+def with_printed_evidence(code_of: Callable[[list[dict]], list[dict]], kernels: list[dict], columns: list,
+                          rows: list, keys: list[tuple], limit: int, cells: bool) -> list[dict]:
+    """The code of the records the table prints (``code_of``: the model's,
+    which the command reads), and (``cells``) add
     its two columns to kernel_rows' ``columns`` and ``rows`` and their
     values to the rows' ``keys``, in place ("?" for records not decoded).
     The printed rows are the first ``limit`` distinct rows (merge_copies' rule
@@ -985,7 +994,7 @@ def with_printed_evidence(paths: list[str], options, kernels: list[dict], column
         if key not in printed and not (limit and 0 < limit <= len(printed)):
             printed[key] = None
     chosen = [i for i, key in enumerate(keys) if key in printed]
-    decoded = printed_rows_evidence(paths, options, [kernels[i] for i in chosen])
+    decoded = code_of([kernels[i] for i in chosen])
     firsts: dict[tuple, dict] = {}
     for i, record in zip(chosen, decoded):
         firsts.setdefault(keys[i], record)
@@ -1014,7 +1023,7 @@ def report_table(model: ReportModel, console_, view: View) -> None:
     evidence = bool(kernels) and not model.isa
     printed: list[dict] = []
     if evidence:
-        printed = with_printed_evidence(list(model.paths), model.options, kernels, columns, rows, keys, view.limit,
+        printed = with_printed_evidence(model.code_of, kernels, columns, rows, keys, view.limit,
                                         cells=view.names != "full")
     table, shown, hidden, merged = kernel_table(console_, columns, rows, keys, view.names, view.limit)
     if shown:
@@ -1030,28 +1039,28 @@ def report_table(model: ReportModel, console_, view: View) -> None:
         summary += f"; {skipped} files without device code skipped"
     if bitcode:
         summary += f"; {bitcode} bitcode-only entries (resource usage exists after the device link)"
-    console_.print(summary, markup=False, soft_wrap=True)
+    say(console_, summary, soft_wrap=True)
     if merged:
-        console_.print(f"{COPIES}N: N identical records (the same kernel, target and figures in several code "
-                       f"objects) in one row; {merged:,} records merged (--format json lists each)", markup=False)
+        say(console_, f"{COPIES}N: N identical records (the same kernel, target and figures in several code "
+                      f"objects) in one row; {merged:,} records merged (--format json lists each)")
     if evidence and printed:
-        console_.print(evidence_line(printed, console_.width), markup=False, soft_wrap=True)
+        for line in evidence_line(printed, console_.width).split("\n"):      # (wrapped: counts only)
+            say(console_, line, soft_wrap=True)
     if model.isa and shown:
         for line in unread_lines(kernels):
-            console_.print(line, markup=False, soft_wrap=True)
+            say(console_, line, soft_wrap=True)
 
 
 def unread_lines(kernels: list[dict]) -> list[str]:
     """--isa: why the code of the kernels whose code cell says "not read" was not read, one line per
-    status (their count and first kernel; the status and name come from the binary: one line each)."""
-    from spillway.untrusted import visible
-
+    status (their count and first kernel; the status and name come from the binary: cut here, made
+    safe by ``say``)."""
     by_status: dict[str, list[dict]] = {}
     for k in kernels:
         if k.get("isa") is not None and not k["isa"]["code_sha256"]:
             by_status.setdefault(k["isa"]["status"], []).append(k)
-    return [f"code not read ({len(found)} {_kernels(len(found))}, first {visible(found[0]['name'])} "
-            f"({visible(found[0]['target'])})): {visible(status)}" for status, found in by_status.items()]
+    return [f"code not read ({len(found)} {_kernels(len(found))}, first {shown(found[0]['name'])} "
+            f"({shown(found[0]['target'])})): {shown(status)}" for status, found in by_status.items()]
 
 
 # -- each model drawn (render.emit: --format table, and the terminal beside a document) --------------------
@@ -1068,7 +1077,7 @@ def _(model: ReportModel, console_, view: View) -> None:
 
 @draw.register
 def _(model: CheckModel, console_, view: View) -> None:
-    commands = model.commands
+    commands = model.commands.shown_by(command_word)
     print_check(model.result, console_, limit=view.limit, names=view.names, accept=commands.accept,
                 accept_all=commands.accept_all, code=dict(model.code) if model.code else None,
                 removals=commands.removals())
@@ -1081,17 +1090,15 @@ def _(model: CompareModel, console_, view: View) -> None:
 
 @draw.register
 def _(model: MatrixPairModel, console_, view: View) -> None:
-    from rich.markup import escape
-
     old, new, comparison = model.old, model.new, model.comparison
-    table, shown, _ = compare_table(comparison, view.everything, console=console_, names=view.names)
-    console_.print(escape(f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
-                          f"gfx11 rows: {new.name} built "
-                          f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
-                          f"{' '.join(t for t in old.targets if t.startswith('gfx11')) or '-'}"), highlight=False)
-    if shown:
+    table, rows_shown, _ = compare_table(comparison, view.everything, console=console_, names=view.names)
+    say(console_, f"{new.name} ({new.toolchain()}) against {old.name} ({old.toolchain()}); "
+                  f"gfx11 rows: {new.name} built "
+                  f"{' '.join(t for t in new.targets if t.startswith('gfx11')) or '-'}, {old.name} built "
+                  f"{' '.join(t for t in old.targets if t.startswith('gfx11')) or '-'}")
+    if rows_shown:
         console_.print(table)
-    console_.print(escape(comparison.sentence()), highlight=False)
+    say(console_, comparison.sentence())
 
 
 @draw.register
@@ -1101,7 +1108,6 @@ def _(model: MatrixSummaryModel, console_, view: View) -> None:
 
 @draw.register
 def _(model: MatrixListModel, console_, view: View) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"cells of {model.shown_file}", title_justify="left")
@@ -1116,8 +1122,66 @@ def _(model: MatrixListModel, console_, view: View) -> None:
         origin = f"{cell.source} ({cell.system})" if cell.in_root else cell.source
         if cell.backend_info is not None:     # the back end's wheel, from the package index
             origin += f" + {cell.backend_info.package} {cell.backend_info.version}"
-        table.add_row(escape(cell.name), escape(cell.toolchain()), escape(origin), " ".join(cell.targets),
-                      "yes" if present else "missing", escape(status))
+        table.add_row(*(terminal_text(text) for text in (cell.name, cell.toolchain(), origin, " ".join(cell.targets),
+                                                          "yes" if present else "missing", status)))
     console_.print(table)
     available = sum(1 for _, a, _ in model.rows if a.available)
-    console_.print(f"{available} of {len(model.rows)} cells available here", highlight=False)
+    say(console_, f"{available} of {len(model.rows)} cells available here")
+
+
+# -- baseline write (render.models.BaselineWriteModel) ---------------------------------------------------
+
+# Changes of a kind a baseline write lists one per line; the rest are counted.
+BASELINE_CHANGES_SHOWN = 20
+
+
+def print_baseline_write(model: BaselineWriteModel) -> None:
+    """What a baseline write did: a line on standard error per allowance kept
+    (with the command that accepts it), loosened and removed, per target and
+    kernel no longer built it kept (with the command that accepts the removal),
+    then the one line on standard output that says what it wrote."""
+    from spillway.gate.baseline import update_summary
+    from spillway.gate.commands import accept_command, accept_removed_command, quote_every_path
+    from spillway.gate.metrics import METRICS
+
+    result, shown_at = model.result, BASELINE_CHANGES_SHOWN
+
+    def accept(key: str) -> str:
+        return accept_command(model.paths, model.output, [key], gate=model.gate, targets=model.targets,
+                              quote=quote_every_path, word=command_word)
+
+    def accept_removed(keys: list[str], targets: list[str]) -> str:
+        return accept_removed_command(model.paths, model.output, keys, targets, targets=model.targets,
+                                      quote=quote_every_path, word=command_word)
+
+    err = console(stderr=True)
+    for change in result.refused:
+        metric = METRICS.get(change.metric)
+        what = "floor" if metric and metric.floor else "allowance"
+        say(err, f"spillway: kept {change.metric} {what} of {shown(change.name)} [{shown(change.target)}] at "
+                 f"{change.old} (now {change.new}); accept with: {accept(change.key)}", soft_wrap=True)
+    for change in result.raised[:shown_at]:
+        say(err, f"spillway: loosened {change.metric} of {shown(change.name)} [{shown(change.target)}]: "
+                 f"{change.old} -> {change.new}", soft_wrap=True)
+    if len(result.raised) > shown_at:
+        say(err, f"spillway: ... {len(result.raised) - shown_at} more loosened", soft_wrap=True)
+    for target, _key, name in result.removed[:shown_at]:
+        say(err, f"spillway: removed {shown(name)} [{shown(target)}] (no longer built; --allow-removed)",
+            soft_wrap=True)
+    if len(result.removed) > shown_at:
+        say(err, f"spillway: ... {len(result.removed) - shown_at} more removed", soft_wrap=True)
+    for target in result.removed_targets:
+        say(err, f"spillway: removed target {shown(target)} (no longer built; --allow-removed-target)",
+            soft_wrap=True)
+    for target, count in result.kept_targets:
+        written = f"; the baseline was written from {count} kernels on it" if count else ""
+        say(err, f"spillway: kept target {shown(target)}: no kernel is built for it{written}; accept its removal "
+                 f"with: {accept_removed([], [target])}", soft_wrap=True)
+    for target, key, name in result.kept_removed[:shown_at]:
+        say(err, f"spillway: kept {shown(name)} [{shown(target)}]: no longer built; accept its removal with: "
+                 f"{accept_removed([key], [])}", soft_wrap=True)
+    if len(result.kept_removed) > shown_at:
+        keys = list(dict.fromkeys(k for _, k, _ in result.kept_removed))
+        say(err, f"spillway: ... {len(result.kept_removed) - shown_at} more kept; accept them all with: "
+                 f"{accept_removed(keys, [])}", soft_wrap=True)
+    say(console(), update_summary(result, model.output, shown), soft_wrap=True)

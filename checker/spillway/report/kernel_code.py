@@ -169,3 +169,16 @@ def evidence_of_kernels(paths: list[str], options: ReadOptions, wanted: set[tupl
         if code is not None:
             out.setdefault((record["target"], record["key"]), []).append(code)
     return out
+
+
+def printed_rows_evidence(paths: list[str], options: ReadOptions, kernels: list[dict]) -> list[dict]:
+    """The records the report table prints, each with its ``isa`` object (None where its
+    code was not found): only their code objects are read again and only these kernels
+    decoded (report --isa decodes every kernel as it reads).  The command hands this to
+    the table's model (render.models.ReportModel.code_of), which calls it for the rows it
+    prints; the inputs were read once already, so an error now (they changed since) is
+    one line, as any input error."""
+    from spillway.report.code_evidence import isa_object
+
+    found = each_kernel_code(paths, options, kernels, decoded_evidence)
+    return [dict(k, isa=None if code is None else isa_object(code)) for k, code in zip(kernels, found)]

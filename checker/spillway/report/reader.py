@@ -559,8 +559,11 @@ def json_chunks(document: dict):
     yield from document_chunks({k: v for k, v in document.items() if k != "kernels"}, {"kernels": iter(kernels)})
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReadOptions:
+    """How inputs are read (the command line's read options): frozen, a command
+    that reads with other settings makes its own (dataclasses.replace)."""
+
     max_decompressed: int = ScanOptions.max_decompressed
     targets: list[str] = field(default_factory=list)   # processor or full target IDs to keep
     scan_embedded: bool = False   # read code objects embedded as data in host sections (--scan-embedded)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from spillway.render import junit
+from spillway.render import emit, junit
 from spillway.gate.check import CheckResult, Finding
 from support.gate_fixtures import run_cli
 from support.junit_xsd import junit_schema
@@ -128,7 +128,7 @@ def test_a_large_check_is_written_as_a_stream(tmp_path, monkeypatch):
         len(result.findings)
         path = tmp_path / f"{count}.xml"
         tracemalloc.start()
-        junit.write(str(path), result)
+        emit.write(str(path), junit.document_chunks(result))
         peaks[count] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         size = path.stat().st_size

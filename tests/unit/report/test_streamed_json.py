@@ -193,10 +193,11 @@ def test_a_closed_pipe_is_a_broken_pipe_in_the_parent(many_tasks):
 
 def test_the_command_through_the_pool(many_tasks, tmp_path):
     """The command line's own writer (atomic file, and standard output) with the pool."""
-    from spillway.cli.common import read_options, write_report_json
+    from spillway.cli.common import read_options, report_json_writers
     from spillway.cli import build_parser
+    from spillway.render.emit import write_to
 
     args = build_parser().parse_args(["report", "--all", "--json", str(many_tasks)])
     out = tmp_path / "out.json"
-    write_report_json([str(many_tasks)], read_options(args), str(out))
+    write_to(str(out), *report_json_writers([str(many_tasks)], read_options(args)))
     assert out.read_bytes() == b"".join(report_json([str(many_tasks)]))
