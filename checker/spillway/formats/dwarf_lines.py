@@ -21,8 +21,9 @@ section per function), placed in the code as codeobject.code_layout() lays
 those sections out (Sequence.section CODE_SECTION, Sequence.base minus the
 section's offset there), where kernel_ranges() places the kernels.
 
-Hand-written over bytes rather than pyelftools (a dependency, used for
-containers): its line programs run 29x slower and it does not apply AMDGPU
+The ELF side (sections, symbols, relocations, SHF_COMPRESSED) is
+formats.elf's.  Hand-written over bytes rather than pyelftools (a test
+oracle only): its line programs run 29x slower and it does not apply AMDGPU
 relocations (benchmarks/bench_lines.py; docs/source-lines.md, "Speed").  A numpy
 version (every opcode's length at once, the chain by pointer doubling)
 gave the same rows and ran slower: about one opcode per 1.5 bytes leaves
