@@ -280,7 +280,7 @@ def code_object(data: memoryview, archive: Archive, entry: Entry, *, max_decompr
                          container=where, offset=offset)
     try:
         out, _ = bundles.inflate_zstd(data[offset:offset + size], entry.original_size, "zstd frame",
-                                       need_end=False)
+                                      need_end=False)
     except InputError as exc:
         raise exc.within(where, offset) from None
     if len(out) != entry.original_size:

@@ -241,6 +241,23 @@ def test_a_real_code_object_reads_as_pyelftools_reads_it():
     assert got_symbols == want_symbols and sum(map(len, got_symbols.values())) > 10
 
 
+def test_a_host_elf_is_read_by_the_reader_and_a_32_bit_one_holds_no_device_code():
+    from spillway.errors import NoDeviceCode
+    from spillway.formats.containers import ScanOptions, scan_buffer
+
+    host = bytearray(linked_object())
+    host[18] = 62                                                   # EM_X86_64: a host, not a code object
+    with pytest.raises(NoDeviceCode, match="holds no device code"):
+        scan_buffer(memoryview(bytes(host)), "host.so", ScanOptions())
+    host[4] = 1                                                     # ELFCLASS32
+    with pytest.raises(NoDeviceCode, match="32-bit or big-endian ELF") as caught:
+        scan_buffer(memoryview(bytes(host)), "host32.so", ScanOptions())
+    assert caught.value.file == "host32.so"
+    with pytest.raises(InputError, match="truncated ELF header") as truncated:
+        scan_buffer(memoryview(bytes(host[:4]) + bytes([2]) + bytes(host[5:30])), "short.so", ScanOptions())
+    assert (truncated.value.file, truncated.value.container) == ("short.so", "ELF")
+
+
 # ELF structures spelled as struct formats: Ehdr after e_ident, Shdr, Phdr, Sym, Rela, Chdr (64-bit LE); and
 # pyelftools, or its header dictionaries, beside the reader.
 _ELF_STRUCTURES = re.compile(r"""["'](?:<HHIQQQIHHHHHH|<IIQQQQIIQQ|<IIQQQQQQ|<IBBHQQ|<QQq|<IIQQ)["']"""
