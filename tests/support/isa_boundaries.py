@@ -44,7 +44,7 @@ def compare_with_objdump(path: Path | str, objdump: list[str] | str = "llvm-objd
 
     from spillway.isa.decoder import DecodeError, decode, family_of, load_family
     from spillway.isa.evidence import kernel_ranges
-    from spillway.formats.codeobject import ElfImage
+    from spillway.formats.elf import ElfImage
     from spillway.resources.targets import target_id_from_flags
 
     data = Path(path).read_bytes()
@@ -52,11 +52,12 @@ def compare_with_objdump(path: Path | str, objdump: list[str] | str = "llvm-objd
     if target is None:
         target = target_id_from_flags(struct.unpack_from("<I", data, 48)[0], 5)
     family = load_family(family_of(target) or "")
-    text = next(s for s in ElfImage(memoryview(data)).sections if s[0] == ".text")
+    text = ElfImage(memoryview(data)).section(".text")
+    assert text is not None
     listed = objdump_instructions([objdump] if isinstance(objdump, str) else objdump, path)
     count, mismatches = 0, []
     for kernel in kernels:
-        base = kernel.start + text[3]
+        base = kernel.start + text.addr
         want = [(a - base, n, m) for a, n, m in listed.get(kernel.name, []) if base <= a < base + kernel.size]
         got = []
         try:

@@ -167,7 +167,7 @@ def parse_compressed_header(data: memoryview, *, container: str = "CCOB bundle")
                             uncompressed_size, digest)
 
 
-def _inflate_zlib(payload: memoryview, limit: int, container: str) -> tuple[bytes, int]:
+def inflate_zlib(payload: memoryview, limit: int, container: str) -> tuple[bytes, int]:
     """Inflate a zlib stream without producing more than ``limit`` bytes.
 
     Returns the output and how many input bytes the stream used.
@@ -184,7 +184,7 @@ def _inflate_zlib(payload: memoryview, limit: int, container: str) -> tuple[byte
     return out, len(payload) - len(inflater.unused_data)
 
 
-def _inflate_zstd(payload: memoryview, limit: int, container: str, *, need_end: bool) -> tuple[bytes, int]:
+def inflate_zstd(payload: memoryview, limit: int, container: str, *, need_end: bool) -> tuple[bytes, int]:
     """Inflate one zstd frame without producing more than ``limit`` bytes."""
     try:
         params = zstandard.get_frame_parameters(payload)
@@ -248,9 +248,9 @@ def decompress(data: memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRE
     payload = data[header.header_size:end]
     limit = header.uncompressed_size
     if header.method == "zlib":
-        out, used = _inflate_zlib(payload, limit, where)
+        out, used = inflate_zlib(payload, limit, where)
     else:
-        out, used = _inflate_zstd(payload, limit, where, need_end=header.total_size is None)
+        out, used = inflate_zstd(payload, limit, where, need_end=header.total_size is None)
     if len(out) != header.uncompressed_size:
         raise InputError(f"declared uncompressed size {header.uncompressed_size} but the stream "
                          f"holds {len(out)} bytes", container=where, offset=0)

@@ -13,11 +13,13 @@ import struct
 from dataclasses import dataclass
 
 from spillway.formats import command_line, metadata
+from spillway.formats.elf import (CODE_OBJECT, ET_DYN, ET_REL, SHF_ALLOC, SHF_EXECINSTR, SHT_PROGBITS, STT_OBJECT,
+                                  ElfImage, is_elf64_le, machine)
 from spillway.errors import InputError
 from spillway.resources.targets import (ABI_VERSION_TO_COV, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, occupancy_model,
                       processor_of, target_id_from_flags)
 
-CONTAINER = "code object"
+CONTAINER = CODE_OBJECT
 # A kernel's descriptor is the 64-byte object named after the kernel's STT_FUNC symbol with this suffix.
 DESCRIPTOR_SUFFIX = ".kd"
 _KD_RSRC1 = 48
@@ -47,8 +49,7 @@ class CodeObject:
 
 def is_amdgpu_elf(data: bytes | memoryview) -> bool:
     head = bytes(data[:20])
-    return (len(head) == 20 and head[:4] == b"\x7fELF" and head[4] == 2 and head[5] == 1
-            and struct.unpack_from("<H", head, 18)[0] == EM_AMDGPU)
+    return is_elf64_le(head) and machine(head) == EM_AMDGPU
 
 
 def _compiler_from_comment(data: bytes) -> str:
@@ -64,11 +65,11 @@ def parse(data: memoryview | bytes, max_kernels: int | None = None) -> CodeObjec
     they are decoded (--max-kernels)."""
     data = memoryview(data)
     version = _code_object_version(data)
-    (e_flags,) = struct.unpack_from("<I", data, 48)
     try:
         image = ElfImage(data)
     except struct.error as exc:
         raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
+    e_flags = image.e_flags
     notes = image.notes()
     comment = image.section_bytes(".comment") or b""
     documents = _metadata_documents(notes, max_kernels)
@@ -173,94 +174,24 @@ def _kernels_and_target(documents: list[dict | metadata.NoteResources]
     return kernels, targets[0] if targets else None
 
 
-class ElfImage:
-    """Just enough of a 64-bit little-endian ELF: section headers, notes,
-    symbols.  Hand-written with struct because pyelftools' construct-based
-    parsing costs tens of microseconds per header and symbol, which is most
-    of the time on libraries with hundreds of code objects and 88,000 kernels.
-    """
-
-    def __init__(self, data: memoryview):
-        self.data = data
-        size = len(data)
-        (self.e_type, _machine, _version, _entry, self.e_phoff, self.e_shoff, _flags, _ehsize,
-         self.e_phentsize, self.e_phnum, self.e_shentsize, self.e_shnum, self.e_shstrndx) = \
-            struct.unpack_from("<HHIQQQIHHHHHH", data, 16)
-        self.sections = []   # (name, type, flags, addr, offset, size, link, entsize)
-        if self.e_shoff and self.e_shnum:
-            if self.e_shentsize != 64 or self.e_shoff + self.e_shnum * 64 > size:
-                raise InputError(f"section header table (offset {self.e_shoff:#x}, {self.e_shnum} "
-                                 f"entries) runs past the end ({size} bytes)", container=CONTAINER,
-                                 offset=0x28)
-            raw = list(struct.iter_unpack("<IIQQQQIIQQ", data[self.e_shoff:self.e_shoff + self.e_shnum * 64]))
-            names = b""
-            if self.e_shstrndx < len(raw):
-                _, _, _, _, off, sz, *_ = raw[self.e_shstrndx]
-                names = self._slice(off, sz, "section name table")
-            for (name_at, sh_type, flags, addr, off, sz, link, _info, _align, entsize) in raw:
-                end = names.find(b"\0", name_at)
-                name = names[name_at:end if end >= 0 else None].decode("latin-1")
-                self.sections.append((name, sh_type, flags, addr, off, sz, link, entsize))
-
-    def _slice(self, offset: int, size: int, what: str) -> bytes:
-        return bytes(self._view(offset, size, what))
-
-    def _view(self, offset: int, size: int, what: str) -> memoryview:
-        """The bytes at ``offset``, not copied (note sections: a fifth of what a
-        ROCm library inflates to)."""
-        if offset + size > len(self.data):
-            raise InputError(f"{what} (offset {offset:#x}, size {size}) runs past the end "
-                             f"({len(self.data)} bytes)", container=CONTAINER, offset=offset)
-        return self.data[offset:offset + size]
-
-    def section_bytes(self, name: str) -> bytes | None:
-        for section in self.sections:
-            if section[0] == name and section[1] != SHT_NOBITS:
-                return self._slice(section[4], section[5], f"section {name}")
-        return None
-
-    def notes(self) -> list[tuple[memoryview, int]]:
-        found = [(self._view(s[4], s[5], "note section"), s[4]) for s in self.sections if s[1] == SHT_NOTE]
-        if found or not self.e_phoff:
-            return found
-        if self.e_phoff + self.e_phnum * 56 > len(self.data):
-            raise InputError("program header table runs past the end", container=CONTAINER, offset=0x20)
-        for p_type, _f, off, _va, _pa, filesz, _m, _a in struct.iter_unpack(
-                "<IIQQQQQQ", self.data[self.e_phoff:self.e_phoff + self.e_phnum * 56]):
-            if p_type == PT_NOTE:
-                found.append((self._view(off, filesz, "note segment"), off))
-        return found
-
-    def kernel_descriptors(self) -> dict[str, memoryview]:
-        """64-byte objects named ``*.kd`` from .symtab (or .dynsym when stripped)."""
-        out: dict[str, memoryview] = {}
-        for section in self.sections:
-            if section[1] not in (SHT_SYMTAB, SHT_DYNSYM) or section[7] != 24:
+def kernel_descriptors(image: ElfImage) -> dict[str, memoryview]:
+    """64-byte objects named ``*.kd`` from .symtab (or .dynsym when stripped)."""
+    out: dict[str, memoryview] = {}
+    for table in image.symbol_tables():
+        for symbol in image.symbols(table, type=STT_OBJECT, size=64):
+            if symbol.shndx >= len(image.sections) or not symbol.name.endswith(DESCRIPTOR_SUFFIX) \
+                    or symbol.name in out:
                 continue
-            table = self._slice(section[4], section[5] - section[5] % 24, "symbol table")
-            if section[6] >= len(self.sections):
-                continue
-            link = self.sections[section[6]]
-            strings = self._slice(link[4], link[5], "string table")
-            for name_at, info, _other, shndx, value, size in struct.iter_unpack("<IBBHQQ", table):
-                if size != 64 or (info & 0xF) != STT_OBJECT or shndx >= len(self.sections):
-                    continue
-                end = strings.find(b"\0", name_at)
-                name = strings[name_at:end].decode("utf-8", "replace")
-                if not name.endswith(DESCRIPTOR_SUFFIX) or name in out:
-                    continue
-                _n, _t, _f, addr, offset, _s, _l, _e = self.sections[shndx]
-                at = value - addr + offset if self.e_type == ET_DYN else value + offset
-                if 0 <= at and at + 64 <= len(self.data):
-                    out[name] = self.data[at:at + 64]
-            if out:
-                break
-        return out
+            section = image.sections[symbol.shndx]
+            # A linked object's symbol values are addresses; a relocatable one's, offsets in their section.
+            at = symbol.value + section.offset - (section.addr if image.e_type == ET_DYN else 0)
+            if 0 <= at and at + 64 <= len(image.data):
+                out[symbol.name] = image.data[at:at + 64]
+        if out:
+            break
+    return out
 
 
-SHT_PROGBITS, SHT_SYMTAB, SHT_NOTE, SHT_NOBITS, SHT_DYNSYM = 1, 2, 7, 8, 11
-PT_NOTE, STT_OBJECT, ET_REL, ET_DYN = 4, 1, 1, 3
-SHF_ALLOC, SHF_EXECINSTR = 0x2, 0x4
 
 # The name the code of a code object goes by (isa.evidence.KernelRange.section, formats.dwarf_lines'
 # Sequence.section): its .text, or a relocatable object's executable sections laid out (code_layout).
@@ -284,16 +215,17 @@ def code_layout(image: ElfImage) -> dict[int, int]:
     in their own section there: ``layout[st_shndx] + offset`` in the code."""
     if image.e_type != ET_REL:
         for number, section in enumerate(image.sections):
-            if section[0] == CODE_SECTION:
+            if section.name == CODE_SECTION:
                 return {number: 0}
         return {}
     layout: dict[int, int] = {}
     at = 0
-    for number, (_name, sh_type, flags, _addr, _offset, size, _link, _entsize) in enumerate(image.sections):
-        if sh_type == SHT_PROGBITS and flags & SHF_ALLOC and flags & SHF_EXECINSTR and size:   # (an empty .text)
+    for number, section in enumerate(image.sections):
+        if section.type == SHT_PROGBITS and section.flags & SHF_ALLOC and section.flags & SHF_EXECINSTR \
+                and section.size:   # (an empty .text)
             at = -(-at // _CODE_ALIGN) * _CODE_ALIGN
             layout[number] = at
-            at += size
+            at += section.size
     return layout
 
 
@@ -302,19 +234,14 @@ def code_bytes(image: ElfImage, layout: dict[int, int]) -> memoryview:
     object's .text, a relocatable object's single .text), several copied into
     place (zeros between).  Raises InputError on a section running past the
     end of the ELF."""
-    for number in layout:
-        name, _type, _flags, _addr, offset, size, _link, _entsize = image.sections[number]
-        if offset + size > len(image.data):
-            raise InputError(f"{name} (offset {offset:#x}, size {size}) runs past the end ({len(image.data)} bytes)",
-                             container=CONTAINER, offset=offset)
+    views = {number: image.view(image.sections[number].offset, image.sections[number].size,
+                                 image.sections[number].name) for number in layout}
     if len(layout) == 1 and not next(iter(layout.values())):
-        _name, _type, _flags, _addr, offset, size, _link, _entsize = image.sections[next(iter(layout))]
-        return image.data[offset:offset + size]
-    end = max((at + image.sections[number][5] for number, at in layout.items()), default=0)
+        return next(iter(views.values()))
+    end = max((at + image.sections[number].size for number, at in layout.items()), default=0)
     code = bytearray(end)
     for number, at in layout.items():
-        _name, _type, _flags, _addr, offset, size, _link, _entsize = image.sections[number]
-        code[at:at + size] = image.data[offset:offset + size]
+        code[at:at + len(views[number])] = views[number]
     return memoryview(bytes(code))
 
 
@@ -322,7 +249,7 @@ def _with_wgp_mode(kernels: list[metadata.KernelMetadata], image: ElfImage) -> l
     """Code object V4 has no .workgroup_processor_mode: read rsrc1 bit 29."""
     if all(k.workgroup_processor_mode is not None for k in kernels):
         return kernels
-    descriptors = image.kernel_descriptors()
+    descriptors = kernel_descriptors(image)
     out = []
     for kernel in kernels:
         descriptor = descriptors.get(_descriptor_name(kernel))
@@ -344,7 +271,7 @@ def _check_kernels_match_descriptors(kernels: list[metadata.KernelMetadata], ima
             raise InputError(f"kernel {kernel.name} is described by more than one metadata note",
                              container=CONTAINER)
         seen.add(symbol)
-    descriptors = image.kernel_descriptors()
+    descriptors = kernel_descriptors(image)
     if not descriptors:
         return   # no symbol table (stripped): nothing to cross-check
     missing = sorted(seen - descriptors.keys())

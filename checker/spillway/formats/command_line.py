@@ -3,7 +3,7 @@
 (SHF_MERGE|SHF_STRINGS: NUL-terminated strings, the first one empty), the
 driver's arguments joined by spaces, with spaces and backslashes inside an
 argument escaped by a backslash.  Pure functions over the section's bytes;
-codeobject.ElfImage finds the section.
+elf.ElfImage finds the section.
 
 ``code_generation_flags`` turns recorded command lines into the flags that
 decide what a kernel becomes, the ones ``check`` compares with a baseline's:

@@ -17,13 +17,10 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 from spillway.formats import bundles, embedded, kpack, offload_binary
 from spillway.formats.ar import AR_MAGIC, THIN_AR_MAGIC, iter_ar_members
 from spillway.formats.codeobject import is_amdgpu_elf
-from spillway.formats.elfstream import MemoryStream
+from spillway.formats.elf import SHT_NOBITS, ElfImage, is_elf64_le
 from spillway.errors import InputError, NoDeviceCode
 from spillway import paths
 
@@ -253,27 +250,24 @@ def expand(pending: PendingImages, result: ScanResult):
 
 def _scan_host_elf(data: memoryview, name: str, options: ScanOptions, path: str | None = None) -> ScanResult:
     result = ScanResult()
+    if not is_elf64_le(data):
+        # ROCm's hosts are x86-64 and aarch64 (64-bit little-endian): a 32-bit or big-endian ELF holds no HIP code.
+        raise NoDeviceCode("a 32-bit or big-endian ELF (HIP device code is only in 64-bit little-endian hosts)",
+                           file=name)
     try:
-        elf = ELFFile(MemoryStream(data))  # type: ignore[arg-type]  # a read-only file-like view
-        sections = []
-        for section in elf.iter_sections():
-            header = section.header
-            sections.append((section.name, header["sh_type"], header["sh_offset"], header["sh_size"]))
-    except (ELFError, struct.error, ValueError, IndexError, KeyError, OverflowError) as exc:
+        sections = [(s.name, s.type, s.offset, s.size) for s in ElfImage(data, file=name, container="ELF").sections]
+    except (struct.error, ValueError, IndexError, OverflowError) as exc:
         raise InputError(f"corrupt ELF structure ({exc})", file=name, container="ELF") from None
-    except Exception as exc:
-        raise InputError(f"corrupt ELF structure ({type(exc).__name__}: {exc})", file=name,
-                         container="ELF") from None
 
     # A binary split by rocm-kpack: .hip_fatbin is NOBITS or zeroed (bar
     # unaligned edges), the device code is in .kpack archives.
     split = {n: (o, s) for n, t, o, s in sections if n in (kpack.REF_SECTION, kpack.WRAPPER_SECTION)
-             and t != "SHT_NOBITS"}
+             and t != SHT_NOBITS}
     if split:
         _scan_split_binary(data, name, path, split, options, result)
     kpacked = kpack.REF_SECTION in split      # its .hip_fatbin holds no bundles any more
     for section_name, section_type, offset, size in sections:
-        if section_type == "SHT_NOBITS" or size == 0:
+        if section_type == SHT_NOBITS or size == 0:
             continue
         is_fatbin = section_name == ".hip_fatbin"
         if is_fatbin and kpacked:

@@ -21,8 +21,9 @@ section per function), placed in the code as codeobject.code_layout() lays
 those sections out (Sequence.section CODE_SECTION, Sequence.base minus the
 section's offset there), where kernel_ranges() places the kernels.
 
-Hand-written over bytes rather than pyelftools (a dependency, used for
-containers): its line programs run 29x slower and it does not apply AMDGPU
+The ELF side (sections, symbols, relocations, SHF_COMPRESSED) is
+formats.elf's.  Hand-written over bytes rather than pyelftools (a test
+oracle only): its line programs run 29x slower and it does not apply AMDGPU
 relocations (benchmarks/bench_lines.py; docs/source-lines.md, "Speed").  A numpy
 version (every opcode's length at once, the chain by pointer doubling)
 gave the same rows and ran slower: about one opcode per 1.5 bytes leaves
@@ -38,7 +39,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from spillway.errors import InputError
-from spillway.formats.codeobject import CODE_SECTION, CONTAINER, ElfImage, code_layout
+from spillway.formats.codeobject import CODE_SECTION, CONTAINER, code_layout
+from spillway.formats.elf import ET_REL, R_AMDGPU_ABS64, SHF_ALLOC, SHF_EXECINSTR, SHT_RELA, ElfImage
 
 # Row flags (LineRows.flags).
 IS_STMT, BASIC_BLOCK, END_SEQUENCE, PROLOGUE_END, EPILOGUE_BEGIN = 1, 2, 4, 8, 16
@@ -73,15 +75,6 @@ _OFFSET_SIZED = (_FORM_STRP, _FORM_LINE_STRP, _FORM_SEC_OFFSET, _FORM_STRP_SUP, 
 _LEB = (_FORM_UDATA, _FORM_SDATA, _FORM_REF_UDATA, _FORM_STRX, _FORM_ADDRX, _FORM_LOCLISTX, _FORM_RNGLISTX)
 _STRX = {_FORM_STRX: 0, _FORM_STRX1: 1, _FORM_STRX2: 2, _FORM_STRX3: 3, _FORM_STRX4: 4}
 
-# ELF: section types, relocation types (LLVM's ELFRelocs/AMDGPU.def).
-_SHT_RELA, _SHF_ALLOC, _SHF_EXECINSTR, _ET_REL = 4, 0x2, 0x4, 1
-# SHF_COMPRESSED: the section starts with an Elf64_Chdr (ch_type, ch_reserved, ch_size, ch_addralign);
-# Debian's ROCm 6.4 libraries compress their debug sections this way (zlib).
-_SHF_COMPRESSED, _ELFCOMPRESS_ZLIB, _ELFCOMPRESS_ZSTD = 0x800, 1, 2
-# A compressed debug section may declare at most this many bytes, and at most this many times its
-# compressed size (a zip-bomb guard; real sections inflate 3-10 times).
-_INFLATED_MAX, _INFLATED_RATIO_MAX = 1 << 30, 1024
-_R_AMDGPU_NONE, _R_AMDGPU_ABS64, _R_AMDGPU_ABS32 = 0, 3, 6
 _DEBUG_SECTIONS = (".debug_line", ".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
                    ".debug_str_offsets")
 
@@ -165,8 +158,8 @@ def has_line_table(elf: bytes | memoryview) -> bool:
     """Whether the code object has a ``.debug_line`` section (False for an
     ELF whose section headers do not read: read_lines says what is wrong)."""
     try:
-        return any(section[0] == ".debug_line" for section in ElfImage(memoryview(elf)).sections)
-    except (struct.error, IndexError, ValueError):
+        return ElfImage(elf).section(".debug_line") is not None
+    except (InputError, struct.error, IndexError, ValueError):
         return False
 
 
@@ -190,14 +183,17 @@ def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] |
         image = ElfImage(view)
     except (struct.error, IndexError, ValueError) as exc:
         raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
-    index = {s[0]: number for number, s in enumerate(image.sections)}
-    if ".debug_line" not in index:
+    line_section = image.section(".debug_line")
+    if line_section is None:
         return ()
-    sections = _debug_sections(image, index)
-    line_at = image.sections[index[".debug_line"]][4]
+    sections = image.contents(_DEBUG_SECTIONS)   # inflated, relocated in an ET_REL object
+    if ".debug_line" not in sections:
+        return ()
+    line_at = line_section.offset
     units: dict[int, tuple[str, str]] = {}
-    if ".debug_info" in sections:
-        info_at = image.sections[index[".debug_info"]][4]
+    info_section = image.section(".debug_info")
+    if ".debug_info" in sections and info_section is not None:
+        info_at = info_section.offset
         try:
             units = _compile_units(sections)
         except _Bad as bad:
@@ -261,93 +257,18 @@ class _Targets:
         return "", 0
 
 
-def _debug_sections(image: ElfImage, index: dict[str, int]) -> dict[str, bytes]:
-    """The debug sections' bytes (relocations applied in an ET_REL object)."""
-    out: dict[str, bytes] = {}
-    for name in _DEBUG_SECTIONS:
-        if name in index:
-            found = image.section_bytes(name)
-            if found is not None:
-                flags, offset = image.sections[index[name]][2], image.sections[index[name]][4]
-                out[name] = _inflated(name, found, offset) if flags & _SHF_COMPRESSED else found
-    if image.e_type != _ET_REL:
-        return out
-    symbols = _symbols(image)
-    for number, (name, sh_type, _flags, _addr, offset, size, _link, entsize) in enumerate(image.sections):
-        if sh_type != _SHT_RELA or not name.startswith(".rela.debug_"):
-            continue
-        target = name[len(".rela"):]
-        if target not in out:
-            continue
-        patched = bytearray(out[target])
-        for r_offset, r_info, r_addend in struct.iter_unpack("<QQq", image.data[offset:offset + size - size % 24]):
-            kind, symbol = r_info & 0xFFFFFFFF, r_info >> 32
-            value = (symbols[symbol][0] if symbol < len(symbols) else 0) + r_addend
-            width = {_R_AMDGPU_ABS64: 8, _R_AMDGPU_ABS32: 4}.get(kind)
-            if kind == _R_AMDGPU_NONE:
-                continue
-            if width is None:
-                raise InputError(f"{name}: relocation type {kind} not supported (R_AMDGPU_ABS32 and ABS64 are)",
-                                 container=CONTAINER, offset=offset)
-            if r_offset + width > len(patched):
-                raise InputError(f"{name}: relocation at {r_offset:#x} outside {target} ({len(patched)} bytes)",
-                                 container=CONTAINER, offset=offset)
-            patched[r_offset:r_offset + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
-        out[target] = bytes(patched)
-    return out
-
-
-def _inflated(name: str, data: bytes, offset: int) -> bytes:
-    """A SHF_COMPRESSED section's contents (ELF gABI: an Elf64_Chdr, then a
-    zlib or zstd stream of ch_size bytes)."""
-    if len(data) < 24:
-        raise InputError(f"{name}: compressed section of {len(data)} bytes has no compression header",
-                         container=CONTAINER, offset=offset)
-    kind, _reserved, size, _align = struct.unpack_from("<IIQQ", data, 0)
-    if size > _INFLATED_MAX or size > _INFLATED_RATIO_MAX * len(data):
-        raise InputError(f"{name}: compressed section declares {size} bytes from {len(data)} (the limit is "
-                         f"{_INFLATED_MAX} bytes, {_INFLATED_RATIO_MAX} times the compressed size)",
-                         container=CONTAINER, offset=offset)
-    # The bounded inflaters every other compressed format uses (offload binaries, kpack): never more
-    # than the declared size plus one byte is produced.
-    from spillway.formats import bundles
-
-    stream = memoryview(data)[24:]
-    if kind == _ELFCOMPRESS_ZLIB:
-        out, _ = bundles._inflate_zlib(stream, size, f"{name} (zlib)")
-    elif kind == _ELFCOMPRESS_ZSTD:
-        out, _ = bundles._inflate_zstd(stream, size, f"{name} (zstd)", need_end=False)
-    else:
-        raise InputError(f"{name}: compression type {kind} not supported (zlib and zstd are)",
-                         container=CONTAINER, offset=offset)
-    if len(out) != size:
-        raise InputError(f"{name}: compressed section inflates to {len(out)} bytes, its header says {size}",
-                         container=CONTAINER, offset=offset)
-    return out
-
-
-def _symbols(image: ElfImage) -> list[tuple[int, int]]:
-    """(st_value, st_shndx) of every .symtab symbol, by index."""
-    for name, sh_type, _flags, _addr, offset, size, _link, entsize in image.sections:
-        if sh_type == 2 and entsize == 24:
-            return [(value, shndx) for _n, _i, _o, shndx, value, _s
-                    in struct.iter_unpack("<IBBHQQ", image.data[offset:offset + size - size % 24])]
-    return []
-
-
 def _sequence_sections(image: ElfImage) -> _Targets:
-    code = [(s[3], s[5], s[0]) for s in image.sections if s[2] & _SHF_ALLOC and s[2] & _SHF_EXECINSTR]
+    code = [(s.addr, s.size, s.name) for s in image.sections if s.flags & SHF_ALLOC and s.flags & SHF_EXECINSTR]
     relocated: dict[int, int] = {}
-    if image.e_type == _ET_REL:
-        symbols = _symbols(image)
-        for name, sh_type, _flags, _addr, offset, size, _link, _entsize in image.sections:
-            if sh_type == _SHT_RELA and name == ".rela.debug_line":
-                for r_offset, r_info, _addend in struct.iter_unpack("<QQq",
-                                                                     image.data[offset:offset + size - size % 24]):
-                    symbol = r_info >> 32
-                    if r_info & 0xFFFFFFFF == _R_AMDGPU_ABS64 and symbol < len(symbols):
-                        relocated[r_offset] = symbols[symbol][1]
-    return _Targets(image.e_type == _ET_REL, relocated, code, code_layout(image) if image.e_type == _ET_REL else {})
+    relocatable = image.e_type == ET_REL
+    if relocatable:
+        symbols = image.static_symbols()
+        for section in image.sections:
+            if section.type == SHT_RELA and section.name == ".rela.debug_line":
+                for relocation in image.relocations(section):
+                    if relocation.type == R_AMDGPU_ABS64 and relocation.symbol < len(symbols):
+                        relocated[relocation.offset] = symbols[relocation.symbol].shndx
+    return _Targets(relocatable, relocated, code, code_layout(image) if relocatable else {})
 
 
 # --- primitive readers ------------------------------------------------------------------------

@@ -16,24 +16,21 @@ Debian 12 has several) carries no kernel resources: it is stepped over, not
 counted and not searched inside.
 
 Pure functions over memoryviews; the host's section table is read with
-``codeobject.ElfImage``.
+``elf.ElfImage``.
 """
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from spillway.errors import InputError, NoDeviceCode
 from spillway.formats import metadata
-from spillway.formats.codeobject import ElfImage
+from spillway.formats.elf import (ELF_MAGIC, PT_LOAD, PT_NOTE, SECTION_SIZE, SEGMENT_SIZE, SHF_EXECINSTR, SHT_NOBITS,
+                                  SHT_NOTE, SHT_PROGBITS, ElfImage, machine, read_header, read_sections,
+                                  read_segments)
 from spillway.formats.walk import advance
 from spillway.resources.targets import ELFOSABI_AMDGPU_HSA, EM_AMDGPU
 
-ELF_MAGIC = b"\x7fELF"
-SHT_PROGBITS, SHT_NOTE, SHT_NOBITS = 1, 7, 8
-SHF_EXECINSTR = 0x4
-PT_LOAD, PT_NOTE = 1, 4
 _CHUNK = 16 << 20
 
 # Sections whose contents are delimited by their own format (bundles,
@@ -68,12 +65,12 @@ def not_read_message(count: int, files: int = 1) -> str:
 
 def scanned_sections(host: ElfImage):
     """(name, offset, size) of the host sections that may hold data arrays."""
-    for name, sh_type, flags, _addr, offset, size, _link, _entsize in host.sections:
-        if sh_type != SHT_PROGBITS or flags & SHF_EXECINSTR or size < 64:
+    for section in host.sections:
+        if section.type != SHT_PROGBITS or section.flags & SHF_EXECINSTR or section.size < 64:
             continue
-        if name in SKIPPED_SECTIONS or name.startswith(SKIPPED_PREFIXES):
+        if section.name in SKIPPED_SECTIONS or section.name.startswith(SKIPPED_PREFIXES):
             continue
-        yield name, offset, size
+        yield section.name, section.offset, section.size
 
 
 class _Finder:
@@ -103,7 +100,7 @@ class _Finder:
 def claims_amdgpu_hsa(head: bytes) -> bool:
     """The header's own words: ELF64, little-endian, version 1, AMDGPU, HSA."""
     return (len(head) >= 64 and head[:4] == ELF_MAGIC and head[4] == 2 and head[5] == 1 and head[6] == 1
-            and head[7] == ELFOSABI_AMDGPU_HSA and struct.unpack_from("<H", head, 18)[0] == EM_AMDGPU)
+            and head[7] == ELFOSABI_AMDGPU_HSA and machine(head) == EM_AMDGPU)
 
 
 def image_extent(view: memoryview, section: str) -> tuple[int, bool]:
@@ -114,8 +111,11 @@ def image_extent(view: memoryview, section: str) -> tuple[int, bool]:
     a segment or the metadata note lies outside ``view``.
     """
     available = len(view)
-    (e_type, _machine, version, _entry, phoff, shoff, _flags, ehsize, phentsize, phnum, shentsize, shnum,
-     shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", view, 16)
+    header = read_header(view)
+    e_type, version, ehsize, shoff, shnum, shentsize, shstrndx = (header.type, header.version, header.ehsize,
+                                                                  header.shoff, header.shnum, header.shentsize,
+                                                                  header.shstrndx)
+    phoff, phnum, phentsize = header.phoff, header.phnum, header.phentsize
     container = f"embedded code object in section {section}"
 
     def fail(message: str, offset: int) -> InputError:
@@ -125,32 +125,31 @@ def image_extent(view: memoryview, section: str) -> tuple[int, bool]:
         raise fail(f"ELF header says version {version}, header size {ehsize}, type {e_type}", 16)
     if shnum == 0 or shoff == 0:
         raise fail("no section table", 0x28)
-    if shentsize != 64 or shoff < 64 or shoff + shnum * 64 > available:
+    if shentsize != SECTION_SIZE or shoff < 64 or shoff + shnum * SECTION_SIZE > available:
         raise fail(f"section table ({shnum} entries of {shentsize} bytes at {shoff:#x}) runs past the end of "
                    f"section {section} ({available} bytes left)", 0x28)
     if shstrndx >= shnum:
         raise fail(f"section name table index {shstrndx} is not below the section count {shnum}", 0x3E)
-    extent = shoff + shnum * 64
+    extent = shoff + shnum * SECTION_SIZE
     notes = []
-    for index, (_name, sh_type, _f, _a, offset, size, _l, _i, _al, _e) in enumerate(
-            struct.iter_unpack("<IIQQQQIIQQ", view[shoff:shoff + shnum * 64])):
-        if sh_type == SHT_NOBITS or index == 0:
+    for index, header_entry in enumerate(read_sections(view, shoff, shnum)):
+        if header_entry.type == SHT_NOBITS or index == 0:
             continue
+        offset, size = header_entry.offset, header_entry.size
         if offset + size > available:
             raise fail(f"section {index} (offset {offset:#x}, size {size}) runs past the end of section "
-                       f"{section} ({available} bytes left)", shoff + index * 64)
+                       f"{section} ({available} bytes left)", shoff + index * SECTION_SIZE)
         extent = max(extent, offset + size)
-        if sh_type == SHT_NOTE:
+        if header_entry.type == SHT_NOTE:
             notes.append((offset, size))
     if phnum:
-        if phentsize != 56 or phoff + phnum * 56 > available:
+        if phentsize != SEGMENT_SIZE or phoff + phnum * SEGMENT_SIZE > available:
             raise fail(f"program headers ({phnum} at {phoff:#x}) run past the end of section {section}", 0x20)
-        extent = max(extent, phoff + phnum * 56)
-        for index, (p_type, _f, offset, _va, _pa, filesz, _m, _a) in enumerate(
-                struct.iter_unpack("<IIQQQQQQ", view[phoff:phoff + phnum * 56])):
-            if p_type in (PT_LOAD, PT_NOTE) and offset + filesz > available:
-                raise fail(f"segment {index} (offset {offset:#x}, size {filesz}) runs past the end of "
-                           f"section {section}", phoff + index * 56)
+        extent = max(extent, phoff + phnum * SEGMENT_SIZE)
+        for index, segment in enumerate(read_segments(view, phoff, phnum)):
+            if segment.type in (PT_LOAD, PT_NOTE) and segment.offset + segment.filesz > available:
+                raise fail(f"segment {index} (offset {segment.offset:#x}, size {segment.filesz}) runs past the end "
+                           f"of section {section}", phoff + index * SEGMENT_SIZE)
     found = False
     for offset, size in notes:
         try:

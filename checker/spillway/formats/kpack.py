@@ -279,8 +279,8 @@ def code_object(data: memoryview, archive: Archive, entry: Entry, *, max_decompr
         raise InputError(f"original_size {entry.original_size} is above the cap {max_decompressed}",
                          container=where, offset=offset)
     try:
-        out, _ = bundles._inflate_zstd(data[offset:offset + size], entry.original_size, "zstd frame",
-                                       need_end=False)
+        out, _ = bundles.inflate_zstd(data[offset:offset + size], entry.original_size, "zstd frame",
+                                      need_end=False)
     except InputError as exc:
         raise exc.within(where, offset) from None
     if len(out) != entry.original_size:

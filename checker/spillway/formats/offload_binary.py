@@ -107,9 +107,9 @@ def _inflate(data: memoryview, base: int, size: int, entries_at: int, inflated_s
     where = f"{CONTAINER} v3 ({method})"
     try:
         if method == "zstd":
-            body, _ = bundles._inflate_zstd(stream, body_size, where, need_end=False)
+            body, _ = bundles.inflate_zstd(stream, body_size, where, need_end=False)
         else:
-            body, _ = bundles._inflate_zlib(stream, body_size, where)
+            body, _ = bundles.inflate_zlib(stream, body_size, where)
     except InputError as exc:
         # "inflates past" the limit means: more than InflatedSize says.
         raise exc.within(CONTAINER, base + entries_at) from None

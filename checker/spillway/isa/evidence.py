@@ -49,8 +49,9 @@ from typing import Sequence
 
 from spillway import json_codec
 from spillway.errors import InputError
-from spillway.formats.codeobject import (CODE_SECTION, CONTAINER, ET_REL, ElfImage, code_bytes, code_layout,
-                                        is_amdgpu_elf)
+from spillway.formats.codeobject import (CODE_SECTION, CONTAINER, code_bytes, code_layout, is_amdgpu_elf,
+                                        kernel_descriptors)
+from spillway.formats.elf import ET_REL, SHT_SYMTAB, STT_FUNC, ElfImage
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
 from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
 
@@ -620,7 +621,7 @@ def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[mem
 
 def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[KernelRange]]:
     image = ElfImage(view)
-    descriptors = image.kernel_descriptors()
+    descriptors = kernel_descriptors(image)
     layout = code_layout(image)
     if not layout:
         return view[0:0], []
@@ -629,17 +630,9 @@ def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[
     out: list[KernelRange] = []
     seen: set[str] = set()
     # .symtab (local callees are only there) before .dynsym.
-    for section in sorted(image.sections, key=lambda s: s[1] != 2):
-        if section[1] not in (2, 11) or section[7] != 24 or section[6] >= len(image.sections):
-            continue
-        table = bytes(view[section[4]:section[4] + section[5] - section[5] % 24])
-        link = image.sections[section[6]]
-        strings = bytes(view[link[4]:link[4] + link[5]])
-        for name_at, info, _other, shndx, value, size in struct.iter_unpack("<IBBHQQ", table):
-            if info & 0xF != 2:
-                continue
-            end = strings.find(b"\0", name_at)
-            name = strings[name_at:end].decode("utf-8", "replace")
+    for table in sorted(image.symbol_tables(), key=lambda s: s.type != SHT_SYMTAB):
+        for symbol in image.symbols(table, type=STT_FUNC):
+            name, size, shndx = symbol.name, symbol.size, symbol.shndx
             descriptor = descriptors.get(name + ".kd")
             if (descriptor is None and not functions) or name in seen:
                 continue
@@ -648,9 +641,9 @@ def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[
             if place is None:
                 start = -1 - size if size else -1   # in no code section: evidence() says so
             elif relocatable:
-                start = place + value               # an offset in its own section
+                start = place + symbol.value        # an offset in its own section
             else:
-                start = value - image.sections[shndx][3]
+                start = symbol.value - image.sections[shndx].addr
             psb = None if descriptor is None else bool(struct.unpack_from("<H", descriptor, 56)[0] & 1)
             out.append(KernelRange(name, CODE_SECTION, start, size, psb))
         if out:

@@ -510,11 +510,11 @@ def test_mutated_tables_give_rows_or_one_input_error():
     import random
     from pathlib import Path
 
-    from spillway.formats.codeobject import ElfImage
+    from spillway.formats.elf import ElfImage
     path = Path(__file__).resolve().parents[2] / "data" / "isa" / "lines" / "co" / "headers.gfx906.clang22.dwarf5.co"
     data = path.read_bytes()
     image = ElfImage(memoryview(data))
-    spans = [(s[4], s[5]) for s in image.sections if s[0] in (".debug_line", ".debug_info", ".debug_line_str",
+    spans = [(s.offset, s.size) for s in image.sections if s.name in (".debug_line", ".debug_info", ".debug_line_str",
                                                                ".debug_abbrev", ".debug_str_offsets")]
     chooser = random.Random(32)
     outcomes = {"rows": 0, "error": 0}

@@ -25,7 +25,7 @@ import zstandard
 
 from spillway.errors import InputError
 from spillway.formats import kpack
-from spillway.formats.codeobject import ElfImage
+from spillway.formats.elf import SHT_NOBITS, ElfImage
 from spillway.report.reader import ReadOptions, read_path
 from support import oracles
 from support.formats_fixtures import one_line_error, run_cli
@@ -67,11 +67,11 @@ def install(tmp_path: Path, archs=ARCHS, libs=LIBS) -> Path:
 def test_split_binary_has_hipk_wrappers_a_marker_and_no_device_code(lib):
     data = memoryview((STAGE / "lib" / lib).read_bytes())
     image = ElfImage(data)
-    sections = {s[0]: s for s in image.sections}
-    assert sections[".hip_fatbin"][1] == 8            # SHT_NOBITS
-    _, _, _, _, offset, size, _, _ = sections[kpack.WRAPPER_SECTION]
+    sections = {s.name: s for s in image.sections}
+    assert sections[".hip_fatbin"].type == SHT_NOBITS
+    offset, size = sections[kpack.WRAPPER_SECTION].offset, sections[kpack.WRAPPER_SECTION].size
     assert kpack.parse_wrappers(data[offset:offset + size], offset) == [(kpack.HIPK, 0), (kpack.HIPK, 1)]
-    _, _, _, _, offset, size, _, _ = sections[kpack.REF_SECTION]
+    offset, size = sections[kpack.REF_SECTION].offset, sections[kpack.REF_SECTION].size
     reference = kpack.parse_reference(data[offset:offset + size], offset)
     assert reference.kernel_name == f"stage/lib/{lib}"
     assert reference.search_paths == ["../.kpack/spw_lib_@GFXARCH@.kpack"]
@@ -183,7 +183,9 @@ def test_hipk_wrappers_without_a_marker(tmp_path):
 def test_broken_marker(tmp_path):
     data = bytearray((STAGE / "lib" / "libspw.so").read_bytes())
     image = ElfImage(memoryview(bytes(data)))
-    _, _, _, _, offset, size, _, _ = next(s for s in image.sections if s[0] == kpack.REF_SECTION)
+    marker = image.section(kpack.REF_SECTION)
+    assert marker is not None
+    offset, size = marker.offset, marker.size
     data[offset:offset + size] = b"\xc1" * size          # 0xc1 is never used in msgpack
     path = install(tmp_path, libs=()) / "stage" / "lib" / "libspw.so"
     path.write_bytes(bytes(data))
@@ -482,8 +484,9 @@ def test_a_refused_marker_is_not_followed_when_archives_are_named(tmp_path):
     data = bytearray((STAGE / "lib" / "libspw.so").read_bytes())
     good = b"../.kpack/spw_lib_@GFXARCH@.kpack"
     bad = b"/etc/../etc/passw@GFXARCH@.kpack/"
-    _, _, _, _, offset, size, _, _ = next(s for s in ElfImage(memoryview(bytes(data))).sections
-                                          if s[0] == kpack.REF_SECTION)
+    marker = ElfImage(memoryview(bytes(data))).section(kpack.REF_SECTION)
+    assert marker is not None
+    offset, size = marker.offset, marker.size
     at = data.find(good, offset, offset + size)
     assert len(bad) == len(good) and at >= 0
     data[at:at + len(good)] = bad

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import DATA
 from spillway.errors import InputError
-from spillway.formats import codeobject, metadata
+from spillway.formats import codeobject, elf, metadata
 
 
 def _exact(desc: bytes):
@@ -47,7 +47,7 @@ def _real_notes() -> list[bytes]:
         data = memoryview(path.read_bytes())
         if not codeobject.is_amdgpu_elf(data):
             continue
-        for note, _ in codeobject.ElfImage(data).notes():
+        for note, _ in elf.ElfImage(data).notes():
             notes += [bytes(desc) for name, kind, desc, _ in metadata.iter_notes(note)
                       if kind == metadata.NT_AMDGPU_METADATA]
     return notes

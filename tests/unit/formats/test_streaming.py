@@ -221,10 +221,10 @@ def test_kernel_table_is_a_sequence_of_records_and_writes_the_same_json(code_obj
 # -- the metadata fast path ------------------------------------------------------------
 
 def _notes(data: bytes) -> list[bytes]:
-    from spillway.formats import codeobject, metadata
+    from spillway.formats import elf, metadata
 
     out = []
-    for note, _ in codeobject.ElfImage(memoryview(data)).notes():
+    for note, _ in elf.ElfImage(memoryview(data)).notes():
         out += [bytes(desc) for name, kind, desc, _ in metadata.iter_notes(note) if kind == metadata.NT_AMDGPU_METADATA]
     return out
 
