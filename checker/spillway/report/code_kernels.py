@@ -80,11 +80,11 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
     """(listing, its lines or None) of each kernel of one code object found
     (None where it was not): decoded together, the line table read once."""
     from spillway.isa.source_lines import LINE_TABLE_NOT_READ, kernel_lines, object_lines, without_lines
-    from spillway.isa.vector import evidence_many, listings_many
+    from spillway.isa.vector import DecodedSection, evidence_many, listings_many
 
     present = [r for r in found if r is not None]
     batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in present]
-    decoded: dict = {}
+    decoded = DecodedSection()
     figures = evidence_many(section, batch, target, keep=decoded)
     listed = iter(listings_many(section, batch, target, figures, decoded))
     lines = None
