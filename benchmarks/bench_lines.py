@@ -106,7 +106,7 @@ def measure_lines(paths: list[Path], pyelftools: int) -> dict:
         code, ranges = kernel_ranges(data, functions=True)
         kernels = [(r.start, r.size, r.private_segment_buffer is not False) for r in ranges]
         before = time.process_time()
-        decoded: dict = {}
+        decoded = vector.DecodedSection()
         found = vector.evidence_many(code, kernels, target, keep=decoded)
         figures["evidence_cpu"] += time.process_time() - before
         figures["code_objects"] += 1

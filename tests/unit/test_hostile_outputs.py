@@ -385,7 +385,7 @@ def test_the_matrix_verdicts_and_job_summary(inputs, monkeypatch):
     from spillway.render.models import MatrixRunModel, View
     from spillway.matrix.cells import Cell
     from spillway.matrix.gating import CellCheck
-    from spillway.render.table import console as make_console
+    from spillway.render.grid import console as make_console
 
     cell = Cell(name="clang-22", source="debian", compiler="clang", clang="22", cxx="clang++-22", packages=["clang-22"],
                 targets=["gfx1100"], baseline="checks/baselines/clang-22.json")

@@ -122,8 +122,8 @@ def progress_console() -> Console:
 
 
 def stdout_console() -> Console:
-    """render.table.lines_console on standard output."""
-    from spillway.render.table import lines_console
+    """render.grid.lines_console on standard output."""
+    from spillway.render.grid import lines_console
     return lines_console()
 
 

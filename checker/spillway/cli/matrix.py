@@ -202,7 +202,9 @@ def _view_model(args) -> str:
 # -- shared pieces ---------------------------------------------------------------------
 
 def _err() -> Console:
-    return render_table.lines_console(stderr=True)
+    from spillway.render.grid import lines_console
+
+    return lines_console(stderr=True)
 
 
 def _load(args) -> tuple[mx.Matrix, Path]:

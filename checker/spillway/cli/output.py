@@ -220,7 +220,7 @@ def old_style_json(argv: list[str]) -> None:
 
 def add_table_options(parser: argparse.ArgumentParser, *, limit: bool = True) -> None:
     """--names and --limit, in the same words everywhere."""
-    from spillway.render.table import DEFAULT_LIMIT
+    from spillway.render.grid import DEFAULT_LIMIT
 
     group = parser.add_argument_group("tables")
     group.add_argument("--names", choices=("short", "full"), default="short",

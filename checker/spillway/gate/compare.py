@@ -44,7 +44,6 @@ from spillway.resources.occupancy import DEFAULT_MODEL
 COMPARE_SCHEMA: Final = "spillway.compare/4"   # version 3 and not_in_baseline
 Status = Literal["worse", "mixed", "better", "same"]
 STATUS_ORDER = {"worse": 0, "mixed": 1, "better": 2, "same": 3}
-CRITERIA = ("scratch", "spills", "occupancy")
 # What --isa says of a kernel's code on both sides.
 CodeVerdict = Literal["identical code", "same figures, code changed", "code changed", "code not read"]
 CODE_VERDICTS: Final = ("identical code", "same figures, code changed", "code changed", "code not read")

@@ -9,8 +9,9 @@ numpy (a dependency) is imported only here, by callers that decode.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,6 +30,27 @@ from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, B
 
 _VOP_MARKERS = (encodings.SDWA, encodings.DPP16, encodings.DPP8, encodings.DPP8_FI)
 INVALID = -1
+
+
+class SectionArrays(NamedTuple):
+    """One code section decoded at every instruction start of its kernels (evidence_many)."""
+
+    words: np.ndarray        # the section's little-endian dwords (uint32)
+    size_of: np.ndarray      # per dword: the length in dwords of an instruction starting there (int64)
+    kinds: np.ndarray        # per dword: the evidence kind of an instruction starting there
+    opcodes: np.ndarray      # per dword: the opcode row of an instruction starting there
+    positions: np.ndarray    # the dword index of every instruction start in the kernels, ascending
+
+
+@dataclass
+class DecodedSection:
+    """What evidence_many decoded of a section (its ``keep``), for listings_many and line_traffic_many of
+    the same kernels, so that the section is decoded once: the arrays (None: it decoded none - a sparse
+    batch, no decoder for the target, bad code) and each kernel's private segment buffer quads by
+    (start, size, private segment buffer)."""
+
+    arrays: SectionArrays | None = None
+    quads: dict[tuple[int, int, bool], set[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -378,13 +400,13 @@ _COUNTED = (FLAT, AGPR_WRITE, AGPR_READ, MATRIX, LDS, CALL)
 
 
 def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
-                  keep: dict | None = None, sparse: bool = False) -> list[KernelCode]:
+                  keep: DecodedSection | None = None, sparse: bool = False) -> list[KernelCode]:
     """evidence() of every (start, size, private segment buffer) kernel of one
     code section at once: boundaries, kinds and counts from the arrays for
     every kernel together (per-kernel Python only for its branches and
     scratch accesses), the entry block walked by the reference decoder only
     where a MUBUF access needs it.  Equal to evidence() kernel by kernel
-    (tests/unit/isa/test_vector.py).  ``keep``: a dict that receives the
+    (tests/unit/isa/test_vector.py).  ``keep``: a DecodedSection that receives the
     decoded arrays and the private segment buffer quads it worked out
     (listings_many() and line_traffic_many() take them).  ``sparse``: the
     kernels are a few of the section's (report FILTER --isa's matches): only
@@ -407,7 +429,7 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         _unjoin_crossing(joined, size_of, kinds, opcodes, ranges)
         positions, stops = _marks(words, size_of, ranges)
         if keep is not None:      # for listings_many() of some of these kernels: decoded once
-            keep.update(words=words, size_of=size_of, kinds=kinds, opcodes=opcodes, positions=positions)
+            keep.arrays = SectionArrays(words, size_of, kinds, opcodes, positions)
     except ValueError:
         return [evidence(view, start, size, target, psb) for start, size, psb in kernels]
     assert name is not None
@@ -490,7 +512,7 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
             listing = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
             quads = psb_quads(listing, branch_targets(branches, size), psb, family.layout == "gfx9")
             if keep is not None:
-                keep.setdefault("quads", {})[(start, size, psb)] = quads
+                keep.quads[(start, size, psb)] = quads
             for i in buffers:
                 encoding, mnemonic = names[picked_opcode[i]]
                 if encoding == "MUBUF" and ((next_word[i] >> 16) & 0x1F) * 4 in quads:
@@ -664,7 +686,7 @@ def _entry(words: np.ndarray, positions: np.ndarray, kinds: np.ndarray, opcodes:
 
 
 def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
-                  figures: list[KernelCode], decoded: dict | None = None
+                  figures: list[KernelCode], decoded: DecodedSection | None = None
                   ) -> list[tuple[KernelListing, list[tuple[int, int]]]]:
     """isa.listing.kernel_listing() of each (start, size, private segment
     buffer) kernel of one code section, and its branches ((offset, target),
@@ -685,10 +707,9 @@ def listings_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
     chosen = [number for number, single in enumerate(alone) if not single]
     if chosen:
         assert name is not None
-        if decoded is not None and decoded.get("words") is not None:
+        if decoded is not None and decoded.arrays is not None:
             # evidence_many's arrays of the whole section: each kernel where it is.
-            words, size_of, kinds, opcodes, positions = (decoded["words"], decoded["size_of"], decoded["kinds"],
-                                                         decoded["opcodes"], decoded["positions"])
+            words, size_of, kinds, opcodes, positions = decoded.arrays
             compact = view
             ranges = [(kernels[n][0], kernels[n][1]) for n in chosen]
         else:
@@ -780,7 +801,7 @@ _TRAFFIC_KINDS = (SCRATCH_LOAD, SCRATCH_STORE, BUFFER_LOAD, BUFFER_STORE, AGPR_W
 
 
 def line_traffic_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]], target: str,
-                      figures: list[KernelCode], decoded: dict, lines: ObjectLines | None,
+                      figures: list[KernelCode], decoded: DecodedSection, lines: ObjectLines | None,
                       sections: list[str]) -> list[tuple[LineTraffic, ...]]:
     """isa.source_lines.kernel_lines(...).by_line of each (start, size,
     private segment buffer) kernel of one code section, in ``sections[n]``,
@@ -792,7 +813,7 @@ def line_traffic_many(code: bytes | memoryview, kernels: list[tuple[int, int, bo
     name = family_of(target)
     if lines is None:
         return [() for _ in kernels]
-    usable = decoded.get("words") is not None and name is not None
+    usable = decoded.arrays is not None and name is not None
     simple = [not usable or size <= 0 or start < 0 or start + size > len(view) or start % 4 or size % 4
               for start, size, _psb in kernels]
     out: list[tuple[LineTraffic, ...]] = []
@@ -801,9 +822,8 @@ def line_traffic_many(code: bytes | memoryview, kernels: list[tuple[int, int, bo
             (listing, branches), = listings_many(view, [(start, size, psb)], target, [code_figures])
             out.append(kernel_lines(listing, branches, lines, section, start).by_line)
         return out
-    assert name is not None
-    words, size_of, kinds, opcodes, positions = (decoded["words"], decoded["size_of"], decoded["kinds"],
-                                                 decoded["opcodes"], decoded["positions"])
+    assert name is not None and decoded.arrays is not None
+    words, size_of, kinds, opcodes, positions = decoded.arrays
     family = load_family(name)
     names = _names(name)
     last = len(words) - 1
@@ -824,7 +844,7 @@ def line_traffic_many(code: bytes | memoryview, kernels: list[tuple[int, int, bo
     mubuf = _mubuf(name)
     movs_of = _accvgpr_movs(name)
     rows = _RowIndex(lines)
-    known_quads = decoded.get("quads", {})
+    known_quads = decoded.quads
     for n, (start, size, psb) in enumerate(kernels):
         if simple[n]:
             (listing, branches), = listings_many(view, [(start, size, psb)], target, [figures[n]])

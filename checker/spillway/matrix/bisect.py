@@ -19,7 +19,8 @@ from typing import Final, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from spillway.errors import UsageError
-from spillway.matrix.history import (FrontendInfo, HistoryBuilder, figure, matches, published, read_figures, worse)
+from spillway.json_codec import published_schema
+from spillway.matrix.history import FrontendInfo, HistoryBuilder, figure, matches, read_figures, worse
 from spillway.matrix.releases import Release
 
 BISECT_SCHEMA: Final = "spillway.bisect/1"
@@ -178,4 +179,4 @@ def with_line_tables(builder: HistoryBuilder, document: BisectDocument, pair: tu
 
 
 def bisect_json_schema() -> dict:
-    return published(BisectDocument, "bisect-1")
+    return published_schema(BisectDocument, "bisect-1.json")

@@ -28,6 +28,7 @@ from typing import Callable, Final, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from spillway.errors import UsageError
+from spillway.json_codec import published_schema
 from spillway.matrix.cells import Matrix
 from spillway.matrix.releases import Release, ReleaseUnavailable, Series, ensure_library
 
@@ -98,15 +99,8 @@ class HistoryDocument(BaseModel):
     kernels: list[KernelHistory]
 
 
-def published(model, name: str) -> dict:
-    schema = model.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = f"https://spillway.dev/schemas/{name}.json"
-    return schema
-
-
 def history_json_schema() -> dict:
-    return published(HistoryDocument, "history-1")
+    return published_schema(HistoryDocument, "history-1.json")
 
 
 # -- choosing the front end ------------------------------------------------------------------

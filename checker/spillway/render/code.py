@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from spillway.formats.codeobject import function_symbol
 from spillway.render.code_lines import source_lines_text
 from spillway.render.models import CodeModel, View
 from spillway.report.code_view import ViewedKernel
@@ -27,7 +28,7 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
     bundle = "" if record.get("bundle_index") is None else f", bundle {record['bundle_index']}"
     # Names, target and file come from the binary: each shown as one log line (spillway.untrusted).
     lines = [f"kernel {visible(record['name'])}", f"  target {visible(record['target'])}, "
-             f"{visible(record['file'])}{bundle}", f"  symbol {visible(record['symbol'].removesuffix('.kd'))}",
+             f"{visible(record['file'])}{bundle}", f"  symbol {visible(function_symbol(record['symbol']))}",
              f"  code: {_plural(code.instructions, 'instruction')}, {code.code_bytes} bytes, "
              + (f"sha256 {code.code_sha256}, {code.status}" if code.code_sha256 else f"not read: {code.status}")]
     accesses = code.scratch_loads + code.scratch_stores

@@ -55,7 +55,7 @@ def emit(model, fmt: str, output: str | None, view: View = View(), *, also: bool
     """Draw ``model`` in ``fmt`` to ``output`` (None or '-': standard output);
     ``also``: a second document beside the command's own output (check --junit
     FILE), the file only, nothing on the terminal."""
-    from spillway.render import table
+    from spillway.render import grid, table
 
     to_file = output not in (None, "-")
     if isinstance(model, MatrixRunModel):
@@ -74,7 +74,7 @@ def emit(model, fmt: str, output: str | None, view: View = View(), *, also: bool
         if to_file:
             write(output, markdown_marker(model.title) + summary)
         print_annotations(github.annotations_of(model, view))
-        table.draw(model, table.console(), view)
+        table.draw(model, grid.console(), view)
         return
     if fmt == "text":
         from spillway.render.code import document as code_text
@@ -85,10 +85,10 @@ def emit(model, fmt: str, output: str | None, view: View = View(), *, also: bool
     if fmt == "table":
         if to_file:
             buffer = io.StringIO()
-            table.draw(model, table.console(buffer), view)
+            table.draw(model, grid.console(buffer), view)
             write(output, text_marker(model.title) + buffer.getvalue())
         else:
-            table.draw(model, table.console(), view)
+            table.draw(model, grid.console(), view)
     else:
         write(output, document(model, fmt, view))
     if (to_file or isinstance(model, BaselineWriteModel)) and not also:
@@ -101,11 +101,11 @@ def matrix_run(model: MatrixRunModel, fmt: str, output: str | None, view: View) 
     ``fmt`` (json, markdown, html: with the verdicts; the table: only where the
     cells differ unless --all), GitHub's annotations and job summary, SARIF's
     runs, then each failing cell's failures and how long the run took."""
-    from spillway.render import sarif, table
+    from spillway.render import grid, sarif, table
 
     checks = list(model.checks)
     to_file = output not in (None, "-")
-    console = table.lines_console(stderr=fmt in ("json", "markdown", "sarif", "html") and not to_file)
+    console = grid.lines_console(stderr=fmt in ("json", "markdown", "sarif", "html") and not to_file)
     table.print_verdicts(console, checks)
     summary = model.summary
     side_by_side = View(view.names, 0, view.everything, view.differing)
@@ -115,11 +115,11 @@ def matrix_run(model: MatrixRunModel, fmt: str, output: str | None, view: View) 
             emit(MatrixSummaryModel(summary, verdicts), fmt, output, View(view.names, 0, False, view.differing))
             if to_file:
                 emit(MatrixSummaryModel(summary), "table", None, side_by_side)
-                table.say(console, f"wrote {output}")
+                grid.say(console, f"wrote {output}")
         elif fmt != "sarif" or to_file:      # (sarif to standard output: the log is all it holds)
             emit(MatrixSummaryModel(summary), "table", output if fmt == "table" else None, side_by_side)
             if fmt == "table" and to_file:
-                table.say(console, f"wrote {output}")
+                grid.say(console, f"wrote {output}")
     if fmt == "github":
         text, notes, side_by_side_markdown = github.matrix_run(checks, summary, view.differing)
         append_step_summary(text)
@@ -129,9 +129,9 @@ def matrix_run(model: MatrixRunModel, fmt: str, output: str | None, view: View) 
     elif fmt == "sarif":
         write(output, sarif.matrix_log(checks, model.baselines))
         if to_file:
-            table.say(console, f"wrote {output}")
+            grid.say(console, f"wrote {output}")
     table.print_details(console, checks)
-    table.say(console, f"matrix {model.command}: {time.monotonic() - model.started:.1f} s")
+    grid.say(console, f"matrix {model.command}: {time.monotonic() - model.started:.1f} s")
 
 
 def document(model, fmt: str, view: View) -> str | bytes | Iterable[bytes]:
@@ -172,12 +172,12 @@ def beside_file(model, fmt: str, view: View) -> None:
     """What the terminal shows when the document went to a file: a check's
     verdict (its table form), a comparison's table (``table``) or sentence, what
     a baseline write did."""
-    from spillway.render import table
+    from spillway.render import grid, table
 
     if isinstance(model, BaselineWriteModel):
         table.print_baseline_write(model)
     elif isinstance(model, CheckModel) or (isinstance(model, CompareModel) and fmt == "table"):
-        table.draw(model, table.console(), view)
+        table.draw(model, grid.console(), view)
     elif isinstance(model, CompareModel):
         print(model.comparison.sentence(), flush=True)
 

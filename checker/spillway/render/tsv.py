@@ -125,8 +125,8 @@ def isa_tsv_cells(isa: dict) -> list:
     return cells
 
 def tsv(header: Sequence[str], rows: Iterable[Sequence]) -> str:
-    """Tab-separated values: the header line, then one line per row (render.table.tsv_cell)."""
-    from spillway.render.table import tsv as table_tsv
+    """Tab-separated values: the header line, then one line per row (render.grid.tsv_cell)."""
+    from spillway.render.grid import tsv as table_tsv
 
     return table_tsv(header, rows)
 

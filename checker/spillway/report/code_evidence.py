@@ -16,7 +16,7 @@ without one gives no such member (its records are as before).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from spillway.errors import InputError
 from spillway.formats.metadata import KernelMetadata
@@ -31,6 +31,9 @@ from spillway.isa.mix import mix_object
 # The object's scalar and list members, in the order a record writes them (the fields of KernelCode);
 # then ``mix`` (an object of its own) and, with a line table, ``source_lines``.
 ISA_FIELDS: Final = tuple(name for name in KernelCode.__dataclass_fields__ if name != "mix")
+
+if TYPE_CHECKING:
+    from spillway.isa.vector import DecodedSection
 
 try:       # numpy: a dependency, but the plain-Python reference gives the same figures without it
     from spillway.isa import vector as _vector
@@ -72,14 +75,13 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
     for kernel in kernels:
         chosen.append(by_name.get(function_symbol(kernel.symbol)) or by_name.get(kernel.name))
     batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in chosen if r is not None]
-    decoded: dict = {}
+    decoded = _vector.DecodedSection() if use_numpy and _vector is not None else None
     if use_numpy and _vector is not None:
         # A few kernels of the code object (report FILTER --isa): only their words are decoded.
         figures = _vector.evidence_many(code, batch, target, keep=decoded, sparse=len(batch) * _SPARSE < len(ranges))
     else:
         figures = [evidence(code, start, size, target, psb) for start, size, psb in batch]
-    lines = _source_lines(payload, code, [r for r in chosen if r is not None], figures, target,
-                          decoded if use_numpy and _vector is not None else None)
+    lines = _source_lines(payload, code, [r for r in chosen if r is not None], figures, target, decoded)
     found = iter(zip(figures, lines))
     out = []
     for k, r in zip(kernels, chosen):
@@ -96,7 +98,7 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
 
 
 def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[KernelRange],
-                  figures: list[KernelCode], target: str, decoded: dict | None) -> list[dict | None]:
+                  figures: list[KernelCode], target: str, decoded: DecodedSection | None) -> list[dict | None]:
     """Each kernel's ``source_lines`` object (None for every kernel when the
     code object has no line table): its lines with the most scratch bytes
     in loops (source_lines.loop_lines).  Only the kernels with scratch

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from spillway.errors import InputError, UsageError
+from spillway.formats.codeobject import function_symbol
 from spillway.isa.evidence import KernelRange
 from spillway.report.code_view import ViewedKernel
 from spillway.report.reader import ReadOptions
@@ -29,7 +30,7 @@ def choose(kernels: Sequence[dict], pattern: str, everything: bool) -> list[dict
     """The records ``pattern`` names: exact names (demangled, or the symbol)
     first, else the report's filter; more than one kernel in one code object
     is a UsageError unless ``everything``."""
-    exact = [k for k in kernels if pattern in (k["name"], k["symbol"], k["symbol"].removesuffix(".kd"))]
+    exact = [k for k in kernels if pattern in (k["name"], k["symbol"], function_symbol(k["symbol"]))]
     matches = NameFilter(pattern)
     chosen = exact or [k for k in kernels if matches(k["name"])]
     if not chosen:
@@ -67,7 +68,7 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
     for number, (record, found) in enumerate(zip(records, listings)):
         if found is None:
             raise InputError(f"{record['name']} ({record['target']}): its code was not found (no STT_FUNC "
-                             f"symbol {record['symbol'].removesuffix('.kd')}, or the input changed while read)",
+                             f"symbol {function_symbol(record['symbol'])}, or the input changed while read)",
                              file=record["file"])
         listing, lines = found
         viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines))
@@ -79,11 +80,11 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
     """(listing, its lines or None) of each kernel of one code object found
     (None where it was not): decoded together, the line table read once."""
     from spillway.isa.source_lines import LINE_TABLE_NOT_READ, kernel_lines, object_lines, without_lines
-    from spillway.isa.vector import evidence_many, listings_many
+    from spillway.isa.vector import DecodedSection, evidence_many, listings_many
 
     present = [r for r in found if r is not None]
     batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in present]
-    decoded: dict = {}
+    decoded = DecodedSection()
     figures = evidence_many(section, batch, target, keep=decoded)
     listed = iter(listings_many(section, batch, target, figures, decoded))
     lines = None
@@ -121,7 +122,7 @@ def twin_lines_of(paths: list[str], options: ReadOptions, records: list[dict], t
         by_place.setdefault((kernel.file, kernel.bundle_index, kernel.target, kernel.symbol), []).append(kernel.lines)
     out = []
     for record in records:
-        place = (record["file"], record["bundle_index"], record["target"], record["symbol"].removesuffix(".kd"))
+        place = (record["file"], record["bundle_index"], record["target"], function_symbol(record["symbol"]))
         candidates = by_place.get(place)
         if not candidates:
             raise InputError(f"{record['name']} ({record['target']}): not found again when reading the debug twin's "

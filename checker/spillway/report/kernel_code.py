@@ -26,9 +26,10 @@ T = TypeVar("T")
 Work = Callable[..., T]
 
 
-def symbol_name(symbol: str) -> str:
-    """The kernel's STT_FUNC symbol: its descriptor's name without ``.kd``."""
-    return symbol[:-3] if symbol.endswith(".kd") else symbol
+def _kernel_range(by_name: dict[str, KernelRange], record: dict) -> KernelRange | None:
+    """The record's kernel among a code object's ranges: by its function symbol (its descriptor's name
+    without ``.kd``), else by its name."""
+    return by_name.get(codeobject.function_symbol(record["symbol"])) or by_name.get(record["name"])
 
 
 def _place(record: dict) -> tuple:
@@ -117,7 +118,7 @@ def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, fo
         section, ranges = memoryview(b""), []
     by_name = {r.name: r for r in ranges}
     if per_object:
-        kernels = [by_name.get(symbol_name(record["symbol"])) or by_name.get(record["name"]) for _i, record in mine]
+        kernels = [_kernel_range(by_name, record) for _i, record in mine]
         answers = work([record for _i, record in mine], section, kernels, code.target_id, payload)
         for (index, _record), answer in zip(mine, answers, strict=True):
             done[index] = True
@@ -125,7 +126,7 @@ def _work_on(payload: memoryview, chosen: list[tuple[int, dict]], work: Work, fo
         return len(mine)
     for index, record in mine:
         done[index] = True
-        kernel = by_name.get(symbol_name(record["symbol"])) or by_name.get(record["name"])
+        kernel = _kernel_range(by_name, record)
         found[index] = (work(record, section, kernel, code.target_id, payload) if with_payload
                         else work(record, section, kernel, code.target_id))
     return len(mine)

@@ -12,7 +12,7 @@ differ, the kernel's own name and as much context as fits are kept.  A label
 that still cannot fit, or still collides, is cut and numbered (``#2``): never
 two kernels under one label.
 
-Pure functions of the names; the table (report.table.grid) calls them with
+Pure functions of the names; the table (render.grid.grid) calls them with
 the room its name column has.
 """
 

@@ -181,7 +181,7 @@ def _listings(section: memoryview, ranges: list[KernelRange], target: str
     """isa.listing.kernel_listing() of each kernel, and its branches."""
     batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in ranges]
     if _vector is not None and batch:
-        decoded: dict = {}
+        decoded = _vector.DecodedSection()
         figures = _vector.evidence_many(section, batch, target, keep=decoded)
         return _vector.listings_many(section, batch, target, figures, decoded)
     return [(kernel_listing(section, start, size, target, psb), branches_of(decoded_kernel(section, start, size,

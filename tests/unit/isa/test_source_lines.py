@@ -215,9 +215,9 @@ def test_listings_many_equals_kernel_listing_and_the_branches():
         section, ranges = kernel_ranges(path.read_bytes(), functions=True)
         kernels = [(r.start, r.size, True if r.private_segment_buffer is None else r.private_segment_buffer)
                    for r in ranges]
-        decoded: dict = {}
+        decoded = vector.DecodedSection()
         figures = vector.evidence_many(section, kernels, target, keep=decoded)
-        assert decoded
+        assert decoded.arrays is not None
         # every other kernel, so the compact copy puts kernels side by side that were not
         chosen = kernels[::2] + [(0, 6, True), (-8, 8, True)]
         for arrays in (None, decoded):
@@ -254,7 +254,7 @@ def test_line_traffic_many_equals_by_line():
         section, ranges = kernel_ranges(data, functions=True)
         kernels = [(r.start, r.size, True if r.private_segment_buffer is None else r.private_segment_buffer)
                    for r in ranges]
-        decoded: dict = {}
+        decoded = vector.DecodedSection()
         figures = vector.evidence_many(section, kernels, target, keep=decoded)
         lines = object_lines(data)
         found = vector.line_traffic_many(section, kernels, target, figures, decoded, lines,

@@ -489,7 +489,7 @@ def test_the_repository_matrix_passes_its_committed_baselines(one_machine_run):
     counts = next(i for i, line in enumerate(lines) if line.startswith("matrix check: "))
     assert counts >= 5 and all(re.match(r"^(PASS|FAIL|ERROR|SKIPPED) ", line) for line in lines[:counts]), lines
     columns = os.environ.get("COLUMNS", "")
-    width = int(columns) if columns.isdigit() and int(columns) > 20 else 120     # (report.table.output_width)
+    width = int(columns) if columns.isdigit() and int(columns) > 20 else 120     # (render.grid.output_width)
     assert table_scan.tables(result.stdout) and table_scan.problems(result.stdout, width) == []
     summary = (one_machine_run.outputs / "matrix-summary.md").read_text()
     assert "waves per SIMD (occupancy model `llvm23`; bold: spills or scratch)" in summary

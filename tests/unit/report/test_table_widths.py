@@ -231,7 +231,7 @@ def test_grid_cuts_only_names(width):
 
     from rich.console import Console
 
-    from spillway.render.table import Column, KernelName, grid
+    from spillway.render.grid import Column, KernelName, grid
 
     columns = [Column("file", elide=True, min_width=8), Column("kernel", name=True), Column("target"),
                Column("scratch B/lane", "right"), Column("waves/SIMD", "right"),
