@@ -509,6 +509,11 @@ EXEMPT = {
     ("matrix", "baseline"): "builds with the compilers first; writes each cell's baseline as baseline write does",
     ("matrix", "run"): "builds with the compilers first; its outputs are collect's (the same run_run, one emit)",
     ("matrix", "compare"): "reads built cells (tests/unit/matrix); their names are the ones check's runs show",
+    ("matrix", "history"): "builds the repository's own kernels with AMD's LLVM releases (tests/unit/matrix/"
+                          "test_history.py); its kernel names pass through untrusted.visible in render/history.py",
+    ("matrix", "bisect"): "builds as history does; the comparison it ends with is compare's model, drawn by "
+                         "compare's table",
+    ("matrix", "cache"): "lists the store of wheels and libraries spillway downloaded itself, no binary read",
     ("schema",): "prints the published schemas, nothing read",
     ("cmake-dir",): "prints a folder of the package",
 }

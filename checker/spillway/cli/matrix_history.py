@@ -8,7 +8,6 @@ end too new, a target the front end does not know)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -94,29 +93,35 @@ def _model(args) -> str:
     return model
 
 
-def _emit(args, text: str, document, page=None) -> None:
-    from spillway.atomic import write_text
+def _emit(args, model) -> None:
     from spillway.cli.output import chosen_format
-    fmt = chosen_format(args)
-    if fmt == "json":
-        body = json.dumps(document.model_dump(mode="json", by_alias=True), indent=2) + "\n"
-    elif fmt == "html" and page is not None:
-        body = page(document)
-    else:
-        body = text
-    if args.output:
-        write_text(args.output, body)
-    else:
-        sys.stdout.write(body)
+    from spillway.render.emit import emit
+
+    emit(model, chosen_format(args), args.output)
 
 
 def _log(line: str) -> None:
     print(f"spillway matrix: {line}", file=sys.stderr, flush=True)
 
 
+def _compare_model(new: str, old: str, args):
+    """``compare --isa NEW --against OLD`` as a model (what spillway compare builds)."""
+    from spillway.gate.compare import compare
+    from spillway.gate.reading import read_sources
+    from spillway.render.models import CompareModel
+    from spillway.report.reader import ReadOptions
+
+    options = ReadOptions(isa=True, occupancy_model=_model(args))
+    new_inputs = read_sources([new], options, side="NEW")
+    old_inputs = read_sources([old], options, side="OLD")
+    comparison = compare(new_inputs.usage, old_inputs.usage, [new], [old], occupancy_model=options.occupancy_model,
+                         code=True)
+    return CompareModel(comparison, (new,), (old,), (), "warning")
+
+
 def run_history(args) -> int:
     from spillway.matrix.history import HistoryBuilder, choose_frontend, choose_targets, history
-    from spillway.render.history import history_html, history_text
+    from spillway.render.models import HistoryModel
     matrix, series, build_dir = _series(args)
     span = series.parse_range(args.releases)
     _, frontend = choose_frontend(series, span, args.frontend)
@@ -126,14 +131,14 @@ def run_history(args) -> int:
             _log(f"ROCm {release.rocm}: not built: {release.unusable}")
     builder = HistoryBuilder(matrix, series, build_dir, frontend, args.jobs, _log)
     document = history(builder, span, args.kernels, targets, dropped, _model(args))
-    _emit(args, history_text(document), document, history_html)
+    _emit(args, HistoryModel(document))
     return EXIT_FAILED if any(c.status == "failed" for c in document.releases) else EXIT_OK
 
 
 def run_bisect(args) -> int:
     from spillway.matrix.bisect import bisect
     from spillway.matrix.history import HistoryBuilder, choose_frontend, choose_targets
-    from spillway.render.history import bisect_text
+    from spillway.render.models import BisectModel
     matrix, series, build_dir = _series(args)
     good, bad = series.release(args.good), series.release(args.bad)
     if good.key() >= bad.key():
@@ -143,22 +148,22 @@ def run_bisect(args) -> int:
     targets, _ = choose_targets(series, frontend, [args.target])
     builder = HistoryBuilder(matrix, series, build_dir, frontend, args.jobs, _log)
     document, pair = bisect(builder, span, args.kernel, targets[0], args.metric, _model(args))
-    _emit(args, bisect_text(document), document)
-    if pair and not args.no_compare and not args.output and not getattr(args, "json", False) \
-            and args.format in (None, "table"):
+    compare, heading = None, ""
+    if pair and not args.no_compare:
+        # The verdict ends with compare --isa of the two neighbouring releases (in the model, drawn
+        # after the builds; the JSON document names the pair).
         from spillway.matrix.bisect import with_line_tables
         pair, how = with_line_tables(builder, document, pair, span)
-        print(f"\ncompare --isa: ROCm {document.last_good} -> ROCm {document.first_bad} ({how})", flush=True)
-        from spillway.cli import build_parser
-        compare = build_parser().parse_args(["compare", "--isa", str(pair[1]), "--against", str(pair[0])])
-        compare.run(compare)
+        heading = f"compare --isa: ROCm {document.last_good} -> ROCm {document.first_bad} ({how})"
+        compare = _compare_model(str(pair[1]), str(pair[0]), args)
+    _emit(args, BisectModel(document, compare, heading))
     return EXIT_OK if document.first_bad else EXIT_FAILED
 
 
 def run_cache(args) -> int:
-    from pydantic import BaseModel
 
-    from spillway.matrix.releases import cache_entries, remove_cached
+    from spillway.matrix.releases import CacheDocument, CacheEntryRecord, cache_entries, remove_cached
+    from spillway.render.models import CacheModel
     _, series, _ = _series(args)
     if args.remove:
         chosen = series.ordered() if args.remove == "all" else series.parse_range(args.remove)
@@ -168,23 +173,8 @@ def run_cache(args) -> int:
         entries = cache_entries(series)
         verb = "holds"
 
-    class Entry(BaseModel):
-        kind: str
-        path: str
-        bytes: int
-        release: str
-
-    class CacheDocument(BaseModel):
-        store: str
-        action: str
-        entries: list[Entry]
-
     document = CacheDocument(store=str(series.store.location()), action=verb,
-                             entries=[Entry(kind=e.kind, path=str(e.path), bytes=e.bytes, release=e.release)
-                                      for e in entries])
-    total = sum(e.bytes for e in entries)
-    lines = [f"{series.store.location()}{series.store.where_set()} {verb} {len(entries)} entries, "
-             f"{total / 1e6:.0f} MB"]
-    lines += [f"  {e.kind:9} {e.bytes / 1e6:8.1f} MB  {e.release or '-':7} {e.path.name}" for e in entries]
-    _emit(args, "\n".join(lines) + "\n", document)
+                             entries=[CacheEntryRecord(kind=e.kind, path=str(e.path), bytes=e.bytes,
+                                                       release=e.release) for e in entries])
+    _emit(args, CacheModel(document, series.store.where_set()))
     return EXIT_OK

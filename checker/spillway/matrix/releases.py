@@ -20,6 +20,7 @@ import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -252,3 +253,20 @@ def remove_cached(series: Series, releases: list[Release]) -> list[CacheEntry]:
         else:
             entry.path.unlink()
     return removed
+
+
+class CacheEntryRecord(BaseModel):
+    """One file or folder of the store: a release's wheel, its unpacked library, the forwarder."""
+
+    kind: str
+    path: str
+    bytes: int
+    release: str
+
+
+class CacheDocument(BaseModel):
+    """``matrix cache --json``: the store's location, what was done (holds, removed) and its entries."""
+
+    store: str
+    action: str
+    entries: list[CacheEntryRecord]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from spillway.matrix.bisect import BisectDocument
 from spillway.matrix.history import HistoryDocument
+from spillway.matrix.releases import CacheDocument
 from spillway.untrusted import visible
 
 CODE_DIGITS = 12
@@ -134,3 +135,13 @@ def history_html(document: HistoryDocument) -> str:
             "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px;text-align:right}"
             "td:first-child,th:first-child{text-align:left}</style></head><body>"
             + "".join(body) + "</body></html>\n")
+
+
+def cache_text(document: CacheDocument, location_set: str = "") -> str:
+    """``matrix cache``: the store's location, what it holds (or what was removed), one line an entry."""
+    total = sum(e.bytes for e in document.entries)
+    lines = [f"{document.store}{location_set} {document.action} {len(document.entries)} entries, "
+             f"{total / 1e6:.0f} MB"]
+    lines += [f"  {e.kind:9} {e.bytes / 1e6:8.1f} MB  {e.release or '-':7} {e.path.rsplit('/', 1)[-1]}"
+              for e in document.entries]
+    return "\n".join(lines) + "\n"

@@ -21,7 +21,8 @@ from spillway import __version__, json_codec
 from spillway.untrusted import visible
 from spillway.resources.occupancy import DEFAULT_MODEL, curves, next_step_text
 from spillway.resources.targets import MODEL_NAMES
-from spillway.render.models import CheckModel, CompareModel, MatrixPairModel, MatrixSummaryModel, ReportModel, View
+from spillway.render.models import (CheckModel, CompareModel, HistoryModel, MatrixPairModel, MatrixSummaryModel,
+                                    ReportModel, View)
 
 if TYPE_CHECKING:   # the gate imports pydantic: only when a comparison or a check is drawn
     from spillway.gate.compare import Comparison, KernelDiff
@@ -490,3 +491,10 @@ def _(model: MatrixPairModel, view: View) -> bytes:
 @document.register
 def _(model: MatrixSummaryModel, view: View) -> bytes:
     return summary_page(model.summary, list(model.verdicts) if model.verdicts is not None else None)
+
+
+@document.register
+def _(model: HistoryModel, view: View) -> bytes:
+    from spillway.render.history import history_html
+
+    return history_html(model.document).encode()

@@ -11,8 +11,9 @@ from functools import singledispatch
 from typing import Iterable
 
 from spillway import json_codec
-from spillway.render.models import (BaselineWriteModel, CheckModel, CodeModel, CompareModel, MatrixListModel,
-                                    MatrixPairModel, MatrixSummaryModel, ReportModel, View)
+from spillway.render.models import (BaselineWriteModel, BisectModel, CacheModel, CheckModel, CodeModel, CompareModel,
+                                    HistoryModel, MatrixListModel, MatrixPairModel, MatrixSummaryModel, ReportModel,
+                                    View)
 
 
 def dump_json(document) -> bytes | Iterable[bytes]:
@@ -82,3 +83,13 @@ def _(model: MatrixListModel, view: View):
                    "local": c.local, "cxx": c.cxx, "targets": c.targets, "available": a.available,
                    "reason": a.reason, "compiler": a.version, "baseline": c.baseline, "baseline_exists": present}
                   for c, a, present in model.rows]})
+
+
+@document.register(HistoryModel)
+@document.register(BisectModel)
+@document.register(CacheModel)
+def _(model, view: View):
+    import json
+
+    # (pydantic documents of the matrix history commands, as their schemas publish them)
+    return json.dumps(model.document.model_dump(mode="json", by_alias=True), indent=2) + "\n"

@@ -19,7 +19,10 @@ if TYPE_CHECKING:   # the gate imports pydantic: only when a check or a comparis
     from spillway.gate.commands import CheckCommands
     from spillway.gate.compare import Comparison
     from spillway.gate.failure_code import FailureCode
+    from spillway.matrix.bisect import BisectDocument
     from spillway.matrix.cells import Cell
+    from spillway.matrix.history import HistoryDocument
+    from spillway.matrix.releases import CacheDocument
     from spillway.matrix.gating import CellCheck
     from spillway.matrix.summary import Summary
     from spillway.report.code_view import ViewedKernel
@@ -174,3 +177,34 @@ class BaselineWriteModel:
     gate: Optional[str]
     targets: Optional[str]
     title = "baseline"
+
+
+@dataclass(frozen=True)
+class HistoryModel:
+    """``matrix history``: the named kernels' figures per ROCm release
+    (matrix.history.HistoryDocument)."""
+
+    document: "HistoryDocument"
+    title = "matrix history"
+
+
+@dataclass(frozen=True)
+class BisectModel:
+    """``matrix bisect``: the builds a bisect made and its verdict
+    (matrix.bisect.BisectDocument), and the comparison of the two neighbouring
+    releases (``compare --isa``; None: none to make, or --no-compare)."""
+
+    document: "BisectDocument"
+    compare: Optional[CompareModel] = None
+    compare_heading: str = ""
+    title = "matrix bisect"
+
+
+@dataclass(frozen=True)
+class CacheModel:
+    """``matrix cache``: what the store of AMD's LLVM releases holds, or what was
+    removed from it (matrix.releases.CacheDocument), and where its location was set."""
+
+    document: "CacheDocument"
+    location_set: str = ""
+    title = "matrix cache"

@@ -8,8 +8,9 @@ from __future__ import annotations
 from functools import singledispatch
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from spillway.render.models import (BaselineWriteModel, CheckModel, CompareModel, MatrixListModel, MatrixPairModel,
-                                    MatrixSummaryModel, ReportModel, View)
+from spillway.render.models import (BaselineWriteModel, BisectModel, CacheModel, CheckModel, CompareModel,
+                                    HistoryModel, MatrixListModel, MatrixPairModel, MatrixSummaryModel, ReportModel,
+                                    View)
 
 from spillway.render import name_shown
 from spillway.render.grid import (Column, KernelName, console, default_console, grid, limited, say, short_files,
@@ -649,6 +650,31 @@ def unread_lines(kernels: list[dict]) -> list[str]:
 @singledispatch
 def draw(model, console_, view) -> None:
     raise TypeError(f"no table for {type(model).__name__}")
+
+
+@draw.register
+def _(model: HistoryModel, console_, view: View) -> None:
+    from spillway.render.history import history_text
+
+    console_.out(history_text(model.document).rstrip("\n"), highlight=False)
+
+
+@draw.register
+def _(model: BisectModel, console_, view: View) -> None:
+    from spillway.render.history import bisect_text
+
+    console_.out(bisect_text(model.document).rstrip("\n"), highlight=False)
+    if model.compare is not None:
+        say(console_, "")
+        say(console_, model.compare_heading, soft_wrap=True)
+        draw(model.compare, console_, view)
+
+
+@draw.register
+def _(model: CacheModel, console_, view: View) -> None:
+    from spillway.render.history import cache_text
+
+    console_.out(cache_text(model.document, model.location_set).rstrip("\n"), highlight=False)
 
 
 @draw.register
