@@ -8,7 +8,6 @@ through chroot."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Optional
 
+from spillway import json_codec
 from spillway.matrix.cells import READY_MARK, Cell, System
 
 _probe_lock = threading.Lock()
@@ -277,7 +277,7 @@ def _probe_backend(cell: Cell, front: Availability) -> Availability:
         return Availability(False, message.removeprefix("amd_llvm: error: ") + f" ({how})", front.compiler,
                             front.version)
     try:
-        found = json.loads(result.stdout)
+        found = json_codec.loads(result.stdout)
         version, commit = str(found["version"]), str(found["commit"])
     except (ValueError, KeyError, TypeError):
         return Availability(False, f"{backend.helper} probe printed no identity: {result.stdout[:200]!r}",

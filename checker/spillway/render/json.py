@@ -89,7 +89,7 @@ def _(model: MatrixListModel, view: View):
 @document.register(BisectModel)
 @document.register(CacheModel)
 def _(model, view: View):
-    import json
+    from spillway.json_codec import dumps
 
     # (pydantic documents of the matrix history commands, as their schemas publish them)
-    return json.dumps(model.document.model_dump(mode="json", by_alias=True), indent=2) + "\n"
+    return dumps(model.document.model_dump(mode="json", by_alias=True), indent=True) + b"\n"
