@@ -101,21 +101,8 @@ def render() -> str:
     return "\n".join(line.rstrip() for line in out).rstrip("\n") + "\n"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when docs/cli.md is stale")
-    args = parser.parse_args()
-    text = render()
-    if args.check:
-        if PAGE.read_text() != text:
-            print("docs/cli.md is stale: run scripts/generate-cli-reference.py", file=sys.stderr)
-            return 1
-        return 0
-    temporary = PAGE.with_name(PAGE.name + ".tmp")
-    temporary.write_text(text)
-    temporary.replace(PAGE)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from generated_page import main
+
+    sys.exit(main(PAGE, render, "generate-cli-reference.py", __doc__.split("\n\n")[0]))

@@ -12,7 +12,6 @@ change a schema, run this, commit both."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -133,21 +132,8 @@ def render() -> str:
     return "\n".join(out) + "\n"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when docs/schemas.md is stale")
-    args = parser.parse_args()
-    text = render()
-    if args.check:
-        if PAGE.read_text() != text:
-            print("docs/schemas.md is stale: run scripts/generate-schema-reference.py", file=sys.stderr)
-            return 1
-        return 0
-    temporary = PAGE.with_name(PAGE.name + ".tmp")
-    temporary.write_text(text)
-    temporary.replace(PAGE)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from generated_page import main
+
+    sys.exit(main(PAGE, render, "generate-schema-reference.py", __doc__.split("\n\n")[0]))
