@@ -1,12 +1,13 @@
 """Text of ``spillway matrix history`` and ``bisect``: per kernel and target, one
-row per release in order.  Kernel names come from the binary: shown through
-spillway.untrusted.visible once, here."""
+row per release in order.  Kernel names come from the binary: each is
+cut and made one visible line (render.grid.cell_text, the terminal's sink) once, here."""
 
 from __future__ import annotations
 
 from spillway.matrix.bisect import BisectDocument
 from spillway.matrix.history import HistoryDocument
 from spillway.matrix.releases import CacheDocument
+from spillway.render.grid import cell_text
 from spillway.untrusted import visible
 
 CODE_DIGITS = 12
@@ -35,7 +36,7 @@ def history_text(document: HistoryDocument) -> str:
         out.append("no kernel read")
     for kernel in document.kernels:
         out.append("")
-        out.append(f"{visible(kernel.kernel)}  {kernel.target}  ({kernel.unit})")
+        out.append(f"{cell_text(kernel.kernel)}  {kernel.target}  ({kernel.unit})")
         rows, previous = [], None
         for column in document.releases:
             figures = kernel.figures.get(column.release)
@@ -53,7 +54,7 @@ def history_text(document: HistoryDocument) -> str:
 
 
 def bisect_text(document: BisectDocument) -> str:
-    out = [f"bisect {visible(document.kernel)} ({document.unit}, {document.target}) on {document.metric}: "
+    out = [f"bisect {cell_text(document.kernel)} ({document.unit}, {document.target}) on {document.metric}: "
            f"{document.releases[0]} good .. {document.releases[-1]} bad, {len(document.releases)} releases; "
            f"front end {document.frontend.cxx} {document.frontend.version}"]
     for number, build in enumerate(document.builds, 1):
