@@ -28,9 +28,32 @@ THIRD_PARTY = {
 @pytest.fixture(scope="session")
 def builder(tmp_path_factory) -> Builder:
     cache = os.environ.get("SPILLWAY_TEST_BUILD_CACHE")
-    root = Path(cache) if cache else tmp_path_factory.mktemp("builds")
+    if cache:
+        root = Path(cache)
+    elif os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist: the workers' base folders share a parent; one build cache there, so a fixture
+        # kernel is compiled once for the run, not once per worker (Builder locks each build).
+        root = tmp_path_factory.getbasetemp().parent / "builds"
+    else:
+        root = tmp_path_factory.mktemp("builds")
     root.mkdir(parents=True, exist_ok=True)
     return Builder(root)
+
+
+# Session fixtures that build something big, each run once in one worker under pytest-xdist
+# (`--dist loadgroup`, as scripts/run-tests.sh runs the suite): the tests that use one go to the
+# same worker.  Every other test is grouped with its file, so module fixtures run once too.
+SHARED_SESSION_FIXTURES = {"one_machine_run": "one-machine", "one_machine_twin": "one-machine",
+                           "small_cell": "small-cell"}
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        group = next((SHARED_SESSION_FIXTURES[name] for name in item.fixturenames
+                      if name in SHARED_SESSION_FIXTURES), item.nodeid.split("::")[0])
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def third_party(name: str) -> Path:

@@ -3,6 +3,7 @@ into a per-session cache, and collect their kernel-resource remarks."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -64,6 +65,14 @@ class Builder:
         if done.exists():
             return work, (work / ".stderr").read_text()
         work.mkdir(parents=True, exist_ok=True)
+        with open(work / ".lock", "w") as lock:         # pytest-xdist workers share the cache
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if done.exists():                           # another worker built it meanwhile
+                return work, (work / ".stderr").read_text()
+            return self._build(command, outputs, work, done, env, cwd)
+
+    def _build(self, command: list[str], outputs: list[str], work: Path, done: Path, env: dict | None,
+               cwd: Path | None) -> tuple[Path, str]:
         full_env = dict(os.environ, **(env or {}))
         result = subprocess.run(command, cwd=cwd or work, env=full_env, capture_output=True, text=True)
         if result.returncode != 0:
