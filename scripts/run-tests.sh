@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
 python3 -m ruff check
 python3 -m mypy
-exec python3 -m pytest -q -n "${SPILLWAY_TEST_WORKERS:-2}" --dist loadgroup --durations=10 "$@"
+exec python3 -m pytest -q -n "${SPILLWAY_TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder --durations=10 "$@"

@@ -47,13 +47,32 @@ SHARED_SESSION_FIXTURES = {"one_machine_run": "one-machine", "one_machine_twin":
                            "small_cell": "small-cell"}
 
 
+# The groups that take minutes go to the workers first (scripts/run-tests.sh passes
+# --no-loadscope-reorder, so groups start in this order), leaving the many short ones to even out
+# the end of the run: the matrix build of one_machine_run, then these files.
+LONG_FILES = ("tests/faults/test_fuzz_smoke.py", "tests/unit/matrix/test_flake.py",
+              "tests/oracle/test_golden_large_outputs.py", "tests/oracle/test_isa_libraries.py",
+              "tests/unit/matrix/test_history.py", "tests/oracle/test_rocm_libraries.py",
+              "tests/unit/cli/test_html_pages.py", "tests/package/test_distribution.py")
+
+
+def _group(item) -> str:
+    return next((SHARED_SESSION_FIXTURES[name] for name in item.fixturenames if name in SHARED_SESSION_FIXTURES),
+                item.nodeid.split("::")[0])
+
+
 def pytest_collection_modifyitems(config, items):
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
-        group = next((SHARED_SESSION_FIXTURES[name] for name in item.fixturenames
-                      if name in SHARED_SESSION_FIXTURES), item.nodeid.split("::")[0])
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+    def start(item) -> int:
+        group = _group(item)
+        if group in SHARED_SESSION_FIXTURES.values():
+            return 0
+        return 1 + LONG_FILES.index(group) if group in LONG_FILES else 1 + len(LONG_FILES)
+    items.sort(key=start)                   # stable: the order within each group is kept
 
 
 def third_party(name: str) -> Path:
