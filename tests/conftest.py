@@ -61,6 +61,7 @@ def _group(item) -> str:
                 item.nodeid.split("::")[0])
 
 
+@pytest.hookimpl(tryfirst=True)         # before xdist's own hook reads the groups off the markers
 def pytest_collection_modifyitems(config, items):
     if not config.pluginmanager.hasplugin("xdist"):
         return
