@@ -195,3 +195,22 @@ def test_evidence_many_equals_evidence_on_noise_with_branches(name):
         seen["complete"] += sum(f.status == "complete" and f.loops > 0 for f in found)
         seen["reported"] += sum(f.status.startswith("branch") for f in found)
     assert all(seen.values()), seen
+
+
+def test_peeling_reaches_what_pointer_doubling_reaches():
+    """_reached (peeling off the dwords nothing reaches) equals pointer
+    doubling on random forward chains, on a long chain no start reaches (past
+    the peeling's rounds, where doubling takes over) and with no start."""
+    rng = np.random.default_rng(37)
+    for trial in range(200):
+        count = int(rng.integers(1, 400))
+        step = rng.integers(1, 4, count)
+        chain = np.arange(count) + step
+        chain[(chain > count) | (rng.random(count) < 0.05)] = count        # ends: invalid, past the range
+        first = np.zeros(count + 1, bool)
+        first[rng.integers(0, count, int(rng.integers(0, 4)))] = True
+        if trial % 10 == 0:            # a start only at the end: the chain before it is peeled round by round
+            chain = np.minimum(np.arange(count) + 1, count)
+            first[:] = False
+            first[count - 1] = True
+        assert (vector._reached(chain, first) == vector._reached_by_doubling(chain, first)).all(), trial
