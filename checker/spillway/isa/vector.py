@@ -512,6 +512,7 @@ def _reached(chain: np.ndarray, first: np.ndarray) -> np.ndarray:
     incoming = np.bincount(leads, minlength=count)
     alive = np.ones(count, bool)
     peeled = np.nonzero((incoming == 0) & ~first[:count])[0]
+    marked = np.zeros(count, bool)
     rounds = 0
     while len(peeled):
         if rounds == _PEELING_ROUNDS:
@@ -521,9 +522,12 @@ def _reached(chain: np.ndarray, first: np.ndarray) -> np.ndarray:
         following = following[following < count]
         if not len(following):
             break
-        following, times = np.unique(following, return_counts=True)
-        incoming[following] -= times
+        np.subtract.at(incoming, following, 1)
         peeled = following[(incoming[following] == 0) & ~first[following]]
+        if len(peeled) > 1:          # a dword two peeled ones led to: peeled once
+            marked[peeled] = True
+            peeled = np.nonzero(marked)[0]
+            marked[peeled] = False
         rounds += 1
     return alive
 
