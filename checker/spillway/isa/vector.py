@@ -23,7 +23,7 @@ from spillway.isa.source_lines import (LineTraffic, ObjectLines, branches_of, de
                                        traffic_rows)
 from spillway.isa.decoder import DecodeError, Instruction, Opcode, decode, family_of, load_family
 from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
-from spillway.isa.evidence import COMPLETE, access_bytes, branch_target, code_identity, copied_agpr
+from spillway.isa.evidence import COMPLETE, access_bytes, branch_target, code_identity, copied_agpr, kernel_code
 from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, BUFFER_STORE, CALL, FLAT, KINDS, LDS,
                                    MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, accumulator_mask, accvgpr_move,
                                    assemble, branch_targets, classify, evidence, nesting, psb_quads)
@@ -654,11 +654,10 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
             # No scratch access, no stop and no branch to report: the figures from the arrays' (assemble()'s
             # for such a kernel).
             spans, innermost, deepest = plain
-            out.append(KernelCode(
+            out.append(kernel_code(
                 instructions, size, code_identity(raw), 0, 0, 0, 0, (), counts[FLAT], counts[AGPR_WRITE],
                 counts[AGPR_READ], counts[MATRIX], counts[LDS], len(spans), spans, 0, counts[CALL], COMPLETE,
-                agpr_spill_copies=split[0], agpr_accumulator_moves=split[1], innermost_loops=innermost,
-                loop_depth_max=deepest, mix=with_scratch(mixes[number], 0)))
+                0, 0, 0, 0, split[0], split[1], innermost, 0, deepest, with_scratch(mixes[number], 0)))
         else:
             out.append(_kernel_one_by_one(raw, start, size, psb, instructions, stop, counts, split, mixes[number],
                                           picked, range(wanted_low_list[number], wanted_high_list[number]),
