@@ -32,6 +32,7 @@ the array passes nothing to win.
 
 from __future__ import annotations
 
+import re
 import struct
 from array import array
 from bisect import bisect_right
@@ -600,13 +601,95 @@ def _skim(data: bytes, at: int, end: int, opcode_base: int, lengths: bytes, targ
     """Each sequence's (program offset, end offset, section, first address
     as an offset in that section), stepping over the opcodes without
     running them; None when something is irregular (the caller runs the
-    whole program, which says what)."""
+    whole program, which says what).  The runs of opcodes between extended
+    ones are stepped over by a regular expression (_opcode_runs: in C, a
+    sequence's few extended opcodes in Python); where it stops short of an
+    extended opcode, the step-by-step reader takes over (_skim_stepped), so
+    the answer is the one stepping gives."""
+    runs = _opcode_runs(opcode_base, lengths)
+    if runs is None:
+        return _skim_stepped(data, at, end, opcode_base, lengths, targets)
+    found: list[tuple[int, int, str, int]] = []
+    begin = at
+    placing: int | None = None
+    first_address = 0
+    match = runs.match
+    try:
+        while True:
+            run = match(data, at, end)
+            at = run.end() if run is not None else at        # (the empty run matches too)
+            if at >= end:
+                break
+            if data[at] != 0:          # an opcode the expression does not take: step from the sequence's start
+                return _skim_stepped(data, begin, end, opcode_base, lengths, targets, found)
+            size, at = _uleb(data, at + 1)
+            sub = data[at]
+            if sub == _END_SEQUENCE:
+                section, base = targets.of(placing, first_address)
+                found.append((begin, at + size, section, first_address - base))
+                begin = at + size
+                placing = None
+                first_address = 0
+            elif sub == _SET_ADDRESS and placing is None and size in (5, 9):
+                placing = at + 1
+                first_address = int.from_bytes(data[at + 1:at + size], "little")
+            at += size
+            if at >= end:
+                break
+    except IndexError:
+        return None
+    if at != end or begin != end:
+        return None
+    return found
+
+
+_ULEB = rb"[\x80-\xff]*+[\x00-\x7f]"
+_RUNS: dict[tuple[int, bytes], re.Pattern[bytes] | None] = {}
+
+
+def _opcode_runs(opcode_base: int, lengths: bytes) -> re.Pattern[bytes] | None:
+    """A pattern matching the longest run of opcodes other than extended ones
+    (0) as _skim_stepped steps over them: special opcodes, standard ones with
+    their ULEB operands (DW_LNS_fixed_advance_pc: a 2-byte operand).  None
+    for a header it does not cover (an opcode_base past 256)."""
+    key = (opcode_base, lengths)
+    if key in _RUNS:
+        return _RUNS[key]
+    pattern = None
+    if 1 <= opcode_base <= 256 and len(_RUNS) < 64:
+        by_count: dict[int, list[int]] = {}
+        for opcode in range(1, opcode_base):
+            count = lengths[opcode - 1] if opcode - 1 < len(lengths) else 0
+            if opcode == _FIXED_ADVANCE_PC:
+                count = -1
+            by_count.setdefault(count, []).append(opcode)
+        bare = by_count.pop(0, []) + list(range(opcode_base, 256))
+        choices = []
+        if bare:
+            choices.append(_byte_class(bare))
+        for count, opcodes in sorted(by_count.items()):
+            operands = rb"[\s\S]{2}" if count == -1 else b"(?:" + _ULEB + b"){%d}" % count
+            choices.append(_byte_class(opcodes) + operands)
+        pattern = re.compile(b"(?:" + b"|".join(choices) + b")*+", re.DOTALL)
+    if len(_RUNS) < 64:
+        _RUNS[key] = pattern
+    return pattern
+
+
+def _byte_class(values: list[int]) -> bytes:
+    return b"[" + b"".join(b"\\x%02x" % value for value in values) + b"]"
+
+
+def _skim_stepped(data: bytes, at: int, end: int, opcode_base: int, lengths: bytes, targets: _Targets,
+                  found: list[tuple[int, int, str, int]] | None = None) -> list[tuple[int, int, str, int]] | None:
+    """_skim, one opcode at a time in Python, from a sequence's start ``at``
+    (``found``: the sequences before it)."""
     operands = [0] * 256
     for opcode in range(1, min(opcode_base, 256)):
         operands[opcode] = lengths[opcode - 1] if opcode - 1 < len(lengths) else 0
     if opcode_base > _FIXED_ADVANCE_PC:
         operands[_FIXED_ADVANCE_PC] = -1
-    found = []
+    found = [] if found is None else found
     begin = at
     placing: int | None = None
     first_address = 0

@@ -42,7 +42,7 @@ import hashlib
 from bisect import bisect_left, bisect_right
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib import resources
 from typing import Sequence
@@ -104,6 +104,21 @@ class KernelCode:
     loop_depth_max: int = 0                   # the most loop spans holding one offset
     # Instruction mix (isa.mix): instructions per class, in MIX_CLASSES order (() when the code was not read).
     mix: tuple[int, ...] = ()
+
+
+_KERNEL_CODE_FIELDS = tuple(found.name for found in fields(KernelCode))
+
+
+def kernel_code(*values) -> KernelCode:
+    """KernelCode(*values), every field given, in order, made without the
+    frozen dataclass's object.__setattr__ per field (11 us a record;
+    isa.vector.evidence_many makes one per kernel of a library, a quarter
+    of a million): the same object, equal and hashed alike."""
+    if len(values) != len(_KERNEL_CODE_FIELDS):
+        raise TypeError(f"kernel_code takes {len(_KERNEL_CODE_FIELDS)} values, not {len(values)}")
+    made = object.__new__(KernelCode)
+    made.__dict__.update(zip(_KERNEL_CODE_FIELDS, values))
+    return made
 
 
 # Families whose FLAT-encoded scratch_* says "VGPR address" by the SVE bit (13); the other GFX9

@@ -22,8 +22,8 @@ from spillway.isa.listing import (ACCUMULATOR_ROLE, ADDRESSED_ROLE, AGPR_READ_KI
 from spillway.isa.source_lines import (LineTraffic, ObjectLines, branches_of, decoded_kernel, kernel_lines,
                                        traffic_rows)
 from spillway.isa.decoder import DecodeError, Instruction, Opcode, decode, family_of, load_family
-from spillway.isa.mix import MIX_CLASSES, mix_class
-from spillway.isa.evidence import access_bytes, branch_target, copied_agpr
+from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
+from spillway.isa.evidence import COMPLETE, access_bytes, branch_target, code_identity, copied_agpr, kernel_code
 from spillway.isa.evidence import (AGPR_READ, AGPR_WRITE, BRANCH, BUFFER_LOAD, BUFFER_STORE, CALL, FLAT, KINDS, LDS,
                                    MATRIX, SCRATCH_LOAD, SCRATCH_STORE, KernelCode, accumulator_mask, accvgpr_move,
                                    assemble, branch_targets, classify, evidence, nesting, psb_quads)
@@ -274,9 +274,116 @@ def lengths(words: np.ndarray, name: str) -> np.ndarray:
     return _decode_words(words, name)[0]
 
 
+# Every encoding is chosen by bits of a dword's top 9 (encodings.Encoding.mask): _decoder's selector.
+_SELECTOR_SHIFT = 23
+_NO_ENCODING = 255
+
+
+@dataclass(frozen=True)
+class _Decoder:
+    """A family's _dense tables arranged to decode a section in a few passes."""
+
+    selector: np.ndarray          # per value of a dword's top 9 bits: its encoding's number, or _NO_ENCODING
+    base: np.ndarray              # per flat opcode index (_names, before the pairs): its length in bytes, 0: none
+    kind: np.ndarray              # per flat opcode index: its evidence kind
+    # per encoding: for each literal slot (shift, width, extra per [marker is 0xFE, key]); the aux field's
+    # (shift, width, column per value (-1: none), extra per [column, key]) or None
+    literals: tuple[tuple[tuple[int, int, np.ndarray], ...], ...]
+    aux: tuple[tuple[int, int, np.ndarray, np.ndarray] | None, ...]
+
+
+@lru_cache(maxsize=None)
+def _decoder(name: str) -> _Decoder | None:
+    """The family's _Decoder (None if an encoding is chosen by bits below the top 9: decoded one encoding
+    at a time, _decode_by_masks)."""
+    dense = _dense(name)
+    mask = ((1 << (32 - _SELECTOR_SHIFT)) - 1) << _SELECTOR_SHIFT
+    if any(d.mask & ~mask for d in dense) or len(dense) >= _NO_ENCODING or any(
+            len({known for known, _extra in d.aux[2]}) < len(d.aux[2]) for d in dense if d.aux is not None):
+        return None
+    selector = np.full(1 << (32 - _SELECTOR_SHIFT), _NO_ENCODING, np.uint8)
+    for number in reversed(range(len(dense))):          # the first encoding that matches is the one
+        for top in range(len(selector)):
+            if (top << _SELECTOR_SHIFT) & dense[number].mask == dense[number].value:
+                selector[top] = number
+    base = np.concatenate([d.base for d in dense]) if dense else np.zeros(0, np.int16)
+    kind = np.concatenate([d.kind for d in dense]) if dense else np.zeros(0, np.int8)
+    literals = tuple(tuple((shift, mask_of.bit_length(), np.stack((ext32, ext64)))
+                           for shift, mask_of, ext32, ext64 in d.literals) for d in dense)
+    aux: list[tuple[int, int, np.ndarray, np.ndarray] | None] = []
+    for d in dense:
+        if d.aux is None:
+            aux.append(None)
+            continue
+        shift, field_mask, columns = d.aux
+        column_of = np.full(field_mask + 1, -1, np.int64)
+        for number, (known, _extra) in reversed(list(enumerate(columns))):
+            if 0 <= known <= field_mask:
+                column_of[known] = number
+        extra = np.stack([extra_of for _known, extra_of in columns]) if columns else np.zeros((0, len(d.base)),
+                                                                                             np.int16)
+        aux.append((shift, field_mask.bit_length(), column_of, extra))
+    return _Decoder(selector, base, kind, literals, tuple(aux))
+
+
 def _decode_words(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, _Joined]:
     """lengths(), with the evidence kind and the flat opcode index (_names)
-    of each dword, and the pairs joined."""
+    of each dword, and the pairs joined.  Each dword's encoding from its top
+    bits at once (_Decoder.selector), the dwords of an encoding taken
+    together; the opcode's length and kind from the flat tables for every
+    dword at once; literal and aux extras only where a field holds a marker."""
+    decoder = _decoder(name)
+    if decoder is None:
+        return _decode_by_masks(words, name)
+    count = len(words)
+    encoding = decoder.selector[words >> np.uint32(_SELECTOR_SHIFT)]
+    order = np.argsort(encoding, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(encoding, minlength=_NO_ENCODING + 1))))
+    opcodes = np.zeros(count, np.int32)
+    extra = np.zeros(count, np.int16)        # bytes past the opcode's own length; negative: no such instruction
+    last = count - 1
+    for number, dense in enumerate(_dense(name)):
+        index = order[bounds[number]:bounds[number + 1]]
+        if not len(index):
+            continue
+        w0 = words[index]
+        w1 = words[np.minimum(index + 1, last)] if dense.reach > 4 else w0
+        if dense.reach > 4 and index[-1] == last:
+            w1 = np.where(index == last, np.uint32(0), w1)      # the dword after the last reads as 0
+        key = np.zeros(len(index), np.intp)
+        at = 0
+        for shift, width in dense.fields:
+            key |= _field(w0, w1, shift, width).astype(np.intp) << at
+            at += width
+        opcodes[index] = dense.first + key
+        for shift, width, by_marker in decoder.literals[number]:
+            value = _field(w0, w1, shift, width)
+            marked = np.nonzero((value | np.uint32(1)) == 0xFF)[0]      # 0xFE or 0xFF
+            if not len(marked):
+                continue
+            # 0xFF: a 32-bit literal (row 0), 0xFE: a 64-bit one (row 1); the largest extra of the slots
+            found = by_marker[(value[marked] == 0xFE).astype(np.intp), key[marked]]
+            held = extra[index[marked]]
+            extra[index[marked]] = np.where((held < 0) | (found < 0), INVALID, np.maximum(held, found))
+        aux = decoder.aux[number]
+        if aux is not None:
+            shift, width, column_of, by_column = aux
+            column = column_of[_field(w0, w1, shift, width)]
+            marked = np.nonzero(column >= 0)[0]
+            if len(marked):
+                found = by_column[column[marked], key[marked]]
+                held = extra[index[marked]]
+                extra[index[marked]] = np.where((held < 0) | (found < 0), INVALID, held + found)
+    known = encoding != _NO_ENCODING
+    length = decoder.base[opcodes]
+    out = np.where(known & (length > 0) & (extra >= 0), length + extra, INVALID).astype(np.int16)
+    kinds = np.where(known, decoder.kind[opcodes], 0).astype(np.int8)
+    joined = _join_pairs(words, out, kinds, opcodes, name)
+    return out, kinds, opcodes, joined
+
+
+def _decode_by_masks(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, _Joined]:
+    """_decode_words one encoding at a time, each by its mask and value over every dword."""
     count = len(words)
     kinds = np.zeros(count, np.int8)
     opcodes = np.zeros(count, np.int32)
@@ -375,14 +482,63 @@ def _marks(words: np.ndarray, size_of: np.ndarray, ranges: list[tuple[int, int]]
     inside = owner_end[:count] > 0
     bad = inside & ((size_of <= 0) | (after > owner_end[:count]) | (here + 4 > owner_end[:count]))
     chain = np.where(inside & ~bad & (after < owner_end[:count]), after // 4, count)
-    chain = np.append(chain, count)
-    reached = np.zeros(count + 1, bool)
+    first = np.zeros(count + 1, bool)
     for start, size in ranges:
         if size > 0 and start + 4 <= usable + 4:
-            reached[min(start // 4, count)] = True
+            first[min(start // 4, count)] = True
+    first[count] = False
+    reached = _reached(chain, first)
+    positions = np.nonzero(reached)[0]
+    stops = positions[bad[positions]]
+    return positions[~bad[positions]], stops
+
+
+# Rounds of _reached's peeling before it leaves the rest to pointer doubling (a long chain of dwords that no
+# start reaches: data read as code; in real code a chain off the instruction boundaries rejoins them within a
+# few instructions).
+_PEELING_ROUNDS = 48
+
+
+def _reached(chain: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Which dwords the chains from the ``first`` dwords reach (``chain``: the
+    next dword of each, ``len(chain)`` where it ends; every step goes
+    forward).  The dwords nothing reaches are peeled off: those no other
+    dword leads to (and not a first one), then those only peeled ones led
+    to, and so on; what is left is what the firsts reach.  Each dword is
+    peeled once, where pointer doubling passed over every dword once per
+    doubling of the longest chain."""
+    count = len(chain)
+    leads = chain[chain < count]
+    incoming = np.bincount(leads, minlength=count)
+    alive = np.ones(count, bool)
+    peeled = np.nonzero((incoming == 0) & ~first[:count])[0]
+    marked = np.zeros(count, bool)
+    rounds = 0
+    while len(peeled):
+        if rounds == _PEELING_ROUNDS:
+            return _reached_by_doubling(chain, first)
+        alive[peeled] = False
+        following = chain[peeled]
+        following = following[following < count]
+        if not len(following):
+            break
+        np.subtract.at(incoming, following, 1)
+        peeled = following[(incoming[following] == 0) & ~first[following]]
+        if len(peeled) > 1:          # a dword two peeled ones led to: peeled once
+            marked[peeled] = True
+            peeled = np.nonzero(marked)[0]
+            marked[peeled] = False
+        rounds += 1
+    return alive
+
+
+def _reached_by_doubling(chain: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """_reached by pointer doubling: after round k the marks hold every dword
+    within 2**k - 1 steps of a first one."""
+    count = len(chain)
+    jump = np.append(chain, count)
+    reached = first.copy()
     reached[count] = False
-    # Doubling: after round k the marks hold every dword within 2**k - 1 steps of a start.
-    jump = chain
     while True:
         target = jump[np.nonzero(reached)[0]]
         reached[target] = True
@@ -390,9 +546,7 @@ def _marks(words: np.ndarray, size_of: np.ndarray, ranges: list[tuple[int, int]]
         if (target == count).all():
             break          # every chain from a start is shorter than the current jump: all marked
         jump = jump[jump]
-    positions = np.nonzero(reached[:count])[0]
-    stops = positions[bad[positions]]
-    return positions[~bad[positions]], stops
+    return reached[:count]
 
 
 # The kinds assemble() counts from the whole kernel (the others it takes from the listed accesses and branches).
@@ -443,35 +597,32 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
     stop_low = np.searchsorted(stops, starts // 4)
     stop_high = np.searchsorted(stops, ends)
     kind_all = kinds[positions]
-    # Counts of each kind assemble() needs, per kernel: differences of running sums.
-    counted = []
-    for kind in _COUNTED:
-        running = np.concatenate(([0], np.cumsum(kind_all == kind)))
-        counted.append((running[high] - running[low]).tolist())
+    # The kernels' slices of the instruction starts side by side (None: they overlap, each kernel alone).
+    spread = _spread(low, high, len(positions))
+    counts_of, mixes = _kernel_counts(kind_all, _mix_classes(name)[opcodes[positions]], low, high, spread)
     # The instructions each kernel needs one by one: branches, scratch and buffer accesses.
     wanted = np.nonzero((kind_all == BRANCH) | (kind_all == SCRATCH_LOAD) | (kind_all == SCRATCH_STORE)
                         | (kind_all == BUFFER_LOAD) | (kind_all == BUFFER_STORE))[0]
     picked_dword = positions[wanted]
-    picked_kind = kind_all[wanted].tolist()
-    picked_at = (picked_dword * 4).tolist()
-    picked_opcode = opcodes[picked_dword].tolist()
     picked_word = words[picked_dword]
-    picked_addressed = _vgpr_addressed(family, _mubuf(name)[opcodes[picked_dword]], picked_word,
-                                       words[np.minimum(picked_dword + 1, len(words) - 1)]).tolist()
     simm16 = (picked_word & 0xFFFF).astype(np.int64)
     picked_target = (picked_dword * 4 + 4 + 4 * np.where(simm16 >= 0x8000, simm16 - 0x10000, simm16))
     target_dword = picked_target // 4
     found_at = np.minimum(np.searchsorted(positions, target_dword), max(len(positions) - 1, 0))
-    target_starts = ((positions[found_at] == target_dword) if len(positions) else
-                     np.zeros(len(wanted), bool)).tolist()
-    picked_target_list = picked_target.tolist()
-    next_word = words[np.minimum(picked_dword + 1, len(words) - 1)].tolist()
-    wanted_low = np.searchsorted(wanted, low).tolist()
-    wanted_high = np.searchsorted(wanted, high).tolist()
+    target_starts = ((positions[found_at] == target_dword) if len(positions) else np.zeros(len(wanted), bool))
+    wanted_low = np.searchsorted(wanted, low)
+    wanted_high = np.searchsorted(wanted, high)
+    loops = _branch_figures(kind_all[wanted], picked_dword * 4, picked_target, target_starts, starts,
+                            np.array([size for _start, size in ranges], np.int64),
+                            _spread(wanted_low, wanted_high, len(wanted)) if spread is not None else None)
+    picked = _Picked(kind_all[wanted].tolist(), (picked_dword * 4).tolist(), opcodes[picked_dword].tolist(),
+                     _vgpr_addressed(family, _mubuf(name)[opcodes[picked_dword]], picked_word,
+                                     words[np.minimum(picked_dword + 1, len(words) - 1)]).tolist(),
+                     picked_target.tolist(), target_starts.tolist(),
+                     words[np.minimum(picked_dword + 1, len(words) - 1)].tolist())
+    wanted_low_list, wanted_high_list = wanted_low.tolist(), wanted_high.tolist()
     lows, highs = low.tolist(), high.tolist()
     stop_at = [int(stops[a]) * 4 if b > a else None for a, b in zip(stop_low.tolist(), stop_high.tolist())]
-    counts_of = list(zip(*counted)) if counted[0] else []
-    mixes = _mix_counts(_mix_classes(name)[opcodes[positions]], low, high)
     out = []
     number = 0
     for (start, size, psb), alone in zip(kernels, simple):
@@ -493,41 +644,163 @@ def evidence_many(code: bytes | memoryview, kernels: list[tuple[int, int, bool]]
         counts = [0] * KINDS
         for kind, value in zip(_COUNTED, counts_of[number]):
             counts[kind] = value
-        branches: list[tuple[int, int]] = []
-        is_start: set[int] = set()
-        accesses: list[tuple[int, int, str, bool]] = []
-        buffers: list[int] = []
-        for i in range(wanted_low[number], wanted_high[number]):
-            kind, at = picked_kind[i], picked_at[i] - start
-            if kind == BRANCH:
-                aim = picked_target_list[i] - start
-                branches.append((at, aim))
-                if target_starts[i]:
-                    is_start.add(aim)
-            elif kind in (SCRATCH_LOAD, SCRATCH_STORE):
-                accesses.append((at, kind, names[picked_opcode[i]][1], picked_addressed[i]))
-            else:
-                buffers.append(i)
-        if buffers:
-            listing = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
-            quads = psb_quads(listing, branch_targets(branches, size), psb, family.layout == "gfx9")
-            if keep is not None:
-                keep.quads[(start, size, psb)] = quads
-            for i in buffers:
-                encoding, mnemonic = names[picked_opcode[i]]
-                if encoding == "MUBUF" and ((next_word[i] >> 16) & 0x1F) * 4 in quads:
-                    accesses.append((picked_at[i] - start, picked_kind[i], mnemonic, picked_addressed[i]))
-            accesses.sort()
         copies = counts[AGPR_WRITE] + counts[AGPR_READ]
         split = (copies, 0)
         if copies and counts[MATRIX]:
             split = _agpr_split(words, positions[lows[number]:highs[number]], kind_all[lows[number]:highs[number]],
                                 opcodes, names, name)
-        # (assemble asks is_start only of branch targets)
-        out.append(assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts, split,
-                            mixes[number]))
+        plain = loops.plain(number) if loops is not None and stop is None else None
+        if plain is not None:
+            # No scratch access, no stop and no branch to report: the figures from the arrays' (assemble()'s
+            # for such a kernel).
+            spans, innermost, deepest = plain
+            out.append(kernel_code(
+                instructions, size, code_identity(raw), 0, 0, 0, 0, (), counts[FLAT], counts[AGPR_WRITE],
+                counts[AGPR_READ], counts[MATRIX], counts[LDS], len(spans), spans, 0, counts[CALL], COMPLETE,
+                0, 0, 0, 0, split[0], split[1], innermost, 0, deepest, with_scratch(mixes[number], 0)))
+        else:
+            out.append(_kernel_one_by_one(raw, start, size, psb, instructions, stop, counts, split, mixes[number],
+                                          picked, range(wanted_low_list[number], wanted_high_list[number]),
+                                          family, names, keep))
         number += 1
     return out
+
+
+class _Picked(NamedTuple):
+    """evidence_many's instructions that a kernel needs one by one (branches, scratch and buffer accesses),
+    as lists: kind, byte offset in the section, flat opcode index, VGPR-addressed, branch target (byte offset
+    in the section), whether that target is an instruction start, the dword after."""
+
+    kind: list[int]
+    at: list[int]
+    opcode: list[int]
+    addressed: list[bool]
+    target: list[int]
+    target_starts: list[bool]
+    next_word: list[int]
+
+
+def _kernel_one_by_one(raw: memoryview, start: int, size: int, psb: bool, instructions: int,
+                       stop: tuple[int, str] | None, counts: list[int], split: tuple[int, int], mix: list[int],
+                       picked: _Picked, mine: range, family, names: tuple[tuple[str, str], ...],
+                       keep: DecodedSection | None) -> KernelCode:
+    """evidence_many's figures of a kernel with scratch accesses, a stop or a branch to report: its branches
+    and accesses in Python, then assemble()."""
+    branches: list[tuple[int, int]] = []
+    is_start: set[int] = set()
+    accesses: list[tuple[int, int, str, bool]] = []
+    buffers: list[int] = []
+    for i in mine:
+        kind, at = picked.kind[i], picked.at[i] - start
+        if kind == BRANCH:
+            aim = picked.target[i] - start
+            branches.append((at, aim))
+            if picked.target_starts[i]:
+                is_start.add(aim)
+        elif kind in (SCRATCH_LOAD, SCRATCH_STORE):
+            accesses.append((at, kind, names[picked.opcode[i]][1], picked.addressed[i]))
+        else:
+            buffers.append(i)
+    if buffers:
+        listing = ((i, classify(i.mnemonic, i.encoding)) for i in _quiet(decode(raw, 0, size, family)))
+        quads = psb_quads(listing, branch_targets(branches, size), psb, family.layout == "gfx9")
+        if keep is not None:
+            keep.quads[(start, size, psb)] = quads
+        for i in buffers:
+            encoding, mnemonic = names[picked.opcode[i]]
+            if encoding == "MUBUF" and ((picked.next_word[i] >> 16) & 0x1F) * 4 in quads:
+                accesses.append((picked.at[i] - start, picked.kind[i], mnemonic, picked.addressed[i]))
+        accesses.sort()
+    # (assemble asks is_start only of branch targets)
+    return assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts, split, mix)
+
+
+def _spread(low: np.ndarray, high: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The slices [low[k], high[k]) of an array of ``total`` entries side by
+    side: (the kernel number of each entry, its index), when no two slices
+    overlap (a code object's kernels); None when some do."""
+    order = np.argsort(low, kind="stable")
+    if len(order) > 1 and (high[order[:-1]] > low[order[1:]]).any():
+        return None
+    sizes = np.maximum(high - low, 0)
+    owner = np.repeat(np.arange(len(low), dtype=np.int64), sizes)
+    index = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes - low, sizes)
+    return owner, index
+
+
+def _kernel_counts(kind_all: np.ndarray, classes: np.ndarray, low: np.ndarray, high: np.ndarray,
+                   spread: tuple[np.ndarray, np.ndarray] | None) -> tuple[list[list[int]], list[list[int]]]:
+    """Per kernel (instructions ``[low[k], high[k])``): the count of each of _COUNTED's kinds, and of each
+    mix class.  One bincount over (kernel, kind) pairs when the slices are side by side, else one per kernel."""
+    width = len(MIX_CLASSES)
+    if spread is None:
+        counted = [[int((kind_all[first:stop] == kind).sum()) for kind in _COUNTED]
+                   for first, stop in zip(low.tolist(), high.tolist())]
+        return counted, [np.bincount(classes[first:stop], minlength=width).tolist()
+                         for first, stop in zip(low.tolist(), high.tolist())]
+    owner, index = spread
+    kernels = len(low)
+    by_kind = np.bincount(owner * KINDS + kind_all[index], minlength=kernels * KINDS).reshape(kernels, KINDS)
+    mixes = np.bincount(owner * width + classes[index], minlength=kernels * width).reshape(kernels, width)
+    return by_kind[:, list(_COUNTED)].tolist(), mixes.tolist()
+
+
+class _Loops:
+    """The loop figures evidence_many works out for every kernel at once from its branches: each kernel's
+    loop spans, innermost loops and deepest nesting (evidence.nesting), and whether a branch of it is one
+    assemble() reports (outside the kernel, onto itself, into the middle of an instruction)."""
+
+    def __init__(self, spans_low: list[int], spans_high: list[int], bounds: list[int], innermost: list[int],
+                 deepest: list[int], reported: list[bool], accesses: list[bool]):
+        self.spans_low, self.spans_high, self.bounds = spans_low, spans_high, bounds
+        self.innermost, self.deepest, self.reported, self.accesses = innermost, deepest, reported, accesses
+
+    def plain(self, number: int) -> tuple[tuple[tuple[int, int], ...], int, int] | None:
+        """(loop spans, innermost loops, deepest nesting) of a kernel with no scratch or buffer access and no
+        branch to report; None for another."""
+        if self.reported[number] or self.accesses[number]:
+            return None
+        first, last = self.bounds[number], self.bounds[number + 1]
+        return (tuple(zip(self.spans_low[first:last], self.spans_high[first:last])), self.innermost[number],
+                self.deepest[number])
+
+
+def _branch_figures(kind: np.ndarray, at: np.ndarray, aim: np.ndarray, aim_starts: np.ndarray, starts: np.ndarray,
+                    sizes: np.ndarray, spread: tuple[np.ndarray, np.ndarray] | None) -> _Loops | None:
+    """_Loops of every kernel (starting at byte ``starts[k]``, ``sizes[k]`` bytes) from the picked
+    instructions (``kind``, byte offset ``at`` and branch target ``aim`` in the section, whether the target
+    is an instruction start); ``spread``: _spread of the kernels' slices of them (None: each kernel alone)."""
+    if spread is None:
+        return None
+    kernels = len(starts)
+    owner, index = spread
+    branch = kind[index] == BRANCH
+    accesses = (np.bincount(owner[~branch], minlength=kernels) > 0).tolist()
+    owner, index = owner[branch], index[branch]
+    base, size = starts[owner], sizes[owner]
+    offset, target = at[index] - base, aim[index] - base
+    outside = (target < 0) | (target >= size)
+    # With no stop, a target inside the kernel is reported when it is the branch itself or not an instruction
+    # start (assemble()'s rule, is_start of a branch target being aim_starts).
+    reported = outside | (target == offset) | ~aim_starts[index]
+    reported_of = (np.bincount(owner[reported], minlength=kernels) > 0).tolist()
+    span = ~outside & (target <= offset)
+    owner, low, high = owner[span], target[span], offset[span]
+    per_kernel = np.bincount(owner, minlength=kernels)
+    bounds = np.concatenate(([0], np.cumsum(per_kernel)))
+    # nesting(): a span is innermost when it starts after every earlier span of its kernel (in order of ends)
+    # started; the deepest nesting is the most spans started at or before a span's start less those ended
+    # before it.  Keys order the spans by kernel, then offset.
+    key_low = (owner << 40) + low
+    earlier = np.concatenate(([-1], np.maximum.accumulate(key_low)[:-1])) if len(key_low) else key_low
+    innermost = np.bincount(owner[key_low > earlier], minlength=kernels)
+    first = bounds[owner]
+    depth = (np.searchsorted(np.sort(key_low), key_low, "right") - first
+             - (np.searchsorted((owner << 40) + high, key_low, "left") - first))
+    deepest = np.zeros(kernels, np.int64)
+    np.maximum.at(deepest, owner, depth)
+    return _Loops(low.tolist(), high.tolist(), bounds.tolist(), innermost.tolist(), deepest.tolist(), reported_of,
+                  accesses)
 
 
 def _evidence_sparse(view: memoryview, kernels: list[tuple[int, int, bool]], simple: list,
@@ -551,26 +824,6 @@ def _evidence_sparse(view: memoryview, kernels: list[tuple[int, int, bool]], sim
 def _mix_classes(name: str) -> np.ndarray:
     """isa.mix.mix_class of each flat opcode index (_names)."""
     return np.array([mix_class(mnemonic) for _e, mnemonic in _names(name)], np.int64)
-
-
-def _mix_counts(classes: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[list[int]]:
-    """Instructions per mix class of each kernel, whose instructions are
-    ``classes[low[k]:high[k]]``: one bincount over (kernel, class) pairs
-    when the slices are disjoint (a code object's kernels), else one per
-    kernel."""
-    width = len(MIX_CLASSES)
-    if not len(low):
-        return []
-    slices = sorted(zip(low.tolist(), high.tolist()))
-    if any(stop > following for (_first, stop), (following, _end) in zip(slices, slices[1:])):
-        return [np.bincount(classes[first:stop], minlength=width).tolist()
-                for first, stop in zip(low.tolist(), high.tolist())]
-    owner = np.full(len(classes), -1, np.int64)
-    for number, (first, stop) in enumerate(zip(low.tolist(), high.tolist())):
-        owner[first:stop] = number
-    mine = owner >= 0
-    counts = np.bincount(owner[mine] * width + classes[mine], minlength=len(low) * width)
-    return counts.reshape(len(low), width).tolist()
 
 
 def _agpr_split(words: np.ndarray, dwords: np.ndarray, kinds: np.ndarray, opcodes: np.ndarray,

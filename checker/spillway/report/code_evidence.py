@@ -49,7 +49,8 @@ TOP_LINES: Final = 8
 
 def isa_object(code: KernelCode) -> dict:
     """KernelCode as the record's ``isa`` JSON object."""
-    found = {name: getattr(code, name) for name in ISA_FIELDS}
+    found = dict(vars(code))          # the fields in order (ISA_FIELDS, then mix, set again last)
+    del found["mix"]
     found["scratch_without_width"] = dict(code.scratch_without_width)
     found["loop_spans"] = [list(span) for span in code.loop_spans]
     found["mix"] = mix_object(code.mix)
@@ -127,7 +128,9 @@ def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[Ke
             out[n]["comp_dir"] = lines.comp_dir(found.section, found.start)
         else:
             out[n] = {"status": NO_ROWS, "comp_dir": "", "top": [], "more": 0}
-    chosen = [n for n in busy if out[n]["status"] == PLACED]
+    # A kernel with no scratch access in a loop has no line to list (loop_lines lists the lines with scratch
+    # bytes in loops): it is placed, its rows not gathered.
+    chosen = [n for n in busy if out[n]["status"] == PLACED and figures[n].scratch_in_loops]
     batch = [(ranges[n].start, ranges[n].size, bool(ranges[n].private_segment_buffer)) for n in chosen]
     if decoded is not None and _vector is not None:
         traffic = _vector.line_traffic_many(code, batch, target, [figures[n] for n in chosen], decoded, lines,

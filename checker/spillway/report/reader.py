@@ -327,12 +327,15 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
     # members, never inside a string, so the joined lines are safe too, without a scan of every line.
     head = _encode_line(_LineHead(*where))[:-1]          # (without its closing brace)
     tail = b"," + _encode_line(_LineTail(image_offset, archive))[1:]
-    if isa is not None:
-        return _with_isa(_encode_code_object(kernels, where, image_offset, archive, model, names), isa)
+    if isa is not None and len(isa) != len(kernels):
+        raise ValueError(f"{len(isa)} isa objects for {len(kernels)} kernels")
+    # With isa objects: each record's closing brace after its isa member (_with_isa's bytes, without
+    # splitting the lines again).
+    isa_tail = tail[:-1] + b',"isa":' if isa is not None else b""
     segments = _RESOURCE_SEGMENTS.table(where[2], model)
     parts: list[bytes] = []
     extend = parts.extend
-    for kernel in kernels:
+    for number, kernel in enumerate(kernels):
         named = names.get(kernel.name)
         resources = segments.get(kernel[2:])
         if named is None:
@@ -341,7 +344,10 @@ def _encode_code_object(kernels: list[KernelMetadata], where: tuple, image_offse
         if resources is None:
             resources = _RESOURCE_SEGMENTS.add(segments, kernel[2:], (b"," + _encode_line(
                 _LineResources(*_resource_values(kernel, where[2], model)))[1:-1]))
-        extend((_LINE_SEPARATOR, head, named, resources, tail))
+        if isa is None:
+            extend((_LINE_SEPARATOR, head, named, resources, tail))
+        else:
+            extend((_LINE_SEPARATOR, head, named, resources, isa_tail, _encode_line(isa[number]), b"}"))
     parts[0] = _LINE_INDENT        # the first line has no separator before it
     return b"".join(parts)
 
@@ -469,6 +475,10 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
         with contextlib.ExitStack() as stack:
             results: Iterable[tuple]
             if parallel:
+                if _ISA:
+                    # The decoder's modules (numpy among them) imported once here, before the fork,
+                    # rather than in every worker (0.16 CPU-s each).
+                    import spillway.report.code_evidence  # noqa: F401
                 # Leaving the pool (an error, or the caller stopping) terminates its workers.
                 # The workers inherit every object of the parent (the CLI's imports: hundreds of
                 # thousands); frozen, the collector never walks them, so their pages stay shared.

@@ -531,3 +531,44 @@ def test_mutated_tables_give_rows_or_one_input_error():
             assert "\n" not in str(error)
             outcomes["error"] += 1
     assert outcomes["rows"] and outcomes["error"], outcomes
+
+
+def test_skimming_by_pattern_finds_what_stepping_finds():
+    """_skim steps over runs of opcodes with a regular expression; on every
+    line program of the committed code objects, and on those programs with
+    bytes changed at random (a fixed seed), it gives what stepping over one
+    opcode at a time gives (_skim_stepped): the same sequences, or None."""
+    import random
+    from pathlib import Path
+
+    from spillway.formats import dwarf_lines
+    from spillway.formats.elf import ElfImage
+
+    programs = []
+    original = dwarf_lines._skim
+
+    def kept(data, at, end, opcode_base, lengths, targets):
+        programs.append((bytes(data), at, end, opcode_base, lengths, targets))
+        return original(data, at, end, opcode_base, lengths, targets)
+
+    folder = Path(__file__).resolve().parents[2] / "data" / "isa" / "lines" / "co"
+    dwarf_lines._skim = kept
+    try:
+        for path in sorted(folder.iterdir()):
+            data = path.read_bytes()
+            read_lines(data, [(s.name, 0, 4) for s in ElfImage(memoryview(data)).sections if s.flags & 4])
+    finally:
+        dwarf_lines._skim = original
+    assert len(programs) >= 10
+    chooser = random.Random(37)
+    outcomes = {"same": 0, "irregular": 0}
+    for data, at, end, opcode_base, lengths, targets in programs:
+        for turn in range(40):
+            mutated = bytearray(data)
+            for _ in range(chooser.randint(1, 3) if turn else 0):
+                value = chooser.choice((0, 1, 2, 5, 9, 0x80, 0xFF, chooser.randrange(256)))
+                mutated[chooser.randrange(at, end)] = value
+            found = dwarf_lines._skim(bytes(mutated), at, end, opcode_base, lengths, targets)
+            assert found == dwarf_lines._skim_stepped(bytes(mutated), at, end, opcode_base, lengths, targets)
+            outcomes["same" if found is not None else "irregular"] += 1
+    assert outcomes["same"] and outcomes["irregular"], outcomes

@@ -190,3 +190,24 @@ def test_kernel_ranges_refuses_what_is_not_an_amdgpu_elf():
 
     with pytest.raises(InputError):
         kernel_ranges(b"\x7fELF" + bytes(60))
+
+
+def test_kernel_code_makes_the_dataclass_record():
+    """evidence.kernel_code (evidence_many's quick constructor) makes the
+    record KernelCode(...) makes: equal, hashed alike, the same fields, and
+    it refuses a wrong number of values."""
+    import dataclasses
+
+    import pytest
+
+    from spillway.isa.evidence import KernelCode, kernel_code
+
+    values = tuple(range(7)) + ((("scratch_load_dword", 2),),) + tuple(range(6)) + (((0, 8), (4, 12)),) \
+        + (1, 2, "complete") + tuple(range(9)) + ((1, 2, 3),)
+    made, reference = kernel_code(*values), KernelCode(*values)
+    assert made == reference and hash(made) == hash(reference) and vars(made) == vars(reference)
+    assert dataclasses.astuple(made) == values
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.loops = 3            # type: ignore[misc]
+    with pytest.raises(TypeError):
+        kernel_code(*values[:-1])

@@ -156,3 +156,61 @@ def test_pairs_equal_the_reference():
             (offsets, stop), = vector.boundaries(code, [(0, cut)], name)
             assert (offsets.tolist(), stop) == reference(code, 0, cut, name)
             assert vector.evidence_many(code, [(0, cut, False)], target) == [evidence(code, 0, cut, target, False)]
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_evidence_many_equals_evidence_on_noise_with_branches(name):
+    """Words with many short branches (back and forth, onto themselves, out of
+    the kernel, into an instruction's middle), cut into kernels with ragged
+    ends, some given twice (overlapping slices): evidence_many's figures
+    from the arrays (loop spans, innermost loops, nesting, reported
+    branches) equal evidence()'s, kernel by kernel."""
+    from spillway.isa import evidence
+    from spillway.isa.encodings import PROCESSOR_FAMILY
+
+    processor = next(p for p, family in PROCESSOR_FAMILY.items() if family == name)
+    sopp = {opcode.mnemonic: key for entries in load_family(name).by_top_byte for encoding, table in entries
+            if encoding.name == "SOPP" for key, opcode in table.items()}
+    branches = [sopp[m] for m in ("s_branch", "s_cbranch_scc0", "s_cbranch_vccnz") if m in sopp]
+    assert branches, name
+    rng = random.Random(f"branches {name}")
+    seen = {"loops": 0, "nested": 0, "complete": 0, "reported": 0}
+    for trial in range(30):
+        literal_vop1 = rng.getrandbits(32) & 0xFE0001FF | 0x7E0000FF
+        # Odd trials: one-dword instructions and branches only (kernels that decode whole).
+        others = [0xBF800000, 0x7E020280] if trial % 2 else [rng.getrandbits(32), 0xBF800000, 0x7E020280,
+                                                            literal_vop1]
+        words = [rng.choice([0xBF800000 | rng.choice(branches) << 16 | (rng.randint(-10, 6) & 0xFFFF)] * 2
+                            + others * 2) for _ in range(96)]
+        code = b"".join(w.to_bytes(4, "little") for w in words)
+        cuts = sorted(rng.sample(range(97), 7))
+        batch = [(4 * a, max(0, 4 * (b - a) - rng.choice([0, 0, 0, 0, 2])), rng.random() < 0.5)
+                 for a, b in zip(cuts, cuts[1:])]
+        if trial % 3 == 0:
+            batch.append(batch[0])
+        found = vector.evidence_many(code, batch, processor)
+        assert found == [evidence(code, start, size, processor, psb) for start, size, psb in batch], trial
+        seen["loops"] += sum(f.loops > 0 for f in found)
+        seen["nested"] += sum(f.loop_depth_max > 1 for f in found)
+        seen["complete"] += sum(f.status == "complete" and f.loops > 0 for f in found)
+        seen["reported"] += sum(f.status.startswith("branch") for f in found)
+    assert all(seen.values()), seen
+
+
+def test_peeling_reaches_what_pointer_doubling_reaches():
+    """_reached (peeling off the dwords nothing reaches) equals pointer
+    doubling on random forward chains, on a long chain no start reaches (past
+    the peeling's rounds, where doubling takes over) and with no start."""
+    rng = np.random.default_rng(37)
+    for trial in range(200):
+        count = int(rng.integers(1, 400))
+        step = rng.integers(1, 4, count)
+        chain = np.arange(count) + step
+        chain[(chain > count) | (rng.random(count) < 0.05)] = count        # ends: invalid, past the range
+        first = np.zeros(count + 1, bool)
+        first[rng.integers(0, count, int(rng.integers(0, 4)))] = True
+        if trial % 10 == 0:            # a start only at the end: the chain before it is peeled round by round
+            chain = np.minimum(np.arange(count) + 1, count)
+            first[:] = False
+            first[count - 1] = True
+        assert (vector._reached(chain, first) == vector._reached_by_doubling(chain, first)).all(), trial
