@@ -109,6 +109,18 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
     return out
 
 
+def object_figures(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:
+    """The evidence figures (isa.evidence.KernelCode) of each kernel of one
+    code object found (None where it was not), decoded together: what
+    object_listings gives without the listings and lines."""
+    from spillway.isa.vector import evidence_many
+
+    present = [r for r in found if r is not None]
+    code, batch = _side_by_side(section, [(r.start, r.size, bool(r.private_segment_buffer)) for r in present])
+    figures = iter(evidence_many(code, batch, target))
+    return [None if kernel is None else next(figures) for kernel in found]
+
+
 def _side_by_side(section: memoryview, kernels: list[tuple[int, int, bool]]
                   ) -> tuple[memoryview, list[tuple[int, int, bool]]]:
     """The (start, size, private segment buffer) kernels' words side by side
