@@ -5,12 +5,17 @@ does (issue 37, item 5: librocsparse1 6.4.3 against a default baseline of
 10.7, up to 977 MB, as json and sarif read the binaries four times).
 
     python3 benchmarks/bench_check_formats.py BUILD --baseline-of OTHER [--checkout DIR ...] [--runs N]
+        [--formats table,json,...] [--source-root DIR]
 
 writes a default baseline of OTHER (untimed), then times ``check BUILD
---baseline B --format F -o FILE`` for table, json and sarif (fresh processes;
-CPU-s of the process and its workers, wall, peak RSS of the process tree, as
-bench_scale.py measures them), each checkout in turn.  The goal, for the last
-checkout: json and sarif at most 1.2x the table's CPU-s and every run under
+--baseline B --format F -o FILE`` for every format check has (table, json,
+markdown, junit, github, tsv, sarif, html; ``--formats`` to choose; fresh
+processes; CPU-s of the process and its workers, wall, peak RSS of the
+process tree, as bench_scale.py measures them), each checkout in turn, round
+after round (``--runs``), the least CPU-s of each kept.  ``--source-root``:
+check's (a failure points at its source line when the file the line table
+names is under it; default the current directory).  The goal, for the last
+checkout: every format at most 1.2x the table's CPU-s and every run under
 800 MB (exit 1 otherwise).
 """
 
@@ -25,7 +30,7 @@ from pathlib import Path
 
 from bench_scale import _use_bytecode, run   # (benchmarks/ is on the path: the script's own folder)
 
-FORMATS = ("table", "json", "sarif")
+FORMATS = ("table", "json", "markdown", "junit", "github", "tsv", "sarif", "html")   # check's
 RATIO, RSS_MB = 1.2, 800
 
 
@@ -35,7 +40,13 @@ def main() -> int:
     parser.add_argument("--baseline-of", required=True, help="the build whose default baseline BUILD is held to")
     parser.add_argument("--checkout", action="append", default=[])
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--formats", default=",".join(FORMATS), help="comma-separated (default: all of check's)")
+    parser.add_argument("--source-root", help="check's --source-root (default: the current directory)")
     args = parser.parse_args()
+    formats = [f for f in args.formats.split(",") if f]
+    if "table" not in formats or not set(formats) <= set(FORMATS):
+        parser.error(f"--formats: some of {','.join(FORMATS)}, table among them (the ratios are to it)")
+    root = ["--source-root", args.source_root] if args.source_root else []
     checkouts = [str(Path(c).resolve()) for c in args.checkout] or [""]
     base_path = os.environ.get("PYTHONPATH", "")
     best: dict[str, dict[str, dict]] = {c: {} for c in checkouts}
@@ -46,14 +57,14 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "spillway", "baseline", "write", args.baseline_of, "-o", str(baseline),
                         "--note", "benchmark"], check=True, stdout=subprocess.DEVNULL)
         for _round in range(args.runs):
-            for fmt in FORMATS:
+            for fmt in formats:
                 for checkout in checkouts:
                     if checkout:
                         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (f"{checkout}/checker", base_path) if p)
                     out = folder / f"check.{fmt}"
                     out.unlink(missing_ok=True)
                     found = run([sys.executable, "-m", "spillway", "check", args.build, "--baseline", str(baseline),
-                                 "--format", fmt, "-o", str(out)])
+                                 "--format", fmt, "-o", str(out), *root])
                     os.environ["PYTHONPATH"] = base_path
                     print(f"{checkout or 'spillway'}: check --format {fmt}: {found['cpu_s']:.1f} CPU-s, "
                           f"{found['wall_s']:.1f} s wall, {found['tree_rss_mb']:.0f} MB (tree), exit "
@@ -64,7 +75,7 @@ def main() -> int:
     missed = []
     for checkout in checkouts:
         table = best[checkout]["table"]["cpu_s"]
-        ratios = {fmt: best[checkout][fmt]["cpu_s"] / table for fmt in FORMATS}
+        ratios = {fmt: best[checkout][fmt]["cpu_s"] / table for fmt in formats}
         rss = max(found["tree_rss_mb"] for found in best[checkout].values())
         print(f"{checkout or 'spillway'}: CPU-s over the table's: " + ", ".join(f"{f} {r:.2f}" for f, r in
                                                                                 ratios.items())

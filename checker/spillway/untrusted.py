@@ -95,6 +95,10 @@ _UNDECODABLE = re.compile("[\udc80-\udcff]")
 def utf8_shown(text: str) -> bytes:
     """``text`` as UTF-8 for a text document (Markdown, a table written with -o): a path's
     undecodable bytes (surrogateescape) shown as ``\\xNN``, as visible shows them."""
+    try:
+        return text.encode("utf-8")     # no surrogate at all: nothing to show (a document of 100 MB: one pass)
+    except UnicodeEncodeError:
+        pass
     if not text.isprintable():
         text = _UNDECODABLE.sub(_escape, text)
     return text.encode("utf-8", "backslashreplace")

@@ -296,10 +296,24 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     removed_targets, vanished, fewer = _removals(usage, baseline, targets or [], declared_targets)
 
     def every_finding() -> list[Finding]:
-        order = sorted((ident[0], kernel.name, ident[1], ident) for ident, kernel in usage.items())
+        order = sorted([(ident[0], kernel.name, ident[1], ident) for ident, kernel in usage.items()])
         findings: list[Finding] = []
-        for _target, _name, _key, ident in order:
-            findings.extend(_kernel_findings(ident, usage[ident], entries.get(ident), gate, absent_rules))
+        append = findings.append
+        # An absent kernel's figures, worked out once per Resources object (shared, as above).
+        absent_figures: dict[int, list[tuple]] = {}
+        for target, name, key, ident in order:
+            kernel = usage[ident]
+            entry = entries.get(ident)
+            if entry is not None:
+                findings.extend(_kernel_findings(ident, kernel, entry, gate, absent_rules))
+                continue
+            figures = absent_figures.get(id(kernel.resources))
+            if figures is None:
+                figures = absent_figures[id(kernel.resources)] = [
+                    (f.metric, f.allowed, f.actual, f.passed, f.dynamic_stack)
+                    for f in _kernel_findings(ident, kernel, None, gate, absent_rules)]
+            for metric, allowed, actual, passed, dynamic in figures:
+                append(Finding(target, key, name, metric, allowed, actual, passed, True, dynamic))
         return findings
 
     return CheckResult(baseline_path, gate, len(usage), _Findings(every_finding), vanished, new_kernels,

@@ -33,7 +33,7 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
     instance that gives one; from the debug twin ``twin`` when given, which is
     read as gate.source_location reads it), from the binaries ``binaries``
     read again at ``places`` only (Inputs.places of the read that found them)."""
-    from spillway.report.code_kernels import object_listings
+    from spillway.report.code_kernels import object_figures, object_listings
     from spillway.report.kernel_code import each_code_object
 
     code_for, lines_for = set(code_for), set(lines_for)
@@ -45,8 +45,15 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
                             "archive": archive, "target": ident[0], "key": ident[1], "symbol": symbol,
                             "name": usage[ident].name})
 
-    def work(_records, section, found, target: str, payload):
-        return object_listings(payload, section, found, target, own_lines=own_lines)
+    located: dict[tuple[str, str], bool] = {}
+
+    def work(_records, section, found, target: str, payload) -> list[Optional[tuple]]:
+        # (figures, lines or None) of each kernel
+        if own_lines and not may_locate(payload, root, located):
+            return [None if figures is None else (figures, None)
+                    for figures in object_figures(section, found, target)]
+        return [None if answer is None else (answer[0].code, answer[1])
+                for answer in object_listings(payload, section, found, target, own_lines=own_lines)]
 
     found = each_code_object(binaries, options, records, work) if records else []
     details = FailureDetails()
@@ -55,7 +62,7 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
         for record, answer in zip(records, found):
             ident = (record["target"], record["key"])
             if answer is not None and ident in code_for:
-                codes.setdefault(ident, []).append(answer[0].code)
+                codes.setdefault(ident, []).append(answer[0])
         details.code = failures_code(codes)
     if lines_for and twin:
         details.sources = failure_locations(binaries, options, lines_for, root, twin)
@@ -68,3 +75,39 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
             if location is not None:
                 details.sources[ident] = location
     return details
+
+
+def may_locate(payload, root: str, located: dict[tuple[str, str], bool]) -> bool:
+    """Whether a failing kernel of this code object can point at a source
+    line: some file its line tables name is in the repository under ``root``
+    (gate.source_location.repository_file, with any of the tables'
+    directories: a location is only ever one of these).  When none is (the
+    sources are not checked out where check runs, or the kernels come from
+    headers outside it), its line programs are not run nor its kernels
+    listed: only the tables' headers are read (the lines of the 627 failures
+    of librocsparse1 6.4.3 against a baseline of 7.2.4 cost 1 CPU-s, for no
+    location).  A DWARF 2-4 table may name more files in its program
+    (DW_LNE_define_file): then it can.  ``located``: the answers so far, by
+    (file, directory)."""
+    from spillway.errors import InputError
+    from spillway.formats.dwarf_lines import read_lines
+    from spillway.gate.source_location import repository_file
+
+    try:
+        tables = read_lines(payload, ())
+    except InputError:
+        return False        # read in full, the same error: no line, so no location
+    if any(table.version < 5 for table in tables):
+        return True
+    directories = {table.comp_dir for table in tables} | {""}
+    for table in tables:
+        for number in range(len(table.files)):
+            path = table.file_path(number)
+            for directory in directories:
+                key = (path, directory)
+                found = located.get(key)
+                if found is None:
+                    found = located[key] = repository_file(path, directory, root) is not None
+                if found:
+                    return True
+    return False

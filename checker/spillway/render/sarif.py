@@ -110,8 +110,11 @@ def _fingerprint(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
-def _location(where: Location) -> dict:
-    return {"physicalLocation": {"artifactLocation": {"uri": repository_path(where.path), "uriBaseId": "%SRCROOT%"},
+def _location(where: Location, uri: Optional[str] = None) -> dict:
+    """``uri``: repository_path(where.path) when worked out already (a run's results all point into one
+    baseline)."""
+    return {"physicalLocation": {"artifactLocation": {"uri": repository_path(where.path) if uri is None else uri,
+                                                      "uriBaseId": "%SRCROOT%"},
                                  "region": {"startLine": where.line}}}
 
 
@@ -187,13 +190,14 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
                   for rule, (name, text) in _REMOVAL_RULES.items()]
     index = _rule_index(rules)
     lines = kernel_lines(baseline)
+    baseline_uri = repository_path(baseline_path)
     results = []
     for finding in failures:
         line = 1 if finding.new_kernel else lines.get((finding.target, finding.key), 1)
         source = (sources or {}).get((finding.target, finding.key))
-        where = {"locations": [_location(Location(baseline_path, line))]} if source is None else {
+        where = {"locations": [_location(Location(baseline_path, line), baseline_uri)]} if source is None else {
             "locations": [_source_location(source)],
-            "relatedLocations": [dict(_location(Location(baseline_path, line)), id=0,
+            "relatedLocations": [dict(_location(Location(baseline_path, line), baseline_uri), id=0,
                                       message={"text": "the kernel's allowance in the baseline"})]}
         figures = code.get((finding.target, finding.key)) if code else None
         result_properties: dict[str, object] = {"target": finding.target, "key": finding.key,
@@ -219,7 +223,7 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
         results.append({
             "ruleId": "removed-target", "ruleIndex": index["removed-target"], "level": "error",
             "message": {"text": f"{target.line(visible)}.{command}"},
-            "locations": [_location(Location(baseline_path, _target_line(baseline, target.target)))],
+            "locations": [_location(Location(baseline_path, _target_line(baseline, target.target)), baseline_uri)],
             "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(target.target, "", "removed-target")},
             "properties": {"target": target.target, "kernels_written_from": target.kernels,
                            "declared": target.declared},
@@ -230,7 +234,7 @@ def findings_run(failures: Sequence[Finding], baseline_path: str, baseline: byte
             "ruleId": "removed", "ruleIndex": index["removed"], "level": "error",
             "message": {"text": f"{visible(table_name(name))} [{visible(target_id)}]: in the baseline, no longer "
                                 f"built.{command}"},
-            "locations": [_location(Location(baseline_path, lines.get((target_id, key), 1)))],
+            "locations": [_location(Location(baseline_path, lines.get((target_id, key), 1)), baseline_uri)],
             "partialFingerprints": {"spillwayKernelMetric/v1": _fingerprint(target_id, key, "removed")},
             "properties": {"target": target_id, "key": key, "kernel": name},
         })

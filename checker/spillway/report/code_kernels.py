@@ -83,10 +83,10 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
     from spillway.isa.vector import DecodedSection, evidence_many, listings_many
 
     present = [r for r in found if r is not None]
-    batch = [(r.start, r.size, bool(r.private_segment_buffer)) for r in present]
+    code, batch = _side_by_side(section, [(r.start, r.size, bool(r.private_segment_buffer)) for r in present])
     decoded = DecodedSection()
-    figures = evidence_many(section, batch, target, keep=decoded)
-    listed = iter(listings_many(section, batch, target, figures, decoded))
+    figures = evidence_many(code, batch, target, keep=decoded)
+    listed = iter(listings_many(code, batch, target, figures, decoded))
     lines = None
     failed = None
     if own_lines and present:
@@ -107,6 +107,39 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
         else:
             out.append((listing, kernel_lines(listing, branches, lines, kernel.section, kernel.start)))
     return out
+
+
+def object_figures(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:
+    """The evidence figures (isa.evidence.KernelCode) of each kernel of one
+    code object found (None where it was not), decoded together: what
+    object_listings gives without the listings and lines."""
+    from spillway.isa.vector import evidence_many
+
+    present = [r for r in found if r is not None]
+    code, batch = _side_by_side(section, [(r.start, r.size, bool(r.private_segment_buffer)) for r in present])
+    figures = iter(evidence_many(code, batch, target))
+    return [None if kernel is None else next(figures) for kernel in found]
+
+
+def _side_by_side(section: memoryview, kernels: list[tuple[int, int, bool]]
+                  ) -> tuple[memoryview, list[tuple[int, int, bool]]]:
+    """The (start, size, private segment buffer) kernels' words side by side
+    and where each is there, when they are less than half of the section
+    (check's failures, a few kernels named): only their words are decoded
+    (isa.vector.evidence_many's sparse rule), once for both the figures and
+    the listings; else the section as it is.  A kernel's figures and listing
+    are relative to its start, so the same either way."""
+    view = memoryview(section)
+    if (not kernels or sum(size for _start, size, _psb in kernels) * 2 >= len(view)
+            or any(size <= 0 or start < 0 or start + size > len(view) or start % 4 or size % 4
+                   for start, size, _psb in kernels)):
+        return view, kernels
+    moved = []
+    at = 0
+    for _start, size, psb in kernels:
+        moved.append((at, size, psb))
+        at += size
+    return memoryview(b"".join(view[start:start + size] for start, size, _psb in kernels)), moved
 
 
 def twin_lines_of(paths: list[str], options: ReadOptions, records: list[dict], twin: list[str]) -> list:

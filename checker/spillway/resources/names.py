@@ -178,32 +178,37 @@ _VERSIONED_NAMESPACE = re.compile(r"\b(?:ROCPRIM|HIPCUB|ROCTHRUST|THRUST|CUB)(?:
 TEMPLATE_DEPTH = 1
 
 
+_ANGLES = re.compile(r"[<>]")
+
+
 def elide_templates(name: str, depth: int = TEMPLATE_DEPTH) -> str:
     """``f<a<b<c>>, d>`` -> ``f<a<…>, d>`` at depth 1: template argument
     lists nested more than ``depth`` levels become ``<…>``.  Names with an
-    ``operator`` (whose ``<`` is not a bracket) are returned as they are."""
+    ``operator`` (whose ``<`` is not a bracket) are returned as they are.
+    Only the brackets are visited (found by the regular expression engine),
+    the text between them kept in slices."""
     if "<" not in name or "operator" in name:
         return name
     out = []
     level = 0
-    for char in name:
-        if char == "<":
+    kept_from: int | None = 0       # where the text being kept starts (None: inside an elided list)
+    for match in _ANGLES.finditer(name):
+        at = match.start()
+        if match.group() == "<":
             level += 1
-            if level == depth + 1:
+            if level == depth + 1 and kept_from is not None:
+                out.append(name[kept_from:at])
                 out.append("<…")
-            if level > depth:
-                continue
-        elif char == ">":
+                kept_from = None
+        else:
             level -= 1
-            if level == depth:
-                out.append(">")
-                continue
-            if level > depth:
-                continue
-        elif level > depth:
-            continue
-        out.append(char)
-    return "".join(out) if level == 0 else name
+            if level == depth and kept_from is None:
+                kept_from = at      # the closing ">" is kept, and what follows
+    if level != 0:
+        return name
+    if kept_from is not None:
+        out.append(name[kept_from:])
+    return "".join(out)
 
 
 def table_name(name: str, names: str = "short") -> str:

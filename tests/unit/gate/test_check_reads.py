@@ -81,3 +81,44 @@ def test_a_failing_check_reads_once_and_revisits_the_failing_code_objects_once(b
     assert failing_targets == {"gfx906"}
     # Read once each; again once, only the code objects holding a failing kernel.
     assert counts == {target: 1 + (target in failing_targets) for target in ("gfx1100", "gfx906")}, counts
+
+
+@pytest.mark.parametrize("sources_under_root", [True, False])
+def test_line_programs_are_run_only_when_a_failure_can_point_at_a_file_under_the_root(tmp_path, capsys, monkeypatch,
+                                                                                      sources_under_root):
+    # A failure's source location is a file under --source-root; when no file the failing code object's
+    # (DWARF 5) line tables name is there, only their headers are read (gate.revisit.may_locate): no
+    # sequence is run, and the failures' code is the same.
+    from spillway.formats import dwarf_lines
+
+    folder = tmp_path / "build"
+    folder.mkdir()
+    for name in ("gfx1100.clang22.dwarf5.co", "gfx906.clang22.dwarf5.co"):
+        shutil.copyfile(LINES / name, folder / name)
+    baseline = tmp_path / "base.json"
+    assert main(["baseline", "write", str(folder / "gfx1100.clang22.dwarf5.co"), "-o", str(baseline),
+                 "--note", "gfx1100 only"]) == 0
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    capsys.readouterr()
+    sequences_run = []
+    run = dwarf_lines._run
+
+    def counted(data, spans, *args):
+        sequences_run.append(len(spans))
+        return run(data, spans, *args)
+
+    monkeypatch.setattr(dwarf_lines, "_run", counted)
+    root = REPO if sources_under_root else empty
+    assert main(["check", str(folder), "--baseline", str(baseline), "--format", "json", "--limit", "0",
+                 "--source-root", str(root)]) == 1
+    failures = json.loads(capsys.readouterr().out)["failures"]
+    assert failures and {f["target"] for f in failures} == {"gfx906"}
+    assert all("code" in f for f in failures)
+    if sources_under_root:
+        assert any("source" in f for f in failures)
+        assert sum(sequences_run) > 0
+    else:
+        assert not any("source" in f for f in failures)
+        assert sum(sequences_run) == 0, sequences_run

@@ -25,6 +25,24 @@ def test_nested_loops_grouped_by_head():
     assert loops_of(()) == ()
 
 
+def test_loop_nesting_as_every_pair_defines_it():
+    # loops_of finds depth and innermost from sorted ends; the definition compares every pair of loops
+    # (one holds another: its head at or before the other's, its end at or after), equal ends and heads
+    # included.
+    import random
+
+    draw = random.Random(37)
+    for _ in range(3000):
+        spans = tuple((draw.randint(0, 12) * 4, draw.randint(0, 16) * 4) for _ in range(draw.randint(0, 9)))
+        loops = loops_of(spans)
+        bounds = [(loop.start, loop.end) for loop in loops]
+        assert bounds == sorted({(head, max(b for h, b in spans if h == head)) for head, _ in spans})
+        for loop in loops:
+            holding = [o for o in bounds if o[0] <= loop.start and loop.end <= o[1]]
+            held = [o for o in bounds if o != (loop.start, loop.end) and loop.start <= o[0] and o[1] <= loop.end]
+            assert (loop.depth, loop.innermost) == (len(holding), not held), (spans, loop)
+
+
 def test_scratch_in_a_loop_listed_with_offsets_and_widths():
     # entry (16 bytes), store at 0x10, loop head 0x18: load, nop, branch back, call, end.
     code = ENTRY + STORE_8_11 + LOAD_8_11 + S_NOP + branch(-4) + SWAPPC + ENDPGM
