@@ -170,23 +170,27 @@ def descriptors(major: int) -> dict[int, tuple[int, int]]:
     data = library.read_bytes()
     probe = show_inst(tables.llvm_mc(major), "gfx900", [(0x7E000300, 1)])[0]   # v_mov_b32_e32 v0, v0
     assert probe is not None and probe.record.startswith("V_MOV_B32_e32"), probe
-    anchor = struct.pack("<HHB", probe.number, 2, 1)
-    at = -1
-    for match in re.finditer(re.escape(anchor), data):
-        a = match.start()
-        if (struct.unpack_from("<H", data, a - 32)[0] == probe.number + 1
-                and struct.unpack_from("<H", data, a + 32)[0] == probe.number - 1):
-            at = a
+    # LLVM 19 and 22: opcode u16, operands u16, defs u8; LLVM 24: opcode u32, operands u16, defs u8.
+    for layout in ("<HHB", "<IHB"):
+        anchor = struct.pack(layout, probe.number, 2, 1)
+        at = -1
+        for match in re.finditer(re.escape(anchor), data):
+            a = match.start()
+            if (struct.unpack_from(layout[:2], data, a - 32)[0] == probe.number + 1
+                    and struct.unpack_from(layout[:2], data, a + 32)[0] == probe.number - 1):
+                at = a
+                break
+        if at >= 0:
             break
     if at < 0:
         sys.exit(f"{library}: no MCInstrDesc table found")
     start = at + 32 * probe.number          # opcode 0's entry: the table's last
     out = {}
-    for number in range(0, 1 << 16):
+    for number in range(0, 1 << 17):
         a = start - 32 * number
         if a < 0:
             break
-        opcode, operands, defs = struct.unpack_from("<HHB", data, a)
+        opcode, operands, defs = struct.unpack_from(layout, data, a)
         if opcode != number:
             break
         out[number] = (operands, defs)

@@ -31,6 +31,11 @@ Rules (written from the ISA manuals' instruction descriptions)
     (carry-out / scale out): ``v_add_co``, ``v_sub_co``, ``v_subrev_co``,
     ``v_addc_co``, ``v_subb_co``, ``v_subbrev_co``, ``v_div_scale``,
     ``v_mad_u64_u32``, ``v_mad_i64_i32``, ``v_mad_co``.
+  - DPP: the destination is used too when lanes may keep their old value:
+    ``row_mask`` or ``bank_mask`` other than 0xf, or a lane shift
+    (``row_shl``, ``row_shr``, ``wave_shl``, ``wave_shr``, ``row_bcast``)
+    without ``bound_ctrl``; ``dpp8`` writes every lane.  SDWA: used too
+    with ``dst_unused:UNUSED_PRESERVE``.
   - Every other register operand is used.
 """
 
@@ -109,6 +114,18 @@ def _defines_first(mnemonic: str, modifiers: set[str]) -> bool:
     return True
 
 
+def _keeps_lanes(mnemonic: str, modifiers: set[str]) -> bool:
+    if mnemonic.endswith("_sdwa"):
+        return "dst_unused:UNUSED_PRESERVE" in modifiers
+    if not mnemonic.endswith("_dpp") or any(m.startswith("dpp8:") for m in modifiers):
+        return False
+    values = dict(m.split(":", 1) for m in modifiers if ":" in m)
+    if values.get("row_mask", "0xf") != "0xf" or values.get("bank_mask", "0xf") != "0xf":
+        return True
+    shifts = any(m.startswith(("row_shl:", "row_shr:", "wave_shl:", "wave_shr:", "row_bcast:")) for m in modifiers)
+    return shifts and not any(m.startswith("bound_ctrl:") for m in modifiers)
+
+
 def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     """Defs and uses of one instruction (or VOPD half) from its operand text."""
     tokens = split_operands(rest)
@@ -127,7 +144,8 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
             continue
         if index == 0 and _defines_first(mnemonic, modifiers):
             defs.update(found)
-            if mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic or re.match(r"v_dot\d+c_", mnemonic):
+            if (mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic or re.match(r"v_dot\d+c_", mnemonic)
+                    or _keeps_lanes(mnemonic, modifiers)):
                 uses.update(found)
         elif index == 1 and mnemonic.startswith(_CARRY) and found[0][0] == "s":
             defs.update(found)

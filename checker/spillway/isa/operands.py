@@ -186,6 +186,47 @@ def _register(operand: _Operand, bits: int, limit: int) -> Registers | None:
     return None
 
 
+# The DPP/SDWA dword (bits 32-63 of ``bits``): the ISA manuals' VOP_DPP and VOP_SDWA layouts.
+_DPP_SHIFTS = set(range(0x101, 0x110)) | set(range(0x111, 0x120)) | {0x130, 0x138, 0x142, 0x143}
+_UNUSED_PRESERVE = 2
+
+
+def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> tuple[Registers | None, str]:
+    """One operand of a VOP1/VOP2/VOPC instruction in its DPP or SDWA form:
+    src0 is the extra dword's low byte (a VGPR; an SGPR where SDWA's S0 bit
+    55 is set, GFX9 and later), an SDWA src1 an SGPR where S1 (bit 63) is;
+    the destination keeps lanes or bits the instruction does not write --
+    used as well -- where DPP's row or bank mask is not 0xF, or it shifts
+    lanes in without bound_ctrl (DPP16), and where SDWA says
+    UNUSED_PRESERVE.  ("?", None): a field not read (SDWA VOPC's sdst)."""
+    scalar = table.family != "gfx8"
+    dpp8 = not sdwa and (bits & 0x1FF) in (0xE9, 0xEA)
+    if operand.shift == 0 and operand.mask == 0x1FF:           # src0
+        number = (bits >> 32) & 0xFF
+        if sdwa and scalar and (bits >> 55) & 1:
+            return (Registers(SGPR, number, operand.units) if number + operand.units <= table.sgpr_limit
+                    else None), "u"
+        return Registers(VGPR, number, operand.units), "u"
+    if operand.role == "u":
+        if sdwa and scalar and operand.shift == 9 and (bits >> 63) & 1:      # src1 an SGPR
+            number = (bits >> 9) & 0xFF
+            return (Registers(SGPR, number, operand.units) if number + operand.units <= table.sgpr_limit
+                    else None), "u"
+        return _register(operand, bits, table.sgpr_limit), "u"
+    if operand.shift != 17:
+        return None, "?"
+    registers = _register(operand, bits, table.sgpr_limit)
+    if sdwa:
+        keeps = (bits >> 43) & 3 == _UNUSED_PRESERVE
+    elif dpp8:
+        keeps = False
+    else:
+        control, bound_ctrl = (bits >> 40) & 0x1FF, (bits >> 51) & 1
+        keeps = ((bits >> 60) & 0xF != 0xF or (bits >> 56) & 0xF != 0xF
+                 or (control in _DPP_SHIFTS and not bound_ctrl))
+    return registers, "ud" if keeps or "u" in operand.role else "d"
+
+
 class _Unknown(Exception):
     """A field combination the table has no width for."""
 
@@ -196,8 +237,11 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     << 32 (decoder.Instruction.bits).  None: not known (no row, a DPP/SDWA
     form -- ``mnemonic`` as the decoder names it --, a combination LLVM
     never printed)."""
-    if mnemonic.endswith(("_dpp", "_sdwa")):
-        return None
+    extended = mnemonic.endswith(("_dpp", "_sdwa"))
+    if extended and encoding not in ("VOP1", "VOP2", "VOPC"):
+        return None            # VOP3 DPP (GFX11 and later): its dword is not read yet
+    if extended and encoding == "VOPC" and mnemonic.endswith("_sdwa") and (bits >> 47) & 1:
+        return None            # SDWA VOPC writing an SGPR (SD): not read yet
     row = table.rows.get((encoding, key))
     if row is None:
         return None
@@ -213,7 +257,15 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     uses: list[Registers] = []
     try:
         for operand in form.operands:
-            registers = _register(operand, bits, table.sgpr_limit)
+            if extended:
+                registers, role = _extended(table, operand, bits, mnemonic.endswith("_sdwa"))
+                if registers is None and role == "?":
+                    return None
+            else:
+                registers, role = _register(operand, bits, table.sgpr_limit), operand.role
+            if registers is None:
+                continue
+            operand = _Operand(role, *[getattr(operand, f) for f in _Operand.__slots__[1:]])
             if registers is None:
                 continue
             if "d" in operand.role:

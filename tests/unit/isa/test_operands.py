@@ -73,10 +73,25 @@ def test_special_registers_are_no_operands():
     assert [str(r) for r in got.defs] == ["v1"]
 
 
-def test_no_answer_for_dpp_and_unknown_rows():
+def test_dpp_destination_is_used_where_lanes_keep_their_value():
     table = isa_operands.load_operands(FAMILY)
     assert table is not None
-    assert isa_operands.operands(table, "VOP1", 1, 0x7E0A02FA, "v_mov_b32_dpp") is None
+    # v_mov_b32_dpp v5, v0 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf: every lane written
+    full = isa_operands.operands(table, "VOP1", 1, 0x7E0A02FA | 0xFF00E400 << 32, "v_mov_b32_dpp")
+    assert full is not None
+    assert [str(r) for r in full.defs] == ["v5"] and [str(r) for r in full.uses] == ["v0"]
+    # row_mask:0x0 bank_mask:0x0: the lanes masked off keep v5's old value
+    masked = isa_operands.operands(table, "VOP1", 1, 0x7E0A02FA | 0x0000E400 << 32, "v_mov_b32_dpp")
+    assert masked is not None
+    assert sorted(str(r) for r in masked.uses) == ["v0", "v5"]
+    # row_shr:1 without bound_ctrl: the lanes shifted in from outside the row keep theirs
+    shifted = isa_operands.operands(table, "VOP1", 1, 0x7E0A02FA | 0xFF011100 << 32, "v_mov_b32_dpp")
+    assert shifted is not None and sorted(str(r) for r in shifted.uses) == ["v0", "v5"]
+
+
+def test_no_answer_for_unknown_rows():
+    table = isa_operands.load_operands(FAMILY)
+    assert table is not None
     assert isa_operands.operands(table, "VOP1", 255, 0, "") is None
     assert isa_operands.load_operands("no-such-family") is None
 
