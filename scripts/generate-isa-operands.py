@@ -234,8 +234,10 @@ class Learnt(NamedTuple):
 
 
 def flip_bits(encoding: Encoding) -> list[int]:
-    free = tables._free_bits(encoding) & ((1 << 64) - 1)
-    return [bit for bit in range(64) if free >> bit & 1]
+    """Every operand bit of the encoding's dwords (96 for GFX12's memory
+    encodings and VOPD3: their third dword holds address registers)."""
+    free = tables._free_bits(encoding)
+    return [bit for bit in range(free.bit_length()) if free >> bit & 1]
 
 
 def learn(base: Printed, base_bits: int, flips: list[tuple[int, Printed | None]], learnt: Learnt) -> None:

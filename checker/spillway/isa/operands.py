@@ -41,6 +41,8 @@ from functools import lru_cache
 from importlib import resources
 
 from spillway import json_codec
+import spillway.isa.encodings as encodings
+from spillway.isa.decoder import Instruction
 
 VGPR = "v"
 AGPR = "a"
@@ -109,6 +111,7 @@ class OperandTable:
     llvm: str
     sgpr_limit: int
     rows: dict[tuple[str, int], _Row]
+    nsa: tuple[int, int] | None = None            # (shift, width) of MIMG's NSA field (GFX10, GFX11)
 
 
 def _operand(data: dict) -> _Operand:
@@ -138,7 +141,25 @@ def _row(data: dict) -> _Row:
 def table_from_data(data: dict) -> OperandTable:
     rows = {(encoding, int(key)): _row(row)
             for encoding, entries in data["encodings"].items() for key, row in entries.items()}
-    return OperandTable(data["family"], data.get("llvm", "?"), data["sgpr_limit"], rows)
+    nsa = None
+    layout = encodings.FAMILIES.get(data["family"], ("",))[0]
+    mimg = next((e for e in encodings.LAYOUTS.get(layout, ()) if e.name == "MIMG"), None)
+    if mimg is not None and mimg.aux is not None:
+        nsa = (mimg.aux[0], mimg.aux[1])
+    return OperandTable(data["family"], data.get("llvm", "?"), data["sgpr_limit"], rows, nsa)
+
+
+def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
+    """``bits`` for ``operands()``: the decoder's dword0 | dword1 << 32, and
+    for a 96-bit encoding (GFX12 memory, VOPD3) its third dword << 64."""
+    bits = instruction.bits
+    if instruction.encoding in _NINETY_SIX and instruction.length >= 12:
+        at = instruction.offset + 8
+        bits |= int.from_bytes(bytes(code[at:at + 4]), "little") << 64
+    return bits
+
+
+_NINETY_SIX = frozenset(("VBUFFER", "VIMAGE", "VSAMPLE", "VFLAT", "VSCRATCH", "VGLOBAL", "VOPD3"))
 
 
 def _path(family: str):
@@ -233,10 +254,12 @@ class _Unknown(Exception):
 
 def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: str = "") -> Operands | None:
     """The registers an instruction defines and uses: ``encoding`` and
-    ``key`` its encoding's name and opcode value, ``bits`` dword0 | dword1
-    << 32 (decoder.Instruction.bits).  None: not known (no row, a DPP/SDWA
-    form -- ``mnemonic`` as the decoder names it --, a combination LLVM
-    never printed)."""
+    ``key`` its encoding's name and opcode value, ``bits`` its dwords as one
+    little-endian number (decoder.Instruction.bits, with dword2 << 64 for
+    the 96-bit encodings of GFX12 and gfx1250: their third dword holds
+    address registers; ``instruction_bits()``).  None: not known (no row, a
+    VOP3 DPP form -- ``mnemonic`` as the decoder names it --, a combination
+    LLVM never printed, a GFX10/GFX11 MIMG NSA address list)."""
     extended = mnemonic.endswith(("_dpp", "_sdwa"))
     if extended and encoding not in ("VOP1", "VOP2", "VOPC"):
         return None            # VOP3 DPP (GFX11 and later): its dword is not read yet
@@ -245,6 +268,8 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     row = table.rows.get((encoding, key))
     if row is None:
         return None
+    if encoding == "MIMG" and table.nsa is not None and (bits >> table.nsa[0]) & ((1 << table.nsa[1]) - 1):
+        return None            # NSA: the address VGPRs listed in extra dwords, not read yet
     if row.alternative is not None:
         shift, mask, value, other = row.alternative
         if (bits >> shift) & mask == value:
