@@ -91,7 +91,7 @@ class Printed(NamedTuple):
     length: int
     number: int                      # MCInst opcode number
     record: str                      # MCInst record name
-    operands: tuple[str, ...]        # "Reg:VGPR0_VGPR1", "Imm:0", ...
+    operands: tuple[str, ...]        # the register operands: "Reg:VGPR0_VGPR1", "Reg:VCC", ...
 
 
 # -- LLVM -----------------------------------------------------------------------------------------
@@ -143,7 +143,10 @@ def _show_batch(command: list[str], cpu: str, batch: list[tuple[int, int]]) -> l
         if inst:
             entry[2], entry[3] = int(inst.group(1)), inst.group(2)
         for operand in _OPERAND.finditer(line):
-            entry[4].append(f"{operand.group(1)}:{operand.group(2)}")
+            # Registers only: they come first as outs, and immediates come and go with a field's value
+            # (GFX10 SMEM is S_LOAD_*_SGPR with offset 0 and *_SGPR_IMM with one more operand otherwise).
+            if operand.group(1) == "Reg":
+                entry[4].append(f"{operand.group(1)}:{operand.group(2)}")
     if len(groups) != len(batch):
         sys.exit(f"llvm-mc {cpu}: {len(groups)} markers of {len(batch)} came back; {run.stderr[:300]}")
     results: list[Printed | None] = []
@@ -219,7 +222,7 @@ def registers(printed: Printed) -> list[tuple[int, str, int, int] | None]:
 
 def shape(printed: Printed) -> tuple:
     """What must stay for two probes to be the same form: the mnemonic and
-    the number of MCInst operands."""
+    the number of register operands."""
     return printed.mnemonic, len(printed.operands)
 
 
@@ -581,7 +584,9 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
         # Other bits that make it no register (SMEM's imm bit: an offset then): a register only as in the base.
         when = sorted(bit for bit in top if not low <= bit <= high)
         if when:
-            entry["when"] = [[bit, bits0 >> bit & 1] for bit in when]
+            # the value under which it is a register: the base's if it is one there, else the flipped one
+            in_base = registers(base)[index] is not None
+            entry["when"] = [[bit, (bits0 >> bit & 1) ^ (not in_base)] for bit in when]
         files: dict[str, int] = {}
         aligns: dict[str, int] = {}
         by_file: dict[str, list[tuple[int, int]]] = defaultdict(list)

@@ -104,12 +104,17 @@ def _returns(mnemonic: str, modifiers: set[str]) -> bool:
     return "_rtn" in mnemonic or bool({"glc", "sc0", "th:TH_ATOMIC_RETURN"} & modifiers)
 
 
-def _defines_first(mnemonic: str, modifiers: set[str]) -> bool:
+_DS_ATOMIC = {"add", "sub", "rsub", "inc", "dec", "min", "max", "and", "or", "xor", "mskor", "wrxchg", "wrxchg2",
+              "wrxchg2st64", "cmpst", "cmpxchg", "condxchg32", "pk", "cond"}
+
+
+def _defines_first(mnemonic: str, modifiers: set[str], count: int) -> bool:
     if mnemonic.startswith(_NO_DEF_PREFIX) or "store" in mnemonic:
         return False
-    if _is_atomic(mnemonic) or (mnemonic.startswith("ds_") and any(
-            t in mnemonic for t in ("_add", "_sub", "_rsub", "_inc", "_dec", "_min", "_max", "_and", "_or", "_xor",
-                                    "_mskor", "_wrxchg", "_cmpst", "_cmpxchg", "_condxchg", "_pk_add"))):
+    if mnemonic.startswith(("v_cmp_", "v_cmpx_")) and mnemonic.endswith("_e64"):
+        return count == 3          # an SGPR destination and two sources (GFX10+ v_cmpx_e64: sources only)
+    parts = mnemonic.split("_")
+    if _is_atomic(mnemonic) or (parts[0] == "ds" and len(parts) > 1 and parts[1] in _DS_ATOMIC):
         return _returns(mnemonic, modifiers)
     return True
 
@@ -135,6 +140,8 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
         last = tokens[-1].split()
         tokens[-1] = last[0] if last else ""
         modifiers = set(last[1:])
+    if mnemonic == "exp" and tokens:
+        tokens[0] = tokens[0].split()[-1]      # "mrt0 v0": the target, then the first source
     defs: set[tuple[str, int]] = set()
     uses: set[tuple[str, int]] = set()
     for index, token in enumerate(tokens):
@@ -142,7 +149,7 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
         found = registers(token)
         if not found:
             continue
-        if index == 0 and _defines_first(mnemonic, modifiers):
+        if index == 0 and _defines_first(mnemonic, modifiers, len(tokens)):
             defs.update(found)
             if (mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic or re.match(r"v_dot\d+c_", mnemonic)
                     or _keeps_lanes(mnemonic, modifiers)):
