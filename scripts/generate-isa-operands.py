@@ -91,7 +91,7 @@ class Printed(NamedTuple):
     length: int
     number: int                      # MCInst opcode number
     record: str                      # MCInst record name
-    operands: tuple[str, ...]        # the register operands: "Reg:VGPR0_VGPR1", "Reg:VCC", ...
+    operands: tuple[str, ...]        # "Reg:VGPR0_VGPR1", "Imm:0", ...
 
 
 # -- LLVM -----------------------------------------------------------------------------------------
@@ -143,10 +143,7 @@ def _show_batch(command: list[str], cpu: str, batch: list[tuple[int, int]]) -> l
         if inst:
             entry[2], entry[3] = int(inst.group(1)), inst.group(2)
         for operand in _OPERAND.finditer(line):
-            # Registers only: they come first as outs, and immediates come and go with a field's value
-            # (GFX10 SMEM is S_LOAD_*_SGPR with offset 0 and *_SGPR_IMM with one more operand otherwise).
-            if operand.group(1) == "Reg":
-                entry[4].append(f"{operand.group(1)}:{operand.group(2)}")
+            entry[4].append(f"{operand.group(1)}:{operand.group(2)}")
     if len(groups) != len(batch):
         sys.exit(f"llvm-mc {cpu}: {len(groups)} markers of {len(batch)} came back; {run.stderr[:300]}")
     results: list[Printed | None] = []
@@ -220,9 +217,13 @@ def registers(printed: Printed) -> list[tuple[int, str, int, int] | None]:
     return out
 
 
+def _registers_named(printed: Printed) -> tuple[str, ...]:
+    return tuple(o for o in printed.operands if o.startswith("Reg:"))
+
+
 def shape(printed: Printed) -> tuple:
     """What must stay for two probes to be the same form: the mnemonic and
-    the number of register operands."""
+    the number of MCInst operands."""
     return printed.mnemonic, len(printed.operands)
 
 
@@ -252,8 +253,9 @@ def learn(base: Printed, base_bits: int, flips: list[tuple[int, Printed | None]]
         if printed is None or printed.mnemonic != base.mnemonic or printed.length != base.length:
             continue
         if len(printed.operands) != len(base.operands):
-            learnt.forms.add(bit)
-            continue
+            if _registers_named(printed) != _registers_named(base):
+                learnt.forms.add(bit)
+            continue        # only an immediate came or went (GFX10 SMEM: *_SGPR with offset 0, *_SGPR_IMM)
         after = registers(printed)
         for index, (was, now) in enumerate(zip(regs, after)):
             if now is not None:
@@ -418,6 +420,9 @@ def family_operands(name: str) -> tuple[dict, list[str], dict]:
             if printed is None or printed.mnemonic != row[0] or printed.length != row[1]:
                 continue
             if shape(printed) not in shapes[key]:
+                if any(len(_registers_named(printed)) == len(_registers_named(bases[(key, n)][0][1]))
+                       for n in range(len(shapes[key])) if bases[(key, n)]):
+                    continue        # the same registers, an immediate more or less: no form of its own
                 if len(shapes[key]) >= MAX_SHAPES:
                     continue
                 shapes[key].append(shape(printed))
