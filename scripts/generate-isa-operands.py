@@ -368,9 +368,14 @@ def analyse(ctx: Context, bases: dict, held: frozenset[int] | dict = frozenset()
         # A field's bits that lie apart from its run choose where the field is (gfx9 SMEM's soe moves
         # soffset from bits 32-38 to 57-63): form bits.
         for index, field_bits in learnt.fields.items():
+            # Bits whose step breaks the run's scale (VOPD's vdstY: its low bit is not a bit of its field)
+            steps = dict(learnt.steps.get(index, ()))
+            low = min(field_bits)
+            unit = abs(steps.get(low, 1)) or 1
+            field_bits = {b for b in field_bits if steps.get(b) is None or abs(steps[b]) == unit << (b - low)}
             run = _longest_run(field_bits)
-            if run != field_bits:
-                learnt.forms.update(field_bits - run)
+            if run != learnt.fields[index]:
+                learnt.forms.update(learnt.fields[index] - run)
                 learnt.fields[index] = run
                 learnt.steps[index] = {(b, d) for b, d in learnt.steps[index] if b in run}
         learnt.forms.difference_update(_held(held, ident))
@@ -621,6 +626,11 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
             continue
         by_field.setdefault(key, len(operands))
         operands.append(entry)
+    if base.mnemonic == "exp":
+        # LLVM keeps a disabled source's register in the MCInst and prints "off": the ISA manual's
+        # EN field (bits 0-3) enables the sources in order.
+        for n, operand in enumerate(sorted(operands, key=lambda o: o["shift"])):
+            operand["when"] = operand.get("when", []) + [[n, 1]]
     if base.mnemonic.startswith(TIED_NOT_PRINTED):
         for operand in operands:
             if operand["role"] == "d":

@@ -109,6 +109,8 @@ _DS_ATOMIC = {"add", "sub", "rsub", "inc", "dec", "min", "max", "and", "or", "xo
 
 
 def _defines_first(mnemonic: str, modifiers: set[str], count: int) -> bool:
+    if mnemonic.startswith("s_sendmsg_rtn"):
+        return True                # the message's answer
     if mnemonic.startswith(_NO_DEF_PREFIX) or "store" in mnemonic:
         return False
     if mnemonic.startswith(("v_cmp_", "v_cmpx_")) and mnemonic.endswith("_e64"):
