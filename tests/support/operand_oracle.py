@@ -24,7 +24,8 @@ Rules (written from the ISA manuals' instruction descriptions)
     or ``th:TH_ATOMIC_RETURN`` (GFX12); DS atomics return only as ``_rtn``
     (and ``ds_*_rtn_*``, ``ds_wrxchg*``, ``ds_cmpst*_rtn``).
   - The destination is also used when the instruction keeps part of its
-    old value: ``v_writelane``, ``v_mac_*``/``v_fmac_*``/``v_pk_fmac``,
+    old value: ``v_writelane``, ``v_mac_*``/``v_fmac_*``/``v_pk_fmac``/``v_dual_fmac``,
+    ``v_dot2acc``/``v_dual_dot2acc``,
     ``v_dot*c_*`` (the accumulating dot forms), loads into a half
     (``*d16*``), ``s_cmov*``, ``s_addk``, ``s_mulk``, ``s_bitset*``.
   - VOP3b's second operand is defined too when it is a numbered SGPR
@@ -53,7 +54,8 @@ _NO_DEF_PREFIX = ("s_cmp", "s_bitcmp", "s_branch", "s_cbranch", "s_setpc", "s_se
                   "s_endpgm", "s_barrier", "s_trap", "s_sleep", "s_icache", "s_wait", "s_clause", "s_delay",
                   "s_sethalt", "s_setprio", "s_ttrace", "s_incperflevel", "s_decperflevel", "s_memtime",
                   "s_memrealtime", "s_cbranch", "s_sendmsghalt", "s_rfe", "s_call")
-_KEEPS_OLD = ("v_writelane", "v_mac_", "v_fmac_", "v_pk_fmac", "s_cmov", "s_addk", "s_mulk", "s_bitset")
+_KEEPS_OLD = ("v_writelane", "v_mac_", "v_fmac_", "v_pk_fmac", "s_cmov", "s_addk", "s_mulk", "s_bitset",
+              "v_dual_fmac", "v_dot2acc", "v_dual_dot2acc")
 _CARRY = ("v_add_co", "v_sub_co", "v_subrev_co", "v_addc_co", "v_subb_co", "v_subbrev_co", "v_div_scale",
           "v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co")
 
