@@ -9,7 +9,8 @@ A row lists each register operand of an opcode:
 
   role     "d" defined, "u" used, "ud" both (a destination that keeps part
            of its old value: LLVM ties it to an input -- v_mac/v_fmac,
-           v_writelane, d16 loads, s_addk; s_bitset and s_cmov by the manual)
+           v_writelane, d16 loads, s_addk; s_bitset by the manual.  Not yet:
+           s_cmov, which LLVM does not tie)
   shift, width, scale, files
            the bit field; the register number is value x scale + the file's
            offset (a 9-bit source: VGPR at offset -256, SGPR at 0), rounded
