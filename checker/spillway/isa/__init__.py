@@ -20,6 +20,10 @@ imports resources and formats only.
 - ``evidence``: per-kernel figures (``evidence()``, ``KernelCode``) and the
   kernels' ranges in a code object (``kernel_ranges()``).
 - ``listing``: one kernel instruction by instruction (``spillway code``).
+- ``operands``: the VGPRs, AGPRs and numbered SGPRs one instruction
+  defines and uses, from ``tables/operands/<family>.json`` (written by
+  ``scripts/generate-isa-operands.py`` from ``llvm-mc -show-inst`` and
+  LLVM's instruction descriptors; issue 40).
 - ``source_lines``: each instruction's file:line:column from the DWARF line
   tables (formats.dwarf_lines), and per kernel its scratch accesses, AGPR
   copies and loops with their lines and the scratch bytes per source line;

@@ -1,0 +1,303 @@
+"""Register operands of one AMDGPU instruction: the VGPRs, AGPRs and numbered
+SGPRs it defines and uses, in 32-bit registers (issue 40 item 1).
+
+Pure: bytes in (the ``bits`` of an instruction the decoder found), no LLVM.
+The facts come from ``tables/operands/<family>.json``, written by
+``scripts/generate-isa-operands.py`` from ``llvm-mc --disassemble
+-show-inst`` and LLVM's instruction descriptors (regenerated, not edited).
+A row lists each register operand of an opcode:
+
+  role     "d" defined, "u" used, "ud" both (a destination that keeps part
+           of its old value: LLVM ties it to an input -- v_mac/v_fmac,
+           v_writelane, d16 loads, s_addk; s_bitset by the manual.  Not yet:
+           s_cmov, which LLVM does not tie)
+  shift, width, scale, files
+           the bit field; the register number is value x scale + the file's
+           offset (a 9-bit source: VGPR at offset -256, SGPR at 0), rounded
+           down to ``align`` where LLVM reads a tuple so (SGPR pairs)
+  acc_bit  gfx90a and later: set, the VGPR field names an AGPR
+  when     [bit, value]: the operand is a register only where those bits
+           hold (SMEM's soffset, an immediate otherwise)
+  units    its width in 32-bit registers, as llvm-objdump prints it; or
+  width_bits, width_table
+           the width for each combination of the bits that change it (MIMG
+           dmask, tfe, d16)
+A row may hold ``form_bits`` (bits that change the list of operands: an
+atomic's return bit, MUBUF offen/idxen) with one list per combination, and
+an ``alternative`` picked by one field's value (global_* with saddr "off":
+no saddr, a 64-bit vaddr).
+
+Special registers (vcc, exec, m0, flat_scratch, xnack_mask, ttmp, null),
+inline constants and literals are no operands here: a numbered SGPR is one
+below the family's ``sgpr_limit``.  ``operands()`` answers None where the
+table has no row, the DPP/SDWA forms (their own dword: not yet tabled) and
+a field combination LLVM never printed: the caller counts such code as
+partial.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from spillway import json_codec
+import spillway.isa.encodings as encodings
+from spillway.isa.decoder import Instruction
+
+VGPR = "v"
+AGPR = "a"
+SGPR = "s"
+FILES = (VGPR, AGPR, SGPR)
+_REGISTERS = {VGPR: 512, AGPR: 256, SGPR: 256}      # numbers a file can hold at all
+
+
+@dataclass(frozen=True, slots=True)
+class Registers:
+    """``count`` registers of one file from ``first`` (v[4:7]: v, 4, 4)."""
+    file: str
+    first: int
+    count: int
+
+    def units(self) -> range:
+        return range(self.first, self.first + self.count)
+
+    def __str__(self) -> str:
+        if self.count == 1:
+            return f"{self.file}{self.first}"
+        return f"{self.file}[{self.first}:{self.first + self.count - 1}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Operands:
+    defs: tuple[Registers, ...]
+    uses: tuple[Registers, ...]
+
+    def defined(self, file: str) -> frozenset[int]:
+        return frozenset(n for r in self.defs if r.file == file for n in r.units())
+
+    def used(self, file: str) -> frozenset[int]:
+        return frozenset(n for r in self.uses if r.file == file for n in r.units())
+
+
+@dataclass(frozen=True, slots=True)
+class _Operand:
+    role: str
+    shift: int
+    mask: int
+    scale: int
+    files: tuple[tuple[str, int, int], ...]       # (file, offset, alignment)
+    acc_bit: int
+    when: tuple[tuple[int, int], ...]
+    units: int
+    width_bits: tuple[int, ...]
+    width_table: tuple[int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Form:
+    operands: tuple[_Operand, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    form_bits: tuple[int, ...]
+    forms: dict[int, _Form]                        # combination of the form bits -> operands
+    alternative: tuple[int, int, int, "_Row"] | None = None   # (shift, mask, value, row)
+
+
+@dataclass(frozen=True)
+class OperandTable:
+    family: str
+    llvm: str
+    sgpr_limit: int
+    rows: dict[tuple[str, int], _Row]
+    nsa: tuple[int, int] | None = None            # (shift, width) of MIMG's NSA field (GFX10, GFX11)
+
+
+def _operand(data: dict) -> _Operand:
+    aligns = data.get("align", {})
+    return _Operand(
+        role=data["role"], shift=data["shift"], mask=(1 << data["width"]) - 1, scale=data["scale"],
+        files=tuple((file, offset, aligns.get(file, 1)) for file, offset in data["files"].items()),
+        acc_bit=data.get("acc_bit", -1), when=tuple((b, v) for b, v in data.get("when", ())),
+        units=data["units"], width_bits=tuple(data.get("width_bits", ())),
+        width_table=tuple(data.get("width_table", ())))
+
+
+def _row(data: dict) -> _Row:
+    if "form_bits" in data:
+        forms = {int(combo): _Form(tuple(_operand(o) for o in form["operands"]))
+                 for combo, form in data["forms"].items()}
+        row = _Row(tuple(data["form_bits"]), forms)
+    else:
+        row = _Row((), {0: _Form(tuple(_operand(o) for o in data["operands"]))})
+    other = data.get("alternative")
+    if other is not None:
+        shift, width, value = other["field"]
+        return _Row(row.form_bits, row.forms, (shift, (1 << width) - 1, value, _row(other)))
+    return row
+
+
+def table_from_data(data: dict) -> OperandTable:
+    rows = {(encoding, int(key)): _row(row)
+            for encoding, entries in data["encodings"].items() for key, row in entries.items()}
+    nsa = None
+    layout = encodings.FAMILIES.get(data["family"], ("",))[0]
+    mimg = next((e for e in encodings.LAYOUTS.get(layout, ()) if e.name == "MIMG"), None)
+    if mimg is not None and mimg.aux is not None:
+        nsa = (mimg.aux[0], mimg.aux[1])
+    return OperandTable(data["family"], data.get("llvm", "?"), data["sgpr_limit"], rows, nsa)
+
+
+def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
+    """``bits`` for ``operands()``: the decoder's dword0 | dword1 << 32, and
+    for a 96-bit encoding (GFX12 memory, VOPD3) its third dword << 64."""
+    bits = instruction.bits
+    if instruction.encoding in _NINETY_SIX and instruction.length >= 12:
+        at = instruction.offset + 8
+        bits |= int.from_bytes(bytes(code[at:at + 4]), "little") << 64
+    return bits
+
+
+_NINETY_SIX = frozenset(("VBUFFER", "VIMAGE", "VSAMPLE", "VFLAT", "VSCRATCH", "VGLOBAL", "VOPD3"))
+
+
+def _path(family: str):
+    return resources.files("spillway.isa").joinpath("tables").joinpath("operands").joinpath(f"{family}.json")
+
+
+def available(family: str) -> bool:
+    return _path(family).is_file()
+
+
+@lru_cache(maxsize=None)
+def load_operands(family: str) -> OperandTable | None:
+    """The family's operand table; None when none was generated for it."""
+    if not available(family):
+        return None
+    return table_from_data(json_codec.loads(_path(family).read_bytes()))
+
+
+def _register(operand: _Operand, bits: int, limit: int) -> Registers | None:
+    for bit, value in operand.when:
+        if (bits >> bit) & 1 != value:
+            return None
+    scaled = ((bits >> operand.shift) & operand.mask) * operand.scale
+    if operand.width_bits:
+        combo = sum(((bits >> bit) & 1) << n for n, bit in enumerate(operand.width_bits))
+        units = operand.width_table[combo] if combo < len(operand.width_table) else None
+        if units is None:
+            raise _Unknown
+    else:
+        units = operand.units
+    for file, offset, align in operand.files:
+        number = scaled + offset
+        number -= number % align
+        if number < 0:
+            continue
+        if file == SGPR:
+            if number + units > limit:
+                continue
+            return Registers(SGPR, number, units)
+        if number >= 256:
+            continue
+        if operand.acc_bit >= 0:
+            file = AGPR if (bits >> operand.acc_bit) & 1 else VGPR
+        return Registers(file, number, units)
+    return None
+
+
+# The DPP/SDWA dword (bits 32-63 of ``bits``): the ISA manuals' VOP_DPP and VOP_SDWA layouts.
+_DPP_SHIFTS = set(range(0x101, 0x110)) | set(range(0x111, 0x120)) | {0x130, 0x138, 0x142, 0x143}
+_UNUSED_PRESERVE = 2
+
+
+def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> tuple[Registers | None, str]:
+    """One operand of a VOP1/VOP2/VOPC instruction in its DPP or SDWA form:
+    src0 is the extra dword's low byte (a VGPR; an SGPR where SDWA's S0 bit
+    55 is set, GFX9 and later), an SDWA src1 an SGPR where S1 (bit 63) is;
+    the destination keeps lanes or bits the instruction does not write --
+    used as well -- where DPP's row or bank mask is not 0xF, or it shifts
+    lanes in without bound_ctrl (DPP16), and where SDWA says
+    UNUSED_PRESERVE.  ("?", None): a field not read (SDWA VOPC's sdst)."""
+    scalar = table.family != "gfx8"
+    dpp8 = not sdwa and (bits & 0x1FF) in (0xE9, 0xEA)
+    if operand.shift == 0 and operand.mask == 0x1FF:           # src0
+        number = (bits >> 32) & 0xFF
+        if sdwa and scalar and (bits >> 55) & 1:
+            return (Registers(SGPR, number, operand.units) if number + operand.units <= table.sgpr_limit
+                    else None), "u"
+        return Registers(VGPR, number, operand.units), "u"
+    if operand.role == "u":
+        if sdwa and scalar and operand.shift == 9 and (bits >> 63) & 1:      # src1 an SGPR
+            number = (bits >> 9) & 0xFF
+            return (Registers(SGPR, number, operand.units) if number + operand.units <= table.sgpr_limit
+                    else None), "u"
+        return _register(operand, bits, table.sgpr_limit), "u"
+    if operand.shift != 17:
+        return None, "?"
+    registers = _register(operand, bits, table.sgpr_limit)
+    if sdwa:
+        keeps = (bits >> 43) & 3 == _UNUSED_PRESERVE
+    elif dpp8:
+        keeps = False
+    else:
+        control, bound_ctrl = (bits >> 40) & 0x1FF, (bits >> 51) & 1
+        keeps = ((bits >> 60) & 0xF != 0xF or (bits >> 56) & 0xF != 0xF
+                 or (control in _DPP_SHIFTS and not bound_ctrl))
+    return registers, "ud" if keeps or "u" in operand.role else "d"
+
+
+class _Unknown(Exception):
+    """A field combination the table has no width for."""
+
+
+def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: str = "") -> Operands | None:
+    """The registers an instruction defines and uses: ``encoding`` and
+    ``key`` its encoding's name and opcode value, ``bits`` its dwords as one
+    little-endian number (decoder.Instruction.bits, with dword2 << 64 for
+    the 96-bit encodings of GFX12 and gfx1250: their third dword holds
+    address registers; ``instruction_bits()``).  None: not known (no row, a
+    VOP3 DPP form -- ``mnemonic`` as the decoder names it --, a combination
+    LLVM never printed, a GFX10/GFX11 MIMG NSA address list)."""
+    extended = mnemonic.endswith(("_dpp", "_sdwa"))
+    if extended and encoding not in ("VOP1", "VOP2", "VOPC"):
+        return None            # VOP3 DPP (GFX11 and later): its dword is not read yet
+    if extended and encoding == "VOPC" and mnemonic.endswith("_sdwa") and (bits >> 47) & 1:
+        return None            # SDWA VOPC writing an SGPR (SD): not read yet
+    row = table.rows.get((encoding, key))
+    if row is None:
+        return None
+    if encoding == "MIMG" and table.nsa is not None and (bits >> table.nsa[0]) & ((1 << table.nsa[1]) - 1):
+        return None            # NSA: the address VGPRs listed in extra dwords, not read yet
+    if row.alternative is not None:
+        shift, mask, value, other = row.alternative
+        if (bits >> shift) & mask == value:
+            row = other
+    combo = sum(((bits >> bit) & 1) << n for n, bit in enumerate(row.form_bits))
+    form = row.forms.get(combo)
+    if form is None:
+        return None
+    defs: list[Registers] = []
+    uses: list[Registers] = []
+    try:
+        for operand in form.operands:
+            if extended:
+                registers, role = _extended(table, operand, bits, mnemonic.endswith("_sdwa"))
+                if registers is None and role == "?":
+                    return None
+            else:
+                registers, role = _register(operand, bits, table.sgpr_limit), operand.role
+            if registers is None:
+                continue
+            operand = _Operand(role, *[getattr(operand, f) for f in _Operand.__slots__[1:]])
+            if registers is None:
+                continue
+            if "d" in operand.role:
+                defs.append(registers)
+            if "u" in operand.role:
+                uses.append(registers)
+    except _Unknown:
+        return None
+    return Operands(tuple(defs), tuple(uses))

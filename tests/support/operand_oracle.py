@@ -1,0 +1,193 @@
+"""The register-operand oracle (issue 40): each instruction's defined and used
+VGPRs, AGPRs and numbered SGPRs read from the text ``llvm-objdump -d``
+prints, with rules of its own -- never spillway's operand tables or its
+generator (the issue forbids copying rule lists between the two).
+
+Reading the text
+  An instruction line is ``<mnemonic> <operands>  // <address>: <words>``.
+  Operands are split on commas outside brackets; a register is ``vN``,
+  ``v[N:M]``, ``aN``, ``a[N:M]``, ``sN``, ``s[N:M]`` (v/a/s then numbers:
+  N..M inclusive, so its width is what objdump prints).  Everything else
+  (vcc, exec, m0, ttmp, null, flat_scratch, constants, ``off``, modifiers)
+  is no register.  Modifiers after the last operand (``offset:16 glc``)
+  are read for the return rule below.  A VOPD line holds two halves joined
+  by ``::``, each read alone.
+
+Rules (written from the ISA manuals' instruction descriptions)
+  - The first operand is the destination and defined, except for stores
+    (``*store*``, ``ds_write*``, ``exp``), scalar compares and bit tests
+    (``s_cmp*``, ``s_bitcmp*``), branches, ``s_setpc``, ``s_set*``,
+    ``s_waitcnt*``, ``s_sendmsg*``, ``s_dcache*``, ``s_atc_probe*``,
+    ``s_prefetch*``, ``ds_gws*``, and non-returning atomics.
+  - An atomic returns (defines its first operand) when its mnemonic says
+    ``_rtn`` or it carries ``glc`` (GFX9-GFX11), ``sc0`` (gfx940 family),
+    or ``th:TH_ATOMIC_RETURN`` (GFX12); DS atomics return only as ``_rtn``
+    (and ``ds_*_rtn_*``, ``ds_wrxchg*``, ``ds_cmpst*_rtn``).
+  - The destination is also used when the instruction keeps part of its
+    old value: ``v_writelane``, ``v_mac_*``/``v_fmac_*``/``v_pk_fmac``/``v_dual_fmac``,
+    ``v_dot2acc``/``v_dual_dot2acc``,
+    ``v_dot*c_*`` (the accumulating dot forms), loads into a half
+    (``*d16*``), ``s_cmov*``, ``s_addk``, ``s_mulk``, ``s_bitset*``.
+  - VOP3b's second operand is defined too when it is a numbered SGPR
+    (carry-out / scale out): ``v_add_co``, ``v_sub_co``, ``v_subrev_co``,
+    ``v_addc_co``, ``v_subb_co``, ``v_subbrev_co``, ``v_div_scale``,
+    ``v_mad_u64_u32``, ``v_mad_i64_i32``, ``v_mad_co``.
+  - DPP: the destination is used too when lanes may keep their old value:
+    ``row_mask`` or ``bank_mask`` other than 0xf, or a lane shift
+    (``row_shl``, ``row_shr``, ``wave_shl``, ``wave_shr``, ``row_bcast``)
+    without ``bound_ctrl``; ``dpp8`` writes every lane.  SDWA: used too
+    with ``dst_unused:UNUSED_PRESERVE``.
+  - Every other register operand is used.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+REGISTER = re.compile(r"^([vas])(?:(\d+)|\[(\d+):(\d+)\])$")
+LINE = re.compile(r"^\s+(\S+)(.*?)\s*//\s*([0-9A-Fa-f]+):((?:\s+[0-9A-Fa-f]{8})+)")
+_NO_DEF_PREFIX = ("s_cmp", "s_bitcmp", "s_branch", "s_cbranch", "s_setpc", "s_set", "s_waitcnt", "s_sendmsg",
+                  "s_dcache", "s_atc_probe", "s_prefetch", "ds_gws", "ds_write", "ds_store", "exp", "s_nop",
+                  "s_endpgm", "s_barrier", "s_trap", "s_sleep", "s_icache", "s_wait", "s_clause", "s_delay",
+                  "s_sethalt", "s_setprio", "s_ttrace", "s_incperflevel", "s_decperflevel", "s_memtime",
+                  "s_memrealtime", "s_cbranch", "s_sendmsghalt", "s_rfe", "s_call")
+_KEEPS_OLD = ("v_writelane", "v_mac_", "v_fmac_", "v_pk_fmac", "s_cmov", "s_addk", "s_mulk", "s_bitset",
+              "v_dual_fmac", "v_dot2acc", "v_dual_dot2acc")
+_CARRY = ("v_add_co", "v_sub_co", "v_subrev_co", "v_addc_co", "v_subb_co", "v_subbrev_co", "v_div_scale",
+          "v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co")
+
+
+@dataclass(frozen=True)
+class Read:
+    offset: int                 # byte address in the section
+    words: int
+    mnemonic: str
+    defs: frozenset[tuple[str, int]]
+    uses: frozenset[tuple[str, int]]
+
+
+def split_operands(text: str) -> list[str]:
+    out, depth, current = [], 0, ""
+    for char in text:
+        if char in "[(":
+            depth += 1
+        elif char in "])":
+            depth -= 1
+        if char == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        out.append(current.strip())
+    return out
+
+
+def registers(token: str) -> list[tuple[str, int]]:
+    match = REGISTER.match(token.strip())
+    if not match:
+        return []
+    file, one, low, high = match.groups()
+    if one is not None:
+        return [(file, int(one))]
+    return [(file, n) for n in range(int(low), int(high) + 1)]
+
+
+def _is_atomic(mnemonic: str) -> bool:
+    return "_atomic" in mnemonic
+
+
+def _returns(mnemonic: str, modifiers: set[str]) -> bool:
+    if mnemonic.startswith("ds_"):
+        return "_rtn" in mnemonic or mnemonic.startswith(("ds_wrxchg", "ds_cmpst", "ds_condxchg"))
+    return "_rtn" in mnemonic or bool({"glc", "sc0", "th:TH_ATOMIC_RETURN"} & modifiers)
+
+
+_DS_ATOMIC = {"add", "sub", "rsub", "inc", "dec", "min", "max", "and", "or", "xor", "mskor", "wrxchg", "wrxchg2",
+              "wrxchg2st64", "cmpst", "cmpxchg", "condxchg32", "pk", "cond"}
+
+
+def _defines_first(mnemonic: str, modifiers: set[str], count: int) -> bool:
+    if mnemonic.startswith("s_sendmsg_rtn"):
+        return True                # the message's answer
+    if mnemonic.startswith(_NO_DEF_PREFIX) or "store" in mnemonic:
+        return False
+    if mnemonic.startswith(("v_cmp_", "v_cmpx_")) and mnemonic.endswith("_e64"):
+        return count == 3          # an SGPR destination and two sources (GFX10+ v_cmpx_e64: sources only)
+    parts = mnemonic.split("_")
+    if _is_atomic(mnemonic) or (parts[0] == "ds" and len(parts) > 1 and parts[1] in _DS_ATOMIC):
+        return _returns(mnemonic, modifiers)
+    return True
+
+
+def _keeps_lanes(mnemonic: str, modifiers: set[str]) -> bool:
+    if mnemonic.endswith("_sdwa"):
+        return "dst_unused:UNUSED_PRESERVE" in modifiers
+    if not mnemonic.endswith("_dpp") or any(m.startswith("dpp8:") for m in modifiers):
+        return False
+    values = dict(m.split(":", 1) for m in modifiers if ":" in m)
+    if values.get("row_mask", "0xf") != "0xf" or values.get("bank_mask", "0xf") != "0xf":
+        return True
+    shifts = any(m.startswith(("row_shl:", "row_shr:", "wave_shl:", "wave_shr:", "row_bcast:")) for m in modifiers)
+    return shifts and not any(m.startswith("bound_ctrl:") for m in modifiers)
+
+
+def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+    """Defs and uses of one instruction (or VOPD half) from its operand text."""
+    tokens = split_operands(rest)
+    # Trailing modifiers are separated by spaces from the last operand ("v1, off offset:16 glc").
+    modifiers: set[str] = set()
+    if tokens:
+        last = tokens[-1].split()
+        tokens[-1] = last[0] if last else ""
+        modifiers = set(last[1:])
+    if mnemonic == "exp" and tokens:
+        tokens[0] = tokens[0].split()[-1]      # "mrt0 v0": the target, then the first source
+    defs: set[tuple[str, int]] = set()
+    uses: set[tuple[str, int]] = set()
+    for index, token in enumerate(tokens):
+        token = re.sub(r"^(neg|abs|sext|-|\|)+\(?|\)?\|?$", "", token.strip()).strip("|")
+        found = registers(token)
+        if not found:
+            continue
+        if index == 0 and _defines_first(mnemonic, modifiers, len(tokens)):
+            defs.update(found)
+            if (mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic or re.match(r"v_dot\d+c_", mnemonic)
+                    or _keeps_lanes(mnemonic, modifiers)):
+                uses.update(found)
+        elif index == 1 and mnemonic.startswith(_CARRY) and found[0][0] == "s":
+            defs.update(found)
+        else:
+            uses.update(found)
+    return defs, uses
+
+
+def read_listing(text: str) -> list[Read]:
+    """Every instruction line of ``llvm-objdump -d`` text."""
+    out = []
+    for line in text.splitlines():
+        match = LINE.match(line)
+        if not match:
+            continue
+        mnemonic, rest, address, words = match.groups()
+        if mnemonic.startswith("<unknown>") or mnemonic == ".long":
+            continue
+        defs: set[tuple[str, int]] = set()
+        uses: set[tuple[str, int]] = set()
+        halves = (mnemonic + rest).split("::")
+        for half in halves:
+            half = half.strip()
+            name, _, operands = half.partition(" ")
+            d, u = read_half(name, operands)
+            defs |= d
+            uses |= u
+        out.append(Read(int(address, 16), len(words.split()), halves[0].split()[0] if len(halves) > 1 else mnemonic,
+                        frozenset(defs), frozenset(uses)))
+    return out
+
+
+def objdump(path: Path, tool: str = "llvm-objdump-22") -> str:
+    return subprocess.run([tool, "-d", "-z", str(path)], capture_output=True, text=True, check=True).stdout

@@ -1,0 +1,119 @@
+"""spillway.isa.operands on small words (issue 40 item 1): what each
+instruction defines and uses, from the gfx90a operand table.
+
+Each word below is what ``llvm-mc-22 -arch=amdgcn -mcpu=gfx90a
+-show-encoding`` assembled from the line next to it (the expectation is the
+instruction's meaning as the ISA manual states it); the oracle test
+(tests/oracle/test_isa_operands.py) checks whole fixtures against
+llvm-objdump."""
+
+from __future__ import annotations
+
+import pytest
+
+from spillway.isa import decoder, operands as isa_operands
+from spillway.isa.encodings import LAYOUTS
+
+FAMILY = "gfx90a"
+
+# (assembly, its bytes, defs, uses): registers as "v5", "v[4:5]", "a[0:15]", "s[4:7]"
+CASES = [
+    ("v_mac_f32_e32 v2, v1, v2", "01 05 04 2c", ["v2"], ["v1", "v2"]),
+    ("v_mov_b32_e32 v5, s3", "03 02 0a 7e", ["v5"], ["s3"]),
+    ("s_load_dwordx4 s[4:7], s[0:1], 0x10", "00 01 0a c0 10 00 00 00", ["s[4:7]"], ["s[0:1]"]),
+    ("global_load_dwordx2 v[4:5], v[0:1], off", "00 80 54 dc 00 00 7f 04", ["v[4:5]"], ["v[0:1]"]),
+    ("global_load_dword v4, v0, s[2:3]", "00 80 50 dc 00 00 02 04", ["v4"], ["v0", "s[2:3]"]),
+    ("global_atomic_add v3, v[0:1], v2, off glc", "00 80 09 dd 00 02 7f 03", ["v3"], ["v[0:1]", "v2"]),
+    ("global_atomic_add v[0:1], v2, off", "00 80 08 dd 00 02 7f 00", [], ["v[0:1]", "v2"]),
+    ("global_store_dword v[0:1], a2, off", "00 80 70 dc 00 02 ff 00", [], ["v[0:1]", "a2"]),
+    ("v_add_co_u32_e64 v1, s[4:5], v2, v3", "01 04 19 d1 02 07 02 00", ["v1", "s[4:5]"], ["v2", "v3"]),
+    ("v_cmp_eq_u32_e64 s[6:7], v1, v2", "06 00 ca d0 01 05 02 00", ["s[6:7]"], ["v1", "v2"]),
+    ("v_mfma_f32_32x32x8f16 a[0:15], v[0:1], v[2:3], a[0:15]", "00 80 cc d3 00 05 02 04",
+     ["a[0:15]"], ["v[0:1]", "v[2:3]", "a[0:15]"]),
+    ("v_writelane_b32 v7, s1, 3", "07 00 8a d2 01 06 01 00", ["v7"], ["s1", "v7"]),
+    ("s_addk_i32 s9, 0x10", "10 00 09 b7", ["s9"], ["s9"]),
+    ("v_add_f64 v[0:1], s[2:3], v[4:5]", "00 00 80 d2 02 08 02 00", ["v[0:1]"], ["s[2:3]", "v[4:5]"]),
+    ("image_load v[0:2], v4, s[8:15] dmask:0x7", "00 07 00 f0 04 00 02 00", ["v[0:2]"], ["v4", "s[8:15]"]),
+    ("buffer_load_dword v1, v2, s[4:7], 0 offen", "00 10 50 e0 02 01 01 80", ["v1"], ["v2", "s[4:7]"]),
+]
+
+
+def _answer(hexbytes: str) -> isa_operands.Operands | None:
+    family = decoder.load_family(FAMILY)
+    table = isa_operands.load_operands(FAMILY)
+    assert table is not None
+    code = bytes.fromhex(hexbytes)
+    instruction = next(decoder.decode(code, 0, len(code), family))
+    encoding = next(e for e in LAYOUTS[family.layout] if e.name == instruction.encoding)
+    return isa_operands.operands(table, instruction.encoding, encoding.key(instruction.bits), instruction.bits,
+                                 instruction.mnemonic)
+
+
+@pytest.mark.parametrize("line, hexbytes, defs, uses", CASES, ids=[c[0] for c in CASES])
+def test_defs_and_uses(line, hexbytes, defs, uses):
+    got = _answer(hexbytes)
+    assert got is not None, line
+    assert sorted(set(map(str, got.defs))) == sorted(defs)
+    assert sorted(set(map(str, got.uses))) == sorted(uses)
+
+
+def test_units_per_file():
+    got = _answer("00 80 cc d3 00 05 02 04")     # v_mfma_f32_32x32x8f16 a[0:15], v[0:1], v[2:3], a[0:15]
+    assert got is not None
+    assert got.defined("a") == frozenset(range(16))
+    assert got.used("v") == frozenset(range(4))
+    assert got.used("a") == frozenset(range(16))
+    assert got.defined("v") == frozenset() and got.used("s") == frozenset()
+
+
+def test_special_registers_are_no_operands():
+    # v_add_co_u32_e64 v1, vcc, v2, v3: the carry-out in vcc is no numbered SGPR
+    got = _answer("01 6a 19 d1 02 07 02 00")
+    assert got is not None
+    assert [str(r) for r in got.defs] == ["v1"]
+
+
+def test_dpp_destination_is_used_where_lanes_keep_their_value():
+    table = isa_operands.load_operands(FAMILY)
+    assert table is not None
+    # v_mov_b32_dpp v5, v0 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf: every lane written
+    full = isa_operands.operands(table, "VOP1", 1, 0x7E0A02FA | 0xFF00E400 << 32, "v_mov_b32_dpp")
+    assert full is not None
+    assert [str(r) for r in full.defs] == ["v5"] and [str(r) for r in full.uses] == ["v0"]
+    # row_mask:0x0 bank_mask:0x0: the lanes masked off keep v5's old value
+    masked = isa_operands.operands(table, "VOP1", 1, 0x7E0A02FA | 0x0000E400 << 32, "v_mov_b32_dpp")
+    assert masked is not None
+    assert sorted(str(r) for r in masked.uses) == ["v0", "v5"]
+    # row_shr:1 without bound_ctrl: the lanes shifted in from outside the row keep theirs
+    shifted = isa_operands.operands(table, "VOP1", 1, 0x7E0A02FA | 0xFF011100 << 32, "v_mov_b32_dpp")
+    assert shifted is not None and sorted(str(r) for r in shifted.uses) == ["v0", "v5"]
+
+
+def test_no_answer_for_unknown_rows():
+    table = isa_operands.load_operands(FAMILY)
+    assert table is not None
+    assert isa_operands.operands(table, "VOP1", 255, 0, "") is None
+    assert isa_operands.load_operands("no-such-family") is None
+
+
+def _operand_families() -> list[str]:
+    from pathlib import Path
+    folder = Path(isa_operands.__file__).parent / "tables" / "operands"
+    return sorted(p.stem for p in folder.glob("*.json"))
+
+
+@pytest.mark.parametrize("family", _operand_families())
+def test_operand_rows_are_rows_of_the_opcode_table(family):
+    """An operand table belongs to its family's opcode table: every row it
+    describes exists there, and the rows it counts are that table's (a
+    regenerated opcode table wants its operand table regenerated)."""
+    import json
+    from pathlib import Path
+    folder = Path(isa_operands.__file__).parent / "tables"
+    opcodes = json.loads((folder / f"{family}.json").read_text())["encodings"]
+    data = json.loads((folder / "operands" / f"{family}.json").read_text())
+    for encoding, rows in data["encodings"].items():
+        assert set(rows) <= set(opcodes[encoding]), encoding
+    assert data["coverage"]["rows"] == sum(len(rows) for rows in opcodes.values())
+    assert data["coverage"]["with_operands"] == sum(len(rows) for rows in data["encodings"].values())
+    assert isa_operands.load_operands(family) is not None
