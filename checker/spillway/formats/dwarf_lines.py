@@ -622,18 +622,8 @@ def _skim(data: bytes, at: int, end: int, opcode_base: int, lengths: bytes, targ
                 break
             if data[at] != 0:          # an opcode the expression does not take: step from the sequence's start
                 return _skim_stepped(data, begin, end, opcode_base, lengths, targets, found)
-            size, at = _uleb(data, at + 1)
-            sub = data[at]
-            if sub == _END_SEQUENCE:
-                section, base = targets.of(placing, first_address)
-                found.append((begin, at + size, section, first_address - base))
-                begin = at + size
-                placing = None
-                first_address = 0
-            elif sub == _SET_ADDRESS and placing is None and size in (5, 9):
-                placing = at + 1
-                first_address = int.from_bytes(data[at + 1:at + size], "little")
-            at += size
+            at, begin, placing, first_address = _extended(data, at + 1, begin, placing, first_address, targets,
+                                                          found)
             if at >= end:
                 break
     except IndexError:
@@ -641,6 +631,22 @@ def _skim(data: bytes, at: int, end: int, opcode_base: int, lengths: bytes, targ
     if at != end or begin != end:
         return None
     return found
+
+
+def _extended(data: bytes, at: int, begin: int, placing: int | None, first_address: int, targets: _Targets,
+              found: list[tuple[int, int, str, int]]) -> tuple[int, int, int | None, int]:
+    """An extended opcode (its size at ``at``) as _skim sees it: DW_LNE_end_sequence closes a sequence
+    (appended to ``found``), the sequence's first DW_LNE_set_address places it.  The new (at, begin,
+    placing, first_address)."""
+    size, at = _uleb(data, at)
+    sub = data[at]
+    if sub == _END_SEQUENCE:
+        section, base = targets.of(placing, first_address)
+        found.append((begin, at + size, section, first_address - base))
+        return at + size, at + size, None, 0
+    if sub == _SET_ADDRESS and placing is None and size in (5, 9):
+        return at + size, begin, at + 1, int.from_bytes(data[at + 1:at + size], "little")
+    return at + size, begin, placing, first_address
 
 
 _ULEB = rb"[\x80-\xff]*+[\x00-\x7f]"
@@ -705,18 +711,8 @@ def _skim_stepped(data: bytes, at: int, end: int, opcode_base: int, lengths: byt
                     at += 1
                 at += 1
             elif opcode == 0:
-                size, at = _uleb(data, at)
-                sub = data[at]
-                if sub == _END_SEQUENCE:
-                    section, base = targets.of(placing, first_address)
-                    found.append((begin, at + size, section, first_address - base))
-                    begin = at + size
-                    placing = None
-                    first_address = 0
-                elif sub == _SET_ADDRESS and placing is None and size in (5, 9):
-                    placing = at + 1
-                    first_address = int.from_bytes(data[at + 1:at + size], "little")
-                at += size
+                at, begin, placing, first_address = _extended(data, at, begin, placing, first_address, targets,
+                                                              found)
             elif count == -1:
                 at += 2
             else:
