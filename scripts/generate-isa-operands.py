@@ -64,6 +64,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "checker"))
 
+from spillway import atomic  # noqa: E402
 from spillway.isa.encodings import FAMILIES, LAYOUTS, Encoding  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("generate_isa_tables", ROOT / "scripts" / "generate-isa-tables.py")
@@ -710,16 +711,7 @@ def _widths(ctx: Context, encoded: dict, jobs: list, faults: dict) -> None:
 
 def compact(data: dict) -> str:
     lines = [json.dumps({k: v for k, v in data.items() if k != "encodings"}, separators=(",", ":"))[:-1]
-             + ',"encodings":{']
-    names = list(data["encodings"])
-    for n, enc in enumerate(names):
-        rows = data["encodings"][enc]
-        lines.append(f'"{enc}":{{')
-        keys = list(rows)
-        for i, key in enumerate(keys):
-            lines.append(f'"{key}":{json.dumps(rows[key], separators=(",", ":"))}' + ("," if i + 1 < len(keys) else ""))
-        lines.append("}" + ("," if n + 1 < len(names) else ""))
-    lines.append("}}")
+             + ',"encodings":{', *tables.encoding_lines(data["encodings"]), "}}"]
     return "\n".join(lines) + "\n"
 
 
@@ -745,9 +737,7 @@ def main(argv: list[str]) -> int:
                 print(f"{path.name} is not what LLVM {data['llvm']} gives now", file=sys.stderr)
                 status = 1
             continue
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        atomic.write_text(str(path), text)
     return status
 
 

@@ -867,20 +867,26 @@ def audit(name: str, data: dict, texts: dict[str, list[str]],
 
 # -- output ---------------------------------------------------------------------------------------
 
-def _one_opcode_a_line(data: dict) -> str:
-    """Compact JSON with one opcode (and one alias) per line, so a
-    regeneration diffs by opcode."""
-    head = {k: v for k, v in data.items() if k not in ("encodings", "aliases")}
-    lines = [json.dumps(head, separators=(",", ":"))[:-1] + ',"encodings":{']
-    names = list(data["encodings"])
+def encoding_lines(encodings: dict) -> list[str]:
+    """The encodings' rows, one opcode a line (also the operand tables', scripts/generate-isa-operands.py)."""
+    lines = []
+    names = list(encodings)
     for n, name in enumerate(names):
-        rows = data["encodings"][name]
+        rows = encodings[name]
         lines.append(f'"{name}":{{')
         keys = list(rows)
         for i, key in enumerate(keys):
             comma = "," if i + 1 < len(keys) else ""
             lines.append(f'"{key}":{json.dumps(rows[key], separators=(",", ":"))}{comma}')
         lines.append("}" + ("," if n + 1 < len(names) else ""))
+    return lines
+
+
+def _one_opcode_a_line(data: dict) -> str:
+    """Compact JSON with one opcode (and one alias) per line, so a
+    regeneration diffs by opcode."""
+    head = {k: v for k, v in data.items() if k not in ("encodings", "aliases")}
+    lines = [json.dumps(head, separators=(",", ":"))[:-1] + ',"encodings":{', *encoding_lines(data["encodings"])]
     aliases = data.get("aliases", {})
     lines.append('},"aliases":{')
     for i, (mnemonic, example) in enumerate(sorted(aliases.items())):
