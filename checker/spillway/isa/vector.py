@@ -293,14 +293,15 @@ class _Decoder:
 
 
 @lru_cache(maxsize=None)
-def _decoder(name: str) -> _Decoder | None:
-    """The family's _Decoder (None if an encoding is chosen by bits below the top 9: decoded one encoding
-    at a time, _decode_by_masks)."""
+def _decoder(name: str) -> _Decoder:
+    """The family's _Decoder.  Every family's encodings are told apart by a dword's top 9 bits; a table
+    that breaks this is refused (ValueError) rather than decoded wrongly: tests/unit/isa/test_vector.py
+    decodes every family."""
     dense = _dense(name)
     mask = ((1 << (32 - _SELECTOR_SHIFT)) - 1) << _SELECTOR_SHIFT
     if any(d.mask & ~mask for d in dense) or len(dense) >= _NO_ENCODING or any(
             len({known for known, _extra in d.aux[2]}) < len(d.aux[2]) for d in dense if d.aux is not None):
-        return None
+        raise ValueError(f"{name}: its encodings are not told apart by a dword's top 9 bits")
     selector = np.full(1 << (32 - _SELECTOR_SHIFT), _NO_ENCODING, np.uint8)
     for number in reversed(range(len(dense))):          # the first encoding that matches is the one
         for top in range(len(selector)):
@@ -333,8 +334,6 @@ def _decode_words(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray,
     together; the opcode's length and kind from the flat tables for every
     dword at once; literal and aux extras only where a field holds a marker."""
     decoder = _decoder(name)
-    if decoder is None:
-        return _decode_by_masks(words, name)
     count = len(words)
     encoding = decoder.selector[words >> np.uint32(_SELECTOR_SHIFT)]
     order = np.argsort(encoding, kind="stable")
@@ -378,50 +377,6 @@ def _decode_words(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray,
     length = decoder.base[opcodes]
     out = np.where(known & (length > 0) & (extra >= 0), length + extra, INVALID).astype(np.int16)
     kinds = np.where(known, decoder.kind[opcodes], 0).astype(np.int8)
-    joined = _join_pairs(words, out, kinds, opcodes, name)
-    return out, kinds, opcodes, joined
-
-
-def _decode_by_masks(words: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, _Joined]:
-    """_decode_words one encoding at a time, each by its mask and value over every dword."""
-    count = len(words)
-    kinds = np.zeros(count, np.int8)
-    opcodes = np.zeros(count, np.int32)
-    word1 = np.zeros(count, np.uint32)
-    word1[:-1] = words[1:]
-    out = np.full(count, INVALID, np.int16)
-    todo = np.ones(count, bool)
-    for dense in _dense(name):
-        hit = todo & ((words & np.uint32(dense.mask)) == np.uint32(dense.value))
-        if not hit.any():
-            continue
-        todo &= ~hit
-        index = np.nonzero(hit)[0]
-        w0, w1 = words[index], word1[index]
-        key = np.zeros(len(index), np.int64)
-        at = 0
-        for shift, width in dense.fields:
-            key |= _field(w0, w1, shift, width).astype(np.int64) << at
-            at += width
-        length = dense.base[key].astype(np.int16)
-        valid = length > 0
-        literal = np.zeros(len(index), np.int16)
-        for shift, mask, ext32, ext64 in dense.literals:
-            value = _field(w0, w1, shift, mask.bit_length())
-            extra = np.where(value == 0xFF, ext32[key], np.where(value == 0xFE, ext64[key], 0))
-            valid &= extra >= 0
-            literal = np.maximum(literal, extra)
-        length += literal
-        if dense.aux is not None:
-            shift, mask, columns = dense.aux
-            value = _field(w0, w1, shift, mask.bit_length())
-            for known, extra_of in columns:
-                extra = np.where(value == known, extra_of[key], 0)
-                valid &= extra >= 0
-                length += np.maximum(extra, 0).astype(np.int16)
-        out[index] = np.where(valid, length, INVALID)
-        kinds[index] = dense.kind[key]
-        opcodes[index] = dense.first + key
     joined = _join_pairs(words, out, kinds, opcodes, name)
     return out, kinds, opcodes, joined
 
