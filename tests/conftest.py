@@ -65,11 +65,12 @@ def _group(item) -> str:
 def pytest_collection_modifyitems(config, items):
     if not config.pluginmanager.hasplugin("xdist"):
         return
+    group_of = {item.nodeid: _group(item) for item in items}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
+        item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid]))
 
     def start(item) -> int:
-        group = _group(item)
+        group = group_of[item.nodeid]
         if group in SHARED_SESSION_FIXTURES.values():
             return 0
         return 1 + LONG_FILES.index(group) if group in LONG_FILES else 1 + len(LONG_FILES)
