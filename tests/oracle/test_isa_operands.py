@@ -22,29 +22,8 @@ from spillway.isa import decoder, operands as isa_operands
 from spillway.isa.encodings import LAYOUTS
 from support import isa_decoder, isa_oracle, operand_oracle
 
-COMMITTED = isa_oracle.committed_fixtures()
-
-
-def _covered() -> list[str]:
-    out = []
-    for name, (_path, recorded) in sorted(COMMITTED.items()):
-        family = decoder.family_of(recorded["target"])
-        if family and isa_operands.available(family):
-            out.append(name)
-    return out
-
-
-# Other committed code objects (source lines, relocatable device code, v_cmpx; linked ones, not the
-# relocatable .o files objdump reads without relocations): their target from
-# llvm-readelf-22, disassembled with LLVM 22.
-REPO = Path(__file__).resolve().parents[2]
-for _folder in ("lines", "rdc", "vcmpx"):
-    for _path in sorted((REPO / "tests" / "data" / "isa" / _folder / "co").glob("*.co")):
-        _target = isa_oracle.readelf_target(["llvm-readelf-22"], _path) if _path.is_file() else "unknown"
-        if decoder.family_of(_target) and _target not in ("gfx940", "gfx941"):
-            COMMITTED[f"{_folder}/{_path.name}"] = (_path, {"target": _target, "llvm": 22})
-
-FIXTURES = _covered()
+COMMITTED = operand_oracle.fixtures()
+FIXTURES = operand_oracle.covered(COMMITTED)
 
 
 def _text_base(path: Path) -> int:

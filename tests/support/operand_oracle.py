@@ -191,3 +191,35 @@ def read_listing(text: str) -> list[Read]:
 
 def objdump(path: Path, tool: str = "llvm-objdump-22") -> str:
     return subprocess.run([tool, "-d", "-z", str(path)], capture_output=True, text=True, check=True).stdout
+
+
+def fixtures() -> dict[str, tuple[Path, dict]]:
+    """The committed fixtures the operand and liveness oracles read: id ->
+    (path, recorded figures with its target and LLVM version).  Besides the
+    kernels.cpp and rare/ sets, the other committed linked code objects
+    (source lines, relocatable device code, v_cmpx; not the relocatable .o
+    files objdump reads without relocations): their target from
+    llvm-readelf-22, disassembled with LLVM 22."""
+    from support import isa_oracle
+    from spillway.isa import decoder
+
+    out = isa_oracle.committed_fixtures()
+    repo = Path(__file__).resolve().parents[2]
+    for folder in ("lines", "rdc", "vcmpx"):
+        for path in sorted((repo / "tests" / "data" / "isa" / folder / "co").glob("*.co")):
+            target = isa_oracle.readelf_target(["llvm-readelf-22"], path) if path.is_file() else "unknown"
+            if decoder.family_of(target) and target not in ("gfx940", "gfx941"):
+                out[f"{folder}/{path.name}"] = (path, {"target": target, "llvm": 22})
+    return out
+
+
+def covered(found: dict[str, tuple[Path, dict]]) -> list[str]:
+    """The ids of ``found`` whose family has an operand table."""
+    from spillway.isa import decoder, operands
+
+    names = []
+    for name, (_path, recorded) in sorted(found.items()):
+        family = decoder.family_of(recorded["target"])
+        if family and operands.available(family):
+            names.append(name)
+    return names

@@ -16,13 +16,16 @@ from spillway.formats import command_line, metadata
 from spillway.formats.elf import (CODE_OBJECT, ET_DYN, ET_REL, SHF_ALLOC, SHF_EXECINSTR, SHT_PROGBITS, STT_OBJECT,
                                   ElfImage, is_elf64_le, machine)
 from spillway.errors import InputError
-from spillway.resources.targets import (ABI_VERSION_TO_COV, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, occupancy_model,
-                      processor_of, target_id_from_flags)
+from spillway.resources.targets import (ABI_VERSION_TO_COV, ELFOSABI_AMDGPU_HSA, EM_AMDGPU,
+                                        architected_flat_scratch, occupancy_model, processor_of,
+                                        target_id_from_flags)
 
 CONTAINER = CODE_OBJECT
 # A kernel's descriptor is the 64-byte object named after the kernel's STT_FUNC symbol with this suffix.
 DESCRIPTOR_SUFFIX = ".kd"
 _KD_RSRC1 = 48
+_KD_RSRC2 = 52
+_KD_PROPERTIES = 56            # kernel_code_properties (u16), then kernarg_preload (u16)
 _WGP_MODE_BIT = 1 << 29
 
 
@@ -172,6 +175,33 @@ def _kernels_and_target(documents: list[dict | metadata.NoteResources]
     if len(targets) > 1:
         raise InputError(f"metadata notes disagree on the target ({', '.join(targets)})", container=CONTAINER)
     return kernels, targets[0] if targets else None
+
+
+# kernel_code_properties bits 0-6: the user SGPRs each enables, in the order the hardware loads them
+# (private segment buffer, dispatch ptr, queue ptr, kernarg segment ptr, dispatch ID, flat scratch init,
+# private segment size).
+_USER_SGPRS = (4, 2, 2, 2, 2, 2, 1)
+
+
+def entry_registers(descriptor: bytes | memoryview, processor: str) -> tuple[int, int]:
+    """(SGPRs, VGPRs) the hardware sets before a kernel's first instruction,
+    from its descriptor (AMDGPUUsage, "Initial Kernel Execution State"): the
+    user SGPRs kernel_code_properties enables and the kernel arguments
+    preloaded into SGPRs (KERNARG_PRELOAD_SPEC_LENGTH), then one each for the
+    work-group IDs X, Y, Z (COMPUTE_PGM_RSRC2 bits 7-9), the work-group info
+    (bit 10) and the scratch wave offset (bit 0, where the ``processor`` has no
+    architected flat scratch) -- from s0; the work-item IDs from v0 up to
+    v(ENABLE_VGPR_WORKITEM_ID, bits 11-12; packed into v0 where the target
+    packs them, so an upper bound).  Not RSRC2's USER_SGPR_COUNT: GFX11 sets it
+    to 15 whatever the kernel enables (LLVM's workaround of a hardware bug in
+    initialising user SGPRs).  On GFX12 the work-group IDs sit in TTMPs even
+    where the bits are set: an upper bound there."""
+    (rsrc2,) = struct.unpack_from("<I", descriptor, _KD_RSRC2)
+    properties, preload = struct.unpack_from("<HH", descriptor, _KD_PROPERTIES)
+    sgprs = sum(size for bit, size in enumerate(_USER_SGPRS) if properties >> bit & 1) + (preload & 0x7F)
+    system = (7, 8, 9, 10) if architected_flat_scratch(processor) else (0, 7, 8, 9, 10)
+    sgprs += sum((rsrc2 >> bit) & 1 for bit in system)
+    return sgprs, 1 + min((rsrc2 >> 11) & 3, 2)
 
 
 def kernel_descriptors(image: ElfImage) -> dict[str, memoryview]:

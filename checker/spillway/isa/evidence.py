@@ -49,11 +49,12 @@ from typing import Sequence
 
 from spillway import json_codec
 from spillway.errors import InputError
-from spillway.formats.codeobject import (CODE_SECTION, CONTAINER, code_bytes, code_layout, is_amdgpu_elf,
-                                        kernel_descriptors)
+from spillway.formats.codeobject import (CODE_SECTION, CONTAINER, code_bytes, code_layout, entry_registers,
+                                        is_amdgpu_elf, kernel_descriptors)
 from spillway.formats.elf import ET_REL, SHT_SYMTAB, STT_FUNC, ElfImage
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
 from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
+from spillway.resources.targets import processor_name
 
 COMPLETE = "complete"
 
@@ -612,6 +613,9 @@ class KernelRange:
     start: int            # offset in that code
     size: int
     private_segment_buffer: bool | None   # kernel_code_properties bit 0; None: no descriptor found
+    # SGPRs (from s0) and VGPRs (from v0) set at entry (formats.codeobject.entry_registers); None: no
+    # descriptor (a callee: its arguments may be in any register)
+    entry: tuple[int, int] | None = None
 
 
 def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[memoryview, list[KernelRange]]:
@@ -642,6 +646,7 @@ def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[
         return view[0:0], []
     code = code_bytes(image, layout)
     relocatable = image.e_type == ET_REL
+    processor = processor_name(image.e_flags & 0xFF)
     out: list[KernelRange] = []
     seen: set[str] = set()
     # .symtab (local callees are only there) before .dynsym.
@@ -660,7 +665,8 @@ def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[
             else:
                 start = symbol.value - image.sections[shndx].addr
             psb = None if descriptor is None else bool(struct.unpack_from("<H", descriptor, 56)[0] & 1)
-            out.append(KernelRange(name, CODE_SECTION, start, size, psb))
+            entry = None if descriptor is None else entry_registers(descriptor, processor)
+            out.append(KernelRange(name, CODE_SECTION, start, size, psb, entry))
         if out:
             break
     return code, out

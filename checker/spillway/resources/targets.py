@@ -69,6 +69,18 @@ def processor_of(target_id: str) -> str:
     return target_id.split(":", 1)[0]
 
 
+def architected_flat_scratch(processor: str) -> bool:
+    """The hardware sets up scratch itself (gfx940 family and gfx950, GFX11 and
+    later): a kernel's private segment takes no wave-offset SGPR at entry
+    (llvm-objdump prints ``.amdhsa_enable_private_segment`` for its
+    descriptor rather than ``.amdhsa_system_sgpr_private_segment_wavefront_offset``)."""
+    if processor in ("gfx940", "gfx941", "gfx942", "gfx950", "gfx9-4-generic"):
+        return True
+    name = processor.removeprefix("gfx")          # "1100", "90a", "11-generic"
+    major = name.split("-")[0] if "-" in name else name[:-2]
+    return major.isdigit() and int(major) >= 11
+
+
 def target_selected(target_id: str, wanted: list[str]) -> bool:
     """Does ``--target`` keep this target?  Each wanted entry is a processor (all
     its feature variants) or a full target ID; none wanted keeps every target."""

@@ -1,0 +1,310 @@
+"""Live registers of one kernel's machine code (issue 40 item 2): its control
+flow, which registers hold a value each instruction may still need, and the
+peak of VGPRs, AGPRs and numbered SGPRs live at once.
+
+Pure: the kernel's bytes in; the operands from isa.operands (the generated
+tables), the instructions from isa.decoder.  Offsets are bytes from the
+kernel's start, as objdump's ``<kernel+0x..>``.
+
+Control flow
+  Blocks end at ``s_branch`` (its target), ``s_cbranch_*`` (its target and
+  the next instruction), ``s_endpgm*`` and ``s_setpc``/``s_set_pc`` (no
+  successor: in a kernel an indirect branch, which makes the kernel
+  partial; in a callee its return), and start at every branch target.
+  ``s_trap`` and calls fall through (a call makes the kernel partial: the
+  callee's registers are not seen).
+
+Liveness (as RGA's ``--livereg``: per register, EXEC not modelled, a def
+kills)
+  Backward to a fixpoint: live-in = uses | (live-out - defs).  A destination
+  that keeps part of its old value is a use and a def (the tables' "ud").
+
+May be defined
+  Forward to a fixpoint from the registers the hardware sets at entry (the
+  descriptor's user and system SGPRs, the work-item ID VGPRs; a callee:
+  every register).  Plain backward liveness overstates divergent code badly
+  (a value defined on one side of a branch, the first ``v_writelane`` into
+  an SGPR-spill VGPR, a 64-bit addend's undefined high half are "live" back
+  to the kernel's entry), so a register counts only where some path from the
+  entry may already have written it.  A read of a register no path has
+  written is an undefined read (counted).
+
+Pressure at an instruction, per file: |(live-in | defs) & may-be-defined
+after it|.  The peak is the most over the kernel, with the first offset
+where it is reached.
+
+Status: ``complete``, or ``partial: ...`` naming each reason with its first
+offset (a call, an indirect branch, a branch out of the kernel, an
+undecodable word -- nothing after it is read --, instructions whose
+operands are not read, indexed register access, gfx1250/gfx13's VGPR MSB
+state), or ``not read: ...`` (no decoder or no operand table for the
+target, no code).  A partial kernel's peaks cover what was read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spillway.isa.decoder import DecodeError, Instruction, decode, family_of, load_family
+from spillway.isa.encodings import LAYOUTS
+from spillway.isa.evidence import COMPLETE, branch_target
+from spillway.isa.operands import AGPR, SGPR, VGPR, Operands, instruction_bits, load_operands, operands
+
+PARTIAL = "partial"
+NOT_READ = "not read"
+
+# One bit per register: VGPRs from bit 0, AGPRs from 512, SGPRs from 768.
+_BASE = {VGPR: 0, AGPR: 512, SGPR: 768}
+_VGPRS = (1 << 512) - 1
+_AGPRS = ((1 << 256) - 1) << 512
+_SGPRS = ((1 << 256) - 1) << 768
+_EVERY = _VGPRS | _AGPRS | _SGPRS
+
+_INDEXED = ("s_set_gpr_idx_on", "v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
+_INDIRECT = ("s_setpc_b64", "s_set_pc_i64", "s_cbranch_join", "s_cbranch_g_fork", "s_cbranch_i_fork")
+_CALLS = ("s_swappc_b64", "s_call_b64", "s_swap_pc_i64", "s_call_i64")
+
+
+@dataclass(frozen=True, slots=True)
+class FilePeak:
+    registers: int          # the most registers of the file live at once
+    offset: int | None      # the first instruction where that many are live (None: no instruction read)
+
+
+@dataclass(frozen=True, slots=True)
+class PressureStep:
+    """One instruction with its operands and the registers live at it."""
+    offset: int
+    length: int
+    mnemonic: str
+    operands: Operands | None     # None: not read (the kernel is partial)
+    vgprs: int
+    agprs: int
+    sgprs: int
+    undefined_read: bool          # it reads a register no path from the entry has written
+
+
+@dataclass(frozen=True)
+class KernelPressure:
+    status: str                          # COMPLETE, "partial: ..." or "not read: ..."
+    vgprs: FilePeak
+    agprs: FilePeak
+    sgprs: FilePeak
+    undefined_reads: int                 # instructions reading a register no path from the entry has written
+    first_undefined_read: int | None     # the first one's offset
+    instructions: int                    # instructions read
+    steps: tuple[PressureStep, ...] = ()     # every instruction, when asked for
+
+    @property
+    def complete(self) -> bool:
+        return self.status == COMPLETE
+
+
+def _unread(why: str) -> KernelPressure:
+    none = FilePeak(0, None)
+    return KernelPressure(f"{NOT_READ}: {why}", none, none, none, 0, None, 0)
+
+
+def _mask(registers) -> int:
+    mask = 0
+    for r in registers:
+        mask |= ((1 << r.count) - 1) << (_BASE[r.file] + r.first)
+    return mask
+
+
+def entry_mask(entry: tuple[int, int] | None) -> int:
+    """The registers set at entry: ``entry`` (SGPRs from s0, VGPRs from v0)
+    as KernelRange.entry holds it; None (a callee) every register."""
+    if entry is None:
+        return _EVERY
+    sgprs, vgprs = entry
+    return (((1 << sgprs) - 1) << _BASE[SGPR]) | ((1 << vgprs) - 1)
+
+
+class _Reasons:
+    """Why a kernel is partial: each reason once, with its first offset."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, int] = {}
+        self.count: dict[str, int] = {}
+
+    def add(self, reason: str, offset: int) -> None:
+        self.first.setdefault(reason, offset)
+        self.count[reason] = self.count.get(reason, 0) + 1
+
+    def status(self) -> str:
+        if not self.first:
+            return COMPLETE
+        said = []
+        for reason, offset in sorted(self.first.items(), key=lambda item: item[1]):
+            times = self.count[reason]
+            said.append(f"{reason} at +0x{offset:x}" + (f" ({times}x)" if times > 1 else ""))
+        return f"{PARTIAL}: " + "; ".join(said)
+
+
+def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str,
+                    entry: tuple[int, int] | None, steps: bool = False) -> KernelPressure:
+    """The kernel at ``code[start:start + size]`` for ``target``: its peaks
+    and status; with ``steps`` every instruction's operands and pressure.
+    ``entry``: KernelRange.entry (None: a callee).  Never raises on bad code:
+    what could not be read is in the status."""
+    name = family_of(target)
+    if name is None:
+        return _unread(f"no decoder for {target}")
+    table = load_operands(name)
+    if table is None:
+        return _unread(f"no operand table for {name} yet")
+    view = memoryview(code)
+    if size <= 0 or start < 0 or start + size > len(view):
+        return _unread("the kernel's code is not in its section")
+    family = load_family(name)
+    layout = {e.name: e for e in LAYOUTS[family.layout]}
+    raw = view[start:start + size]
+    reasons = _Reasons()
+    decoded: list[Instruction] = []
+    try:
+        for instruction in decode(raw, 0, size, family):
+            decoded.append(instruction)
+    except DecodeError as exc:
+        reasons.add(f"undecodable word ({exc.message})", exc.offset)
+    read: list[Operands | None] = []
+    defs: list[int] = []
+    uses: list[int] = []
+    for instruction in decoded:
+        mnemonic = instruction.mnemonic
+        key = layout[instruction.encoding].key(instruction.bits)
+        found = operands(table, instruction.encoding, key, instruction_bits(raw, instruction), mnemonic)
+        if found is None:
+            reasons.add("operands not read", instruction.offset)
+            defs.append(0)
+            uses.append(0)
+        else:
+            defs.append(_mask(found.defs))
+            uses.append(_mask(found.uses))
+        read.append(found)
+        if mnemonic.startswith(_INDEXED):
+            reasons.add(f"indexed register access ({mnemonic})", instruction.offset)
+        elif mnemonic == "s_set_vgpr_msb":
+            reasons.add("VGPR MSB state (s_set_vgpr_msb)", instruction.offset)
+        elif mnemonic in _CALLS:
+            reasons.add("call", instruction.offset)
+    successors = _successors(decoded, entry is not None, reasons)
+    live_in, before = _dataflow(successors, defs, uses, entry_mask(entry))
+    peaks: list[list] = [[0, None], [0, None], [0, None]]
+    undefined = 0
+    first_undefined = None
+    listed: list[PressureStep] = []
+    for number, instruction in enumerate(decoded):
+        held = (live_in[number] | defs[number]) & (before[number] | defs[number])
+        counts = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(), (held & _SGPRS).bit_count())
+        for peak, count in zip(peaks, counts):
+            if count > peak[0] or peak[1] is None:
+                peak[0], peak[1] = count, instruction.offset
+        reads_undefined = bool(uses[number] & ~before[number])
+        if reads_undefined:
+            undefined += 1
+            if first_undefined is None:
+                first_undefined = instruction.offset
+        if steps:
+            listed.append(PressureStep(instruction.offset, instruction.length, instruction.mnemonic, read[number],
+                                       *counts, reads_undefined))
+    return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
+                          undefined, first_undefined, len(decoded), tuple(listed))
+
+
+def _successors(decoded: list[Instruction], kernel: bool, reasons: _Reasons) -> list[tuple[int, ...]]:
+    """Each instruction's successors (indexes into ``decoded``)."""
+    at = {instruction.offset: number for number, instruction in enumerate(decoded)}
+    last = len(decoded) - 1
+    out: list[tuple[int, ...]] = []
+    for number, instruction in enumerate(decoded):
+        mnemonic = instruction.mnemonic
+        following = (number + 1,) if number < last else ()
+        if mnemonic in _INDIRECT:
+            returns = mnemonic in ("s_setpc_b64", "s_set_pc_i64")
+            if kernel or not returns:       # a callee's s_setpc is its return
+                reasons.add(f"indirect branch ({mnemonic})", instruction.offset)
+            out.append(() if returns else following)
+        elif mnemonic == "s_branch" or mnemonic.startswith("s_cbranch_"):
+            target = at.get(branch_target(instruction.offset, instruction.bits))
+            if target is None:
+                reasons.add("branch out of the kernel", instruction.offset)
+            aim = () if target is None else (target,)
+            out.append(aim if mnemonic == "s_branch" else tuple(dict.fromkeys(aim + following)))
+        elif mnemonic.startswith("s_endpgm"):
+            out.append(())
+        else:
+            out.append(following)
+    return out
+
+
+def _dataflow(successors: list[tuple[int, ...]], defs: list[int], uses: list[int], entry: int
+              ) -> tuple[list[int], list[int]]:
+    """(live-in, may be defined before) of each instruction: backward
+    liveness and forward "may be defined" over the blocks, each to its
+    fixpoint, then spread over the blocks' instructions."""
+    count = len(successors)
+    if not count:
+        return [], []
+    leaders = {0}
+    for number, aims in enumerate(successors):
+        if aims != (number + 1,):
+            leaders.update(aims)
+            if number + 1 < count:
+                leaders.add(number + 1)
+    starts = sorted(leaders)
+    ends = starts[1:] + [count]
+    block_of = {first: block for block, first in enumerate(starts)}
+    after = [tuple(block_of[aim] for aim in successors[end - 1]) for end in ends]
+    before_blocks: list[list[int]] = [[] for _ in starts]
+    for block, aims in enumerate(after):
+        for aim in aims:
+            before_blocks[aim].append(block)
+    gen = []
+    kill = []
+    for first, end in zip(starts, ends):
+        exposed = killed = 0
+        for number in range(end - 1, first - 1, -1):
+            exposed = uses[number] | (exposed & ~defs[number])
+            killed |= defs[number]
+        gen.append(exposed)
+        kill.append(killed)
+    blocks = len(starts)
+    live_in = [0] * blocks
+    changed = True
+    while changed:
+        changed = False
+        for block in range(blocks - 1, -1, -1):
+            out = 0
+            for aim in after[block]:
+                out |= live_in[aim]
+            new = gen[block] | (out & ~kill[block])
+            if new != live_in[block]:
+                live_in[block] = new
+                changed = True
+    defined_in = [0] * blocks
+    defined_in[0] = entry
+    changed = True
+    while changed:
+        changed = False
+        for block in range(blocks):
+            new = entry if block == 0 else 0
+            for source in before_blocks[block]:
+                new |= defined_in[source] | kill[source]
+            if new != defined_in[block]:
+                defined_in[block] = new
+                changed = True
+    live = [0] * count
+    defined = [0] * count
+    for block, (first, end) in enumerate(zip(starts, ends)):
+        out = 0
+        for aim in after[block]:
+            out |= live_in[aim]
+        for number in range(end - 1, first - 1, -1):
+            out = uses[number] | (out & ~defs[number])
+            live[number] = out
+        now = defined_in[block]
+        for number in range(first, end):
+            defined[number] = now
+            now |= defs[number]
+    return live, defined

@@ -1,0 +1,126 @@
+"""Live registers (checker/spillway/isa/liveness.py, issue 40 items 2 and 4)
+against an independent reading of llvm-objdump, instruction by instruction,
+on every function of every committed fixture whose family has an operand
+table, and the peaks against the compiler's own counts.
+
+The oracle (tests/support/liveness_oracle.py) takes the operands from the
+printed text (operand_oracle), the branch targets from objdump's
+``<fn+0x..>``, the entry registers from the ``.amdhsa_*`` directives objdump
+prints for each descriptor, and does its own dataflow on sets.  Every
+instruction of every kernel spillway calls complete must have the same
+VGPR, AGPR and SGPR pressure and the same undefined-read verdict; partial
+kernels are counted and must say why.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from spillway.isa.evidence import kernel_ranges
+from spillway.isa.liveness import KernelPressure, kernel_pressure
+from support import isa_oracle, liveness_oracle, operand_oracle
+
+COMMITTED = operand_oracle.fixtures()
+FIXTURES = operand_oracle.covered(COMMITTED)
+
+
+@lru_cache(maxsize=None)
+def _spillway(name: str) -> dict[str, KernelPressure]:
+    path, recorded = COMMITTED[name]
+    code, ranges = kernel_ranges(path.read_bytes(), functions=True)
+    return {r.name: kernel_pressure(code, r.start, r.size, recorded["target"], r.entry, steps=True) for r in ranges}
+
+
+def _objdump(name: str) -> tuple[dict, dict]:
+    path, recorded = COMMITTED[name]
+    argv = isa_oracle.llvm_tool("llvm-objdump", recorded["llvm"])
+    if argv is None:
+        pytest.skip(f"LLVM {recorded['llvm']} not installed")
+    ok, text = isa_oracle.run_objdump(argv, path)
+    assert ok, text[:300]
+    rodata = subprocess.run([*argv, "-D", "-j", ".rodata", str(path)], capture_output=True, text=True).stdout
+    return liveness_oracle.functions(text), liveness_oracle.entry_registers(rodata)
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_pressure_equals_objdump_oracle(name):
+    functions, entries = _objdump(name)
+    ours = _spillway(name)
+    compared = Counter()
+    wrong = []
+    for symbol, found in ours.items():
+        steps = functions.get(symbol)
+        if not steps or not found.complete:
+            compared["partial" if steps else "not in objdump"] += 1
+            continue
+        is_kernel = symbol in entries
+        base = steps[0].address
+        expected = {p.address - base: p for p in liveness_oracle.pressure(steps, entries.get(symbol))}
+        for step in found.steps:
+            want = expected.get(step.offset)
+            if want is None:
+                wrong.append(f"{symbol}+0x{step.offset:x} {step.mnemonic}: not an instruction in objdump's text")
+                continue
+            got = (step.vgprs, step.agprs, step.sgprs, step.undefined_read)
+            if got != (want.vgprs, want.agprs, want.sgprs, want.undefined_read):
+                wrong.append(f"{symbol}+0x{step.offset:x} {step.mnemonic}: spillway v/a/s/undef {got}, objdump "
+                             f"{(want.vgprs, want.agprs, want.sgprs, want.undefined_read)}")
+        compared["kernel" if is_kernel else "callee"] += 1
+    assert compared["kernel"] > 0, compared
+    assert not wrong, f"{name}: {len(wrong)} instructions disagree:\n  " + "\n  ".join(wrong[:20])
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_partial_kernels_say_why(name):
+    for symbol, found in _spillway(name).items():
+        assert found.status == "complete" or found.status.startswith("partial: "), (symbol, found.status)
+        if not found.complete:
+            assert " at +0x" in found.status, (symbol, found.status)
+
+
+def _metadata(path: Path) -> dict[str, dict]:
+    done = subprocess.run([sys.executable, "-m", "spillway", "report", "--all", "--json", str(path)],
+                          capture_output=True, text=True, check=True)
+    return {k["symbol"].removesuffix(".kd"): k for k in json.loads(done.stdout)["kernels"]}
+
+
+def peaks_within_counts(found: KernelPressure, record: dict) -> list[str]:
+    """The issue's truth: peak VGPRs <= .vgpr_count (its arch VGPRs where
+    AGPRs share the file: .vgpr_count less .agpr_count, and VGPRs + AGPRs
+    <= .vgpr_count), AGPRs <= .agpr_count, SGPRs <= .sgpr_count."""
+    vgprs, agprs, sgprs = record["vgpr_count"], record.get("agpr_count"), record["sgpr_count"]
+    out = []
+    unified = agprs is not None and record["target"].split(":")[0] in ("gfx90a", "gfx940", "gfx941", "gfx942",
+                                                                       "gfx950", "gfx9-4-generic")
+    if found.vgprs.registers > (vgprs - agprs if unified else vgprs):
+        out.append(f"VGPRs {found.vgprs.registers} > {vgprs}{f' - {agprs}' if unified else ''}")
+    if found.agprs.registers > (agprs or 0):
+        out.append(f"AGPRs {found.agprs.registers} > {agprs}")
+    if unified and found.vgprs.registers + found.agprs.registers > vgprs:
+        out.append(f"VGPRs + AGPRs {found.vgprs.registers + found.agprs.registers} > {vgprs}")
+    if found.sgprs.registers > sgprs:
+        out.append(f"SGPRs {found.sgprs.registers} > {sgprs}")
+    return out
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_peaks_within_the_compilers_counts(name):
+    path, _recorded = COMMITTED[name]
+    records = _metadata(path)
+    over = []
+    checked = 0
+    for symbol, found in _spillway(name).items():
+        record = records.get(symbol)
+        if record is None:           # a callee: no metadata of its own
+            continue
+        checked += 1
+        over += [f"{symbol}: {why}" for why in peaks_within_counts(found, record)]
+    assert checked > 0
+    assert not over, over
