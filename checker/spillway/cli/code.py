@@ -1,6 +1,8 @@
-"""``spillway code PATH... FILTER``: one kernel's loops and the instructions
-behind its evidence (each scratch access, AGPR copy, matrix op and call,
-with its offset), decoded from its machine code."""
+"""``spillway code PATH... FILTER``: one kernel's loops, its live registers
+and the instructions behind its evidence (each scratch access, AGPR copy,
+matrix op and call, with its offset; with --all-instructions every
+instruction, its operands and the registers live at it), decoded from its
+machine code."""
 
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ def register(subparsers) -> None:
                         help="take the source lines from TWIN, the same binaries built again with "
                              "-gline-tables-only (a debug twin), for each kernel whose code there has the same "
                              "SHA-256; repeat for several files (default: the code object's own line table)")
+    parser.add_argument("--all-instructions", action="store_true", dest="all_instructions",
+                        help="list every instruction with the registers it defines and uses and the VGPRs, "
+                             "AGPRs and SGPRs live at it (isa.liveness), not only those behind the evidence")
     add_output_options(parser, FORMATS, default="text")
     add_read_options(parser)
     parser.set_defaults(run=run)
@@ -48,5 +53,5 @@ def run(args) -> int:
     options = read_options(args)
     document = read_inputs(paths, options)
     records = choose(list(document["kernels"]), pattern, args.all)
-    emit(CodeModel(viewed_kernels(paths, options, records, args.lines_from)), fmt, args.output)
+    emit(CodeModel(viewed_kernels(paths, options, records, args.lines_from, args.all_instructions)), fmt, args.output)
     return 0

@@ -68,7 +68,7 @@ _CALLS = ("s_swappc_b64", "s_call_b64", "s_swap_pc_i64", "s_call_i64")
 @dataclass(frozen=True, slots=True)
 class FilePeak:
     registers: int          # the most registers of the file live at once
-    offset: int | None      # the first instruction where that many are live (None: no instruction read)
+    offset: int | None      # the first instruction where that many are live (None: none ever live)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +198,7 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
         held = (live_in[number] | defs[number]) & (before[number] | defs[number])
         counts = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(), (held & _SGPRS).bit_count())
         for peak, count in zip(peaks, counts):
-            if count > peak[0] or peak[1] is None:
+            if count > peak[0]:
                 peak[0], peak[1] = count, instruction.offset
         reads_undefined = bool(uses[number] & ~before[number])
         if reads_undefined:

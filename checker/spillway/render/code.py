@@ -47,6 +47,7 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
     if code.agpr_writes + code.agpr_reads:
         lines.append(f"  AGPR copies by AGPR: {code.agpr_spill_copies} spill copies, "
                      f"{code.agpr_accumulator_moves} accumulator moves (matrix ops' accumulators)")
+    lines.extend(pressure_text(viewed))
     if listing.loops:
         lines.append(f"  loops ({len(listing.loops)}; offsets from the kernel's start, objdump's <kernel+0x..>):")
         for loop in listing.loops:
@@ -74,10 +75,50 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
                          f"{i.mnemonic}")
     else:
         lines.append("  instructions: no scratch access, AGPR copy, matrix op or call")
+    lines.extend(all_instructions_text(viewed))
     described = {i.offset: f"{i.kind.replace('_', ' ')} {'' if i.bytes is None else f'{i.bytes} B'}".rstrip()
                  for i in listing.instructions}
     lines.extend(source_lines_text(viewed.lines, described))
     return lines
+
+
+def pressure_text(viewed: ViewedKernel) -> list[str]:
+    """The kernel's live registers (isa.liveness): peaks, where first reached, status."""
+    pressure = viewed.pressure
+    if pressure is None:
+        return []
+    if pressure.status.startswith("not read"):
+        return [f"  live registers: {pressure.status}"]
+    peaks = ", ".join(f"{peak.registers} {name}" + ("" if peak.offset is None else f" (first at +{peak.offset:#x})")
+                      for name, peak in (("VGPRs", pressure.vgprs), ("AGPRs", pressure.agprs),
+                                         ("SGPRs", pressure.sgprs)))
+    out = [f"  live registers at the peak: {peaks}; {pressure.status}"]
+    if pressure.undefined_reads:
+        out.append(f"  undefined reads: {_plural(pressure.undefined_reads, 'instruction')} reading a register no path "
+                   f"from the entry has written (first at +{pressure.first_undefined_read:#x}); not counted live "
+                   f"before it is written")
+    return out
+
+
+def all_instructions_text(viewed: ViewedKernel) -> list[str]:
+    """With --all-instructions: every instruction, its operands and the registers live at it."""
+    if viewed.pressure is None or not viewed.pressure.steps:
+        return []
+    steps = viewed.pressure.steps
+    width = max(len(f"+{step.offset:#x}") for step in steps)
+    out = [f"  all instructions ({len(steps)}; live VGPRs, AGPRs, SGPRs at each; '!' reads a register no path "
+           f"has written):",
+           f"    {'offset':<{width}}  {'vgpr':>4}  {'agpr':>4}  {'sgpr':>4}  mnemonic  defs <- uses"]
+    for step in steps:
+        if step.operands is None:
+            operands = "(operands not read)"
+        else:
+            operands = (", ".join(str(r) for r in step.operands.defs) or "-") + " <- " + \
+                (", ".join(str(r) for r in step.operands.uses) or "-")
+        mark = "!" if step.undefined_read else " "
+        out.append(f"    {f'+{step.offset:#x}':<{width}}  {step.vgprs:>4}  {step.agprs:>4}  {step.sgprs:>4} "
+                   f"{mark}{step.mnemonic}  {operands}")
+    return out
 
 
 def code_text(kernels: list[ViewedKernel]) -> str:

@@ -52,15 +52,20 @@ def choose(kernels: Sequence[dict], pattern: str, everything: bool) -> list[dict
 
 
 def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
-                   lines_from: Optional[list[str]] = None) -> tuple[ViewedKernel, ...]:
+                   lines_from: Optional[list[str]] = None, all_instructions: bool = False
+                   ) -> tuple[ViewedKernel, ...]:
     """Each record's ViewedKernel, its code objects read again from ``paths``;
     ``lines_from``: debug twins to take the lines from (report.library_lines)
-    instead of each code object's own line table.  InputError for a record
-    whose code is not found again."""
+    instead of each code object's own line table; ``all_instructions``: each
+    kernel's every instruction with its operands and live registers
+    (isa.liveness steps).  InputError for a record whose code is not found
+    again."""
     from spillway.report.kernel_code import each_code_object
 
     def listings_of(_records, section, found: list[Optional[KernelRange]], target: str, payload):
-        return object_listings(payload, section, found, target, own_lines=not lines_from)
+        listed = object_listings(payload, section, found, target, own_lines=not lines_from)
+        pressures = object_pressure(section, found, target, all_instructions)
+        return [None if one is None else (*one, pressure) for one, pressure in zip(listed, pressures)]
 
     listings = each_code_object(paths, options, records, listings_of)
     twin = twin_lines_of(paths, options, records, lines_from) if lines_from else None
@@ -70,8 +75,8 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
             raise InputError(f"{record['name']} ({record['target']}): its code was not found (no STT_FUNC "
                              f"symbol {function_symbol(record['symbol'])}, or the input changed while read)",
                              file=record["file"])
-        listing, lines = found
-        viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines))
+        listing, lines, pressure = found
+        viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines, pressure))
     return tuple(viewed)
 
 
@@ -107,6 +112,17 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
         else:
             out.append((listing, kernel_lines(listing, branches, lines, kernel.section, kernel.start)))
     return out
+
+
+def object_pressure(section: memoryview, found: list[Optional[KernelRange]], target: str, steps: bool) -> list:
+    """The live registers (isa.liveness.KernelPressure) of each kernel of one
+    code object found (None where it was not); ``steps``: every instruction's
+    too."""
+    from spillway.isa.liveness import kernel_pressure
+
+    return [None if kernel is None else kernel_pressure(section, kernel.start, kernel.size, target, kernel.entry,
+                                                        steps=steps)
+            for kernel in found]
 
 
 def object_figures(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:

@@ -1,5 +1,5 @@
 """The published JSON schema of ``spillway code --format json``
-(spillway.code/2; report.code_view writes the document).  Its models live
+(spillway.code/3; report.code_view writes the document).  Its models live
 here, apart from code_view, so that only ``spillway schema`` (spillway.schemas
 names this module, imported on demand) pays for pydantic."""
 
@@ -77,6 +77,48 @@ class InstructionModel(BaseModel):
                                                       "earlier line in its block; matrix ops and calls)")
 
 
+class PeakModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    peak: int = Field(description="The most registers of the file live at once (32-bit registers)")
+    offset: Optional[int] = Field(description="The first instruction where that many are live, bytes from the "
+                                              "kernel's start (null: none is ever live)")
+
+
+class PressureModel(BaseModel):
+    """The kernel's live registers from its machine code (isa.liveness; version 3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str = Field(description="'complete'; 'partial: ...' naming each reason with its first offset (a "
+                                    "call, an indirect branch, a branch out of the kernel, an undecodable word, "
+                                    "operands not read, indexed register access, VGPR MSB state): the peaks "
+                                    "cover what was read; or 'not read: ...' (no operand table for the target)")
+    vgprs: PeakModel = Field(description="Architectural VGPRs")
+    agprs: PeakModel = Field(description="AGPRs (gfx908, gfx90a, gfx94x, gfx950)")
+    sgprs: PeakModel = Field(description="Numbered SGPRs (vcc, exec, m0, flat_scratch, ttmp not counted)")
+    undefined_reads: int = Field(description="Instructions reading a register no path from the entry has "
+                                             "written (not counted as live before the first write)")
+    first_undefined_read: Optional[int] = Field(description="The first such instruction's offset")
+    instructions: int = Field(description="Instructions read")
+
+
+class StepModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    offset: int = Field(description="Bytes from the kernel's start")
+    length: int = Field(description="Bytes")
+    mnemonic: str = Field(description="As llvm-objdump -d prints it")
+    defs: Optional[list[str]] = Field(description="Registers it defines ('v5', 'v[4:7]', 'a0', 's[0:1]'; null: "
+                                                  "operands not read)")
+    uses: Optional[list[str]] = Field(description="Registers it uses (a destination that keeps part of its old "
+                                                  "value is in both)")
+    vgprs: int = Field(description="VGPRs live at it: (live-in | defs) & may be defined")
+    agprs: int
+    sgprs: int
+    undefined_read: bool = Field(description="It reads a register no path from the entry has written")
+
+
 class KernelModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -89,6 +131,10 @@ class KernelModel(BaseModel):
     loops: list[LoopModel] = Field(description="Loops by head offset: isa.loop_spans grouped by their target")
     instructions: list[InstructionModel] = Field(description="Each scratch access, AGPR copy, matrix op and "
                                                              "call, by offset")
+    pressure: Optional[PressureModel] = Field(description="The live registers: peaks and status (version 3)")
+    all_instructions: Optional[list[StepModel]] = Field(
+        None, description="With --all-instructions: every instruction, its operands and the registers live at "
+                          "it (version 3)")
     source_lines: SourceLinesModel = Field(description="Where the kernel's lines came from, and the per-line "
                                                        "summary (version 2)")
 
@@ -98,11 +144,11 @@ class CodeModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["spillway.code/2"] = Field(CODE_SCHEMA, alias="schema")
+    schema_: Literal["spillway.code/3"] = Field(CODE_SCHEMA, alias="schema")
     spillway_version: str
     kernels: list[KernelModel]
 
 
 def json_schema() -> dict:
     """The JSON schema of ``spillway code --format json``."""
-    return published_schema(CodeModel, "code-2.json")
+    return published_schema(CodeModel, "code-3.json")

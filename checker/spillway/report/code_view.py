@@ -1,5 +1,5 @@
 """``spillway code``'s document: named kernels' loops and the instructions
-behind their evidence (isa.listing), as JSON (spillway.code/2) or text.
+behind their evidence (isa.listing), as JSON (spillway.code/3) or text.
 
 The model is a list of ViewedKernel (a report record's place and names,
 its KernelListing and its source lines, isa.source_lines.KernelLines);
@@ -8,6 +8,11 @@ the kernel's start, as objdump's ``<kernel+0x..>``.  Version 2 added the
 instruction mix to ``isa`` and the source lines: each scratch access's and
 AGPR copy's ``source``, each loop's ``head`` and ``back_branch``, and the
 kernel's ``source_lines`` (where the lines came from, the per-line summary).
+Version 3 added each kernel's live registers (isa.liveness): ``pressure``
+(status, the VGPR, AGPR and SGPR peaks with the first offset each is
+reached, undefined reads) and, with ``--all-instructions``,
+``all_instructions`` (every instruction's operands and the registers live
+at it).
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from typing import Final
 
 from spillway import __version__
 from spillway.isa.listing import KernelListing
+from spillway.isa.liveness import FilePeak, KernelPressure, PressureStep
 from spillway.isa.source_lines import KernelLines, SourceLine, line_object, without_lines
 from spillway.report.code_evidence import isa_object
 
-CODE_SCHEMA: Final = "spillway.code/2"
+CODE_SCHEMA: Final = "spillway.code/3"
 # The record's members a viewed kernel keeps (where it is, what it is).
 PLACE_FIELDS: Final = ("file", "bundle_index", "target", "name", "symbol")
 
@@ -30,6 +36,7 @@ class ViewedKernel:
     record: dict              # the kernel's report record (PLACE_FIELDS are used)
     listing: KernelListing
     lines: KernelLines | None = None     # None: not asked for (read as "no line table")
+    pressure: KernelPressure | None = None   # the live registers (isa.liveness); None: not worked out
 
 
 def source_object(source: SourceLine | None) -> dict | None:
@@ -59,11 +66,35 @@ def kernel_object(viewed: ViewedKernel) -> dict:
                               "bytes": i.bytes, "loop_depth": i.loop_depth, "role": i.role or None,
                               "source": source_object(placed.get(i.offset))}
                              for i in listing.instructions]
+    found["pressure"] = pressure_object(viewed.pressure)
+    if viewed.pressure is not None and viewed.pressure.steps:
+        found["all_instructions"] = [step_object(step) for step in viewed.pressure.steps]
     found["source_lines"] = {"status": lines.status, "lines_from": lines.lines_from or None,
                              "comp_dir": lines.comp_dir, "code_sha256": lines.code_sha256,
                              "lines_code_sha256": lines.lines_code_sha256 or None,
                              "by_line": [line_object(row) for row in lines.by_line]}
     return found
+
+
+def _peak(peak: FilePeak) -> dict:
+    return {"peak": peak.registers, "offset": peak.offset}
+
+
+def pressure_object(pressure: KernelPressure | None) -> dict | None:
+    """A kernel's live registers as JSON (None: not worked out)."""
+    if pressure is None:
+        return None
+    return {"status": pressure.status, "vgprs": _peak(pressure.vgprs), "agprs": _peak(pressure.agprs),
+            "sgprs": _peak(pressure.sgprs), "undefined_reads": pressure.undefined_reads,
+            "first_undefined_read": pressure.first_undefined_read, "instructions": pressure.instructions}
+
+
+def step_object(step: PressureStep) -> dict:
+    operands = step.operands
+    return {"offset": step.offset, "length": step.length, "mnemonic": step.mnemonic,
+            "defs": None if operands is None else [str(r) for r in operands.defs],
+            "uses": None if operands is None else [str(r) for r in operands.uses],
+            "vgprs": step.vgprs, "agprs": step.agprs, "sgprs": step.sgprs, "undefined_read": step.undefined_read}
 
 
 def code_document(kernels: list[ViewedKernel]) -> dict:
