@@ -46,33 +46,22 @@ def _objdump(name: str) -> tuple[dict, dict]:
     ok, text = isa_oracle.run_objdump(argv, path)
     assert ok, text[:300]
     rodata = subprocess.run([*argv, "-D", "-j", ".rodata", str(path)], capture_output=True, text=True).stdout
-    return liveness_oracle.functions(text), liveness_oracle.entry_registers(rodata)
+    dump = subprocess.run([*argv, "-s", "-j", ".rodata", str(path)], capture_output=True, text=True).stdout
+    return liveness_oracle.functions(text), liveness_oracle.entry_registers(rodata, dump)
 
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_pressure_equals_objdump_oracle(name):
     functions, entries = _objdump(name)
-    ours = _spillway(name)
     compared = Counter()
     wrong = []
-    for symbol, found in ours.items():
+    for symbol, found in _spillway(name).items():
         steps = functions.get(symbol)
         if not steps or not found.complete:
             compared["partial" if steps else "not in objdump"] += 1
             continue
-        is_kernel = symbol in entries
-        base = steps[0].address
-        expected = {p.address - base: p for p in liveness_oracle.pressure(steps, entries.get(symbol))}
-        for step in found.steps:
-            want = expected.get(step.offset)
-            if want is None:
-                wrong.append(f"{symbol}+0x{step.offset:x} {step.mnemonic}: not an instruction in objdump's text")
-                continue
-            got = (step.vgprs, step.agprs, step.sgprs, step.undefined_read)
-            if got != (want.vgprs, want.agprs, want.sgprs, want.undefined_read):
-                wrong.append(f"{symbol}+0x{step.offset:x} {step.mnemonic}: spillway v/a/s/undef {got}, objdump "
-                             f"{(want.vgprs, want.agprs, want.sgprs, want.undefined_read)}")
-        compared["kernel" if is_kernel else "callee"] += 1
+        wrong += liveness_oracle.disagreements(steps, entries.get(symbol), found, symbol)
+        compared["kernel" if symbol in entries else "callee"] += 1
     assert compared["kernel"] > 0, compared
     assert not wrong, f"{name}: {len(wrong)} instructions disagree:\n  " + "\n  ".join(wrong[:20])
 
@@ -91,25 +80,6 @@ def _metadata(path: Path) -> dict[str, dict]:
     return {k["symbol"].removesuffix(".kd"): k for k in json.loads(done.stdout)["kernels"]}
 
 
-def peaks_within_counts(found: KernelPressure, record: dict) -> list[str]:
-    """The issue's truth: peak VGPRs <= .vgpr_count (its arch VGPRs where
-    AGPRs share the file: .vgpr_count less .agpr_count, and VGPRs + AGPRs
-    <= .vgpr_count), AGPRs <= .agpr_count, SGPRs <= .sgpr_count."""
-    vgprs, agprs, sgprs = record["vgpr_count"], record.get("agpr_count"), record["sgpr_count"]
-    out = []
-    unified = agprs is not None and record["target"].split(":")[0] in ("gfx90a", "gfx940", "gfx941", "gfx942",
-                                                                       "gfx950", "gfx9-4-generic")
-    if found.vgprs.registers > (vgprs - agprs if unified else vgprs):
-        out.append(f"VGPRs {found.vgprs.registers} > {vgprs}{f' - {agprs}' if unified else ''}")
-    if found.agprs.registers > (agprs or 0):
-        out.append(f"AGPRs {found.agprs.registers} > {agprs}")
-    if unified and found.vgprs.registers + found.agprs.registers > vgprs:
-        out.append(f"VGPRs + AGPRs {found.vgprs.registers + found.agprs.registers} > {vgprs}")
-    if found.sgprs.registers > sgprs:
-        out.append(f"SGPRs {found.sgprs.registers} > {sgprs}")
-    return out
-
-
 @pytest.mark.parametrize("name", FIXTURES)
 def test_peaks_within_the_compilers_counts(name):
     path, _recorded = COMMITTED[name]
@@ -121,6 +91,6 @@ def test_peaks_within_the_compilers_counts(name):
         if record is None:           # a callee: no metadata of its own
             continue
         checked += 1
-        over += [f"{symbol}: {why}" for why in peaks_within_counts(found, record)]
+        over += [f"{symbol}: {why}" for why in liveness_oracle.peaks_within_counts(found, record)]
     assert checked > 0
     assert not over, over

@@ -84,23 +84,88 @@ def functions(text: str) -> dict[str, list[Step]]:
     return out
 
 
-def entry_registers(rodata_text: str) -> dict[str, frozenset]:
-    """Each kernel's registers set at entry, from ``llvm-objdump -D -j
-    .rodata`` text (kernel name -> {("s", n)..., ("v", n)...})."""
+DESCRIPTOR = re.compile(r"^([0-9a-f]+) <(.+)\.kd>:$")
+# Where objdump cannot decode a descriptor (clang 15 and 16's gfx11 descriptors set reserved RSRC1 bits; every
+# LLVM refuses them) its -D prints bytes -- not even the descriptor's own (LLVM 22 printed the previous
+# descriptor's): the oracle reads those from the -s hex dump at the descriptor's address instead
+# (AMDGPUUsage's kernel descriptor layout), the fields the directives would have said.
+_PROPERTY_BITS = ("private_segment_buffer", "dispatch_ptr", "queue_ptr", "kernarg_segment_ptr", "dispatch_id",
+                  "flat_scratch_init", "private_segment_size")
+_RSRC2_BITS = {"private_segment_wavefront_offset": 0, "workgroup_id_x": 7, "workgroup_id_y": 8,
+               "workgroup_id_z": 9, "workgroup_info": 10}
+
+
+def _from_bytes(data: bytes, architected: bool) -> dict[str, int]:
+    rsrc2 = int.from_bytes(data[52:56], "little")
+    properties = int.from_bytes(data[56:58], "little")
+    values = {"user_sgpr_" + name: properties >> bit & 1 for bit, name in enumerate(_PROPERTY_BITS)}
+    values["user_sgpr_kernarg_preload_length"] = data[58] & 0x7F
+    for name, bit in _RSRC2_BITS.items():
+        if not (architected and name == "private_segment_wavefront_offset"):
+            values["system_sgpr_" + name] = rsrc2 >> bit & 1
+    values["system_vgpr_workitem_id"] = rsrc2 >> 11 & 3
+    return values
+
+
+def _registers(values: dict[str, int], user_sgpr_count: int) -> frozenset:
+    """The enabled user SGPRs from s0; the system SGPRs after the descriptor's
+    USER_SGPR_COUNT (GFX11 code sets it to 15 or 16 whatever it enables)."""
+    user = sum(size for key, size in USER_SGPRS.items() if values.get("user_sgpr_" + key))
+    user += values.get("user_sgpr_kernarg_preload_length", 0)
+    system = sum(values.get("system_sgpr_" + key, 0) for key in SYSTEM_SGPRS)
+    first = max(user, user_sgpr_count)
+    vgprs = 1 + min(values.get("system_vgpr_workitem_id", 0), 2)
+    return frozenset({("s", n) for n in [*range(user), *range(first, first + system)]}
+                     | {("v", n) for n in range(vgprs)})
+
+
+def rodata_bytes(hex_dump: str) -> dict[int, int]:
+    """address -> byte, from ``llvm-objdump -s -j .rodata``."""
+    out = {}
+    for line in hex_dump.splitlines():
+        found = re.match(r"^ ([0-9a-f]+) ((?:[0-9a-f]{2,8} ?){1,4})", line)
+        if not found:
+            continue
+        address = int(found.group(1), 16)
+        for byte in bytes.fromhex(found.group(2).replace(" ", "")):
+            out[address] = byte
+            address += 1
+    return out
+
+
+def _descriptor_bytes(memory: dict[int, int], address: int) -> bytes:
+    return bytes(memory.get(address + n, 0) for n in range(64))
+
+
+def entry_registers(rodata_text: str, hex_dump: str, architected_flat_scratch: bool = False
+                    ) -> dict[str, frozenset]:
+    """Each kernel's registers set at entry (kernel name -> {("s", n)...,
+    ("v", n)...}): the enables from the ``.amdhsa_*`` directives ``llvm-objdump
+    -D -j .rodata`` prints, or from the descriptor's bytes in ``llvm-objdump -s
+    -j .rodata`` where it prints none; USER_SGPR_COUNT (RSRC2 bits 1-5, no
+    directive) always from the bytes.  ``architected_flat_scratch``: the
+    target takes no wave-offset SGPR (needed only where objdump prints bytes:
+    its directives say it)."""
+    memory = rodata_bytes(hex_dump)
     out = {}
     name = None
     values: dict[str, int] = {}
-    for line in rodata_text.splitlines():
+    pending: tuple[str, int] | None = None       # a descriptor header not (yet) followed by directives
+    for line in [*rodata_text.splitlines(), ""]:
+        header = DESCRIPTOR.match(line)
+        if header or not line.strip():
+            if pending is not None:              # no directives: objdump could not decode it
+                data = _descriptor_bytes(memory, pending[1])
+                out[pending[0]] = _registers(_from_bytes(data, architected_flat_scratch), data[52] >> 1 & 0x1F)
+            pending = (header.group(2), int(header.group(1), 16)) if header else None
+            continue
         if line.startswith(".amdhsa_kernel "):
             name, values = line.split(None, 1)[1].strip(), {}
+            address = pending[1] if pending is not None else -1
+            pending = None
         elif line.startswith(".end_amdhsa_kernel") and name is not None:
-            user = values.get("user_sgpr_count")
-            if user is None:
-                user = sum(size for key, size in USER_SGPRS.items() if values.get("user_sgpr_" + key))
-                user += values.get("user_sgpr_kernarg_preload_length", 0)
-            system = sum(values.get("system_sgpr_" + key, 0) for key in SYSTEM_SGPRS)
-            vgprs = 1 + min(values.get("system_vgpr_workitem_id", 0), 2)
-            out[name] = frozenset({("s", n) for n in range(user + system)} | {("v", n) for n in range(vgprs)})
+            count = _descriptor_bytes(memory, address)[52] >> 1 & 0x1F if address >= 0 else 0
+            out[name] = _registers(values, count)
             name = None
         else:
             found = DIRECTIVE.match(line)
@@ -153,4 +218,46 @@ def pressure(steps: list[Step], entry: frozenset | None) -> list[Pressure]:
         held = (live_in[n] | step.defs) & (reach[n] | step.defs)
         count = {f: sum(1 for file, _ in held if file == f) for f in "vas"}
         out.append(Pressure(step.address, count["v"], count["a"], count["s"], bool(step.uses - reach[n])))
+    return out
+
+
+def disagreements(steps: list[Step], entry: frozenset | None, found, symbol: str) -> list[str]:
+    """Where spillway's steps (isa.liveness.PressureStep, offsets from the
+    function's start) differ from the oracle's pressure of ``steps``."""
+    base = steps[0].address
+    expected = {p.address - base: p for p in pressure(steps, entry)}
+    wrong = []
+    for step in found.steps:
+        want = expected.get(step.offset)
+        if want is None:
+            wrong.append(f"{symbol}+0x{step.offset:x} {step.mnemonic}: not an instruction in objdump's text")
+            continue
+        got = (step.vgprs, step.agprs, step.sgprs, step.undefined_read)
+        if got != (want.vgprs, want.agprs, want.sgprs, want.undefined_read):
+            wrong.append(f"{symbol}+0x{step.offset:x} {step.mnemonic}: spillway v/a/s/undef {got}, objdump "
+                         f"{(want.vgprs, want.agprs, want.sgprs, want.undefined_read)}")
+    return wrong
+
+
+# Targets whose AGPRs share the VGPR file: .vgpr_count counts both (arch VGPRs rounded up to 4, then AGPRs).
+UNIFIED = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx9-4-generic")
+
+
+def peaks_within_counts(found, record: dict) -> list[str]:
+    """The issue's truth: peak VGPRs <= .vgpr_count (where AGPRs share the
+    file: arch VGPRs <= .vgpr_count - .agpr_count and VGPRs + AGPRs <=
+    .vgpr_count), AGPRs <= .agpr_count, SGPRs <= .sgpr_count.  ``record``:
+    the kernel's metadata in report terms (vgpr_count, agpr_count,
+    sgpr_count, target)."""
+    vgprs, agprs, sgprs = record["vgpr_count"], record.get("agpr_count"), record["sgpr_count"]
+    unified = agprs is not None and record["target"].split(":")[0] in UNIFIED
+    out = []
+    if found.vgprs.registers > (vgprs - agprs if unified else vgprs):
+        out.append(f"VGPRs {found.vgprs.registers} > {vgprs}" + (f" - {agprs}" if unified else ""))
+    if found.agprs.registers > (agprs or 0):
+        out.append(f"AGPRs {found.agprs.registers} > {agprs}")
+    if unified and found.vgprs.registers + found.agprs.registers > vgprs:
+        out.append(f"VGPRs + AGPRs {found.vgprs.registers + found.agprs.registers} > {vgprs}")
+    if found.sgprs.registers > sgprs:
+        out.append(f"SGPRs {found.sgprs.registers} > {sgprs}")
     return out

@@ -117,6 +117,8 @@ def _defines_first(mnemonic: str, modifiers: set[str], count: int) -> bool:
         return False
     if mnemonic.startswith(("v_cmp_", "v_cmpx_")) and mnemonic.endswith("_e64"):
         return count == 3          # an SGPR destination and two sources (GFX10+ v_cmpx_e64: sources only)
+    if mnemonic.startswith(("v_cmp_", "v_cmpx_", "v_cmps_", "v_cmpsx_")) and mnemonic.endswith("_e32"):
+        return False               # VOPC writes VCC or EXEC only (GFX10+ v_cmpx_e32 prints its two sources alone)
     parts = mnemonic.split("_")
     if _is_atomic(mnemonic) or (parts[0] == "ds" and len(parts) > 1 and parts[1] in _DS_ATOMIC):
         return _returns(mnemonic, modifiers)

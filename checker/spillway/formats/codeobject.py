@@ -183,25 +183,39 @@ def _kernels_and_target(documents: list[dict | metadata.NoteResources]
 _USER_SGPRS = (4, 2, 2, 2, 2, 2, 1)
 
 
-def entry_registers(descriptor: bytes | memoryview, processor: str) -> tuple[int, int]:
-    """(SGPRs, VGPRs) the hardware sets before a kernel's first instruction,
-    from its descriptor (AMDGPUUsage, "Initial Kernel Execution State"): the
-    user SGPRs kernel_code_properties enables and the kernel arguments
-    preloaded into SGPRs (KERNARG_PRELOAD_SPEC_LENGTH), then one each for the
-    work-group IDs X, Y, Z (COMPUTE_PGM_RSRC2 bits 7-9), the work-group info
-    (bit 10) and the scratch wave offset (bit 0, where the ``processor`` has no
-    architected flat scratch) -- from s0; the work-item IDs from v0 up to
-    v(ENABLE_VGPR_WORKITEM_ID, bits 11-12; packed into v0 where the target
-    packs them, so an upper bound).  Not RSRC2's USER_SGPR_COUNT: GFX11 sets it
-    to 15 whatever the kernel enables (LLVM's workaround of a hardware bug in
-    initialising user SGPRs).  On GFX12 the work-group IDs sit in TTMPs even
-    where the bits are set: an upper bound there."""
+@dataclass(frozen=True, slots=True)
+class EntryRegisters:
+    """The registers the hardware sets before a kernel's first instruction."""
+    user_sgprs: int        # s0 up: the user SGPRs the kernel enables, preloaded kernel arguments included
+    system_from: int       # the first system SGPR (work-group IDs, info, scratch wave offset)
+    system_sgprs: int
+    vgprs: int             # v0 up: the work-item IDs
+
+    def sgprs(self) -> tuple[int, ...]:
+        return (*range(self.user_sgprs), *range(self.system_from, self.system_from + self.system_sgprs))
+
+
+def entry_registers(descriptor: bytes | memoryview, processor: str) -> EntryRegisters:
+    """The registers set at a kernel's entry, from its descriptor (AMDGPUUsage,
+    "Initial Kernel Execution State"): the user SGPRs kernel_code_properties
+    enables and the kernel arguments preloaded into SGPRs
+    (KERNARG_PRELOAD_SPEC_LENGTH) from s0; after COMPUTE_PGM_RSRC2's
+    USER_SGPR_COUNT SGPRs, one each for the work-group IDs X, Y, Z (RSRC2
+    bits 7-9), the work-group info (bit 10) and the scratch wave offset (bit
+    0, where the ``processor`` has no architected flat scratch); the work-item
+    IDs from v0 up to v(ENABLE_VGPR_WORKITEM_ID, bits 11-12; packed into v0
+    where the target packs them, so an upper bound).  USER_SGPR_COUNT may
+    exceed the SGPRs enabled: GFX11 code sets it to 15 or 16 (LLVM's
+    workaround of a hardware bug initialising user SGPRs), which puts the
+    work-group ID X in s15 or s16; the SGPRs between hold nothing the kernel
+    asked for.  On GFX12 the work-group IDs sit in TTMPs even where the bits
+    are set: an upper bound there."""
     (rsrc2,) = struct.unpack_from("<I", descriptor, _KD_RSRC2)
     properties, preload = struct.unpack_from("<HH", descriptor, _KD_PROPERTIES)
-    sgprs = sum(size for bit, size in enumerate(_USER_SGPRS) if properties >> bit & 1) + (preload & 0x7F)
+    user = sum(size for bit, size in enumerate(_USER_SGPRS) if properties >> bit & 1) + (preload & 0x7F)
     system = (7, 8, 9, 10) if architected_flat_scratch(processor) else (0, 7, 8, 9, 10)
-    sgprs += sum((rsrc2 >> bit) & 1 for bit in system)
-    return sgprs, 1 + min((rsrc2 >> 11) & 3, 2)
+    return EntryRegisters(user, max(user, (rsrc2 >> 1) & 0x1F), sum((rsrc2 >> bit) & 1 for bit in system),
+                          1 + min((rsrc2 >> 11) & 3, 2))
 
 
 def kernel_descriptors(image: ElfImage) -> dict[str, memoryview]:

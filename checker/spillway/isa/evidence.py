@@ -49,8 +49,8 @@ from typing import Sequence
 
 from spillway import json_codec
 from spillway.errors import InputError
-from spillway.formats.codeobject import (CODE_SECTION, CONTAINER, code_bytes, code_layout, entry_registers,
-                                        is_amdgpu_elf, kernel_descriptors)
+from spillway.formats.codeobject import (CODE_SECTION, CONTAINER, EntryRegisters, code_bytes, code_layout,
+                                        entry_registers, is_amdgpu_elf, kernel_descriptors)
 from spillway.formats.elf import ET_REL, SHT_SYMTAB, STT_FUNC, ElfImage
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
 from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
@@ -613,9 +613,9 @@ class KernelRange:
     start: int            # offset in that code
     size: int
     private_segment_buffer: bool | None   # kernel_code_properties bit 0; None: no descriptor found
-    # SGPRs (from s0) and VGPRs (from v0) set at entry (formats.codeobject.entry_registers); None: no
-    # descriptor (a callee: its arguments may be in any register)
-    entry: tuple[int, int] | None = None
+    # The registers set at entry (formats.codeobject.entry_registers); None: no descriptor (a callee: its
+    # arguments may be in any register)
+    entry: EntryRegisters | None = None
 
 
 def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[memoryview, list[KernelRange]]:

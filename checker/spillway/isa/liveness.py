@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spillway.formats.codeobject import EntryRegisters
 from spillway.isa.decoder import DecodeError, Instruction, decode, family_of, load_family
 from spillway.isa.encodings import LAYOUTS
 from spillway.isa.evidence import COMPLETE, branch_target
@@ -112,13 +113,15 @@ def _mask(registers) -> int:
     return mask
 
 
-def entry_mask(entry: tuple[int, int] | None) -> int:
-    """The registers set at entry: ``entry`` (SGPRs from s0, VGPRs from v0)
-    as KernelRange.entry holds it; None (a callee) every register."""
+def entry_mask(entry: EntryRegisters | None) -> int:
+    """The registers set at entry (KernelRange.entry); None (a callee) every
+    register."""
     if entry is None:
         return _EVERY
-    sgprs, vgprs = entry
-    return (((1 << sgprs) - 1) << _BASE[SGPR]) | ((1 << vgprs) - 1)
+    mask = (1 << entry.vgprs) - 1
+    for number in entry.sgprs():
+        mask |= 1 << (_BASE[SGPR] + number)
+    return mask
 
 
 class _Reasons:
@@ -143,7 +146,7 @@ class _Reasons:
 
 
 def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str,
-                    entry: tuple[int, int] | None, steps: bool = False) -> KernelPressure:
+                    entry: EntryRegisters | None, steps: bool = False) -> KernelPressure:
     """The kernel at ``code[start:start + size]`` for ``target``: its peaks
     and status; with ``steps`` every instruction's operands and pressure.
     ``entry``: KernelRange.entry (None: a callee).  Never raises on bad code:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct
 
-from spillway.formats.codeobject import entry_registers
+from spillway.formats.codeobject import EntryRegisters, entry_registers
 from spillway.isa.liveness import _BASE, _dataflow, entry_mask, kernel_pressure
 from spillway.isa.operands import SGPR, VGPR
 
@@ -19,12 +19,16 @@ def s(*numbers: int) -> int:
     return sum(1 << (_BASE[SGPR] + n) for n in numbers)
 
 
+def entry(sgprs: int, vgprs: int) -> EntryRegisters:
+    return EntryRegisters(sgprs, sgprs, 0, vgprs)
+
+
 def test_straight_line_liveness_and_definition():
     # 0: v1 = v0; 1: v2 = v1; 2: use v2 (store)
     successors = [(1,), (2,), ()]
     defs = [v(1), v(2), 0]
     uses = [v(0), v(1), v(2)]
-    live, defined = _dataflow(successors, defs, uses, entry_mask((0, 1)))
+    live, defined = _dataflow(successors, defs, uses, entry_mask(entry(0, 1)))
     assert live == [v(0), v(1), v(2)]
     assert defined == [v(0), v(0, 1), v(0, 1, 2)]
 
@@ -36,7 +40,7 @@ def test_a_value_defined_on_one_side_of_a_branch_is_not_live_before_it():
     successors = [(2, 1), (2,), ()]
     defs = [0, v(5), 0]
     uses = [0, 0, v(5)]
-    live, defined = _dataflow(successors, defs, uses, entry_mask((0, 1)))
+    live, defined = _dataflow(successors, defs, uses, entry_mask(entry(0, 1)))
     assert live[0] == v(5)                      # backward liveness alone
     assert not live[0] & defined[0]             # not counted: not defined at 0
     assert defined[2] & v(5)                    # defined on some path into 2
@@ -47,7 +51,7 @@ def test_a_loop_keeps_its_carried_value_live_around_the_back_branch():
     successors = [(1,), (2,), (1, 3), ()]
     defs = [s(4), s(4), 0, 0]
     uses = [0, s(4), 0, 0]
-    live, defined = _dataflow(successors, defs, uses, entry_mask((2, 1)))
+    live, defined = _dataflow(successors, defs, uses, entry_mask(entry(2, 1)))
     assert live[2] & s(4) and live[1] & s(4)
     assert not live[3] & s(4)
 
@@ -56,7 +60,7 @@ def test_unreachable_code_counts_only_what_it_defines():
     successors = [(), (2,), ()]          # 0 ends; 1-2 unreachable
     defs = [0, v(3), 0]
     uses = [0, 0, v(3)]
-    _live, defined = _dataflow(successors, defs, uses, entry_mask((0, 1)))
+    _live, defined = _dataflow(successors, defs, uses, entry_mask(entry(0, 1)))
     assert defined[1] == 0 and defined[2] == v(3)
 
 
@@ -69,16 +73,19 @@ def descriptor(properties: int, rsrc2: int, preload: int = 0) -> bytes:
 
 def test_entry_registers_from_the_descriptor():
     # private segment buffer (4) + kernarg ptr (2); wave offset (bit 0) and work-group ID X (bit 7); v0..v1
-    kd = descriptor(0b1001, 1 | 1 << 7 | 1 << 11)
-    assert entry_registers(kd, "gfx90a") == (8, 2)
-    # Architected flat scratch: no wave-offset SGPR.  GFX11's USER_SGPR_COUNT of 15 is not read.
-    assert entry_registers(descriptor(0b1000, 1 | 15 << 1 | 1 << 7), "gfx1100") == (3, 1)
+    kd = descriptor(0b1001, 1 | 6 << 1 | 1 << 7 | 1 << 11)
+    assert entry_registers(kd, "gfx90a") == EntryRegisters(6, 6, 2, 2)
+    assert entry_registers(kd, "gfx90a").sgprs() == tuple(range(8))
+    # Architected flat scratch: no wave-offset SGPR.  GFX11's USER_SGPR_COUNT of 15 puts the work-group ID in
+    # s15, after the two kernarg SGPRs the kernel enables.
+    gfx11 = entry_registers(descriptor(0b1000, 1 | 15 << 1 | 1 << 7), "gfx1100")
+    assert gfx11 == EntryRegisters(2, 15, 1, 1) and gfx11.sgprs() == (0, 1, 15)
     # Kernel arguments preloaded into SGPRs count as user SGPRs.
-    assert entry_registers(descriptor(0b1000, 0, preload=4), "gfx942") == (6, 1)
+    assert entry_registers(descriptor(0b1000, 0, preload=4), "gfx942").sgprs() == tuple(range(6))
 
 
 def test_a_kernel_with_no_operand_table_is_not_read():
-    found = kernel_pressure(b"\x00\x00\x81\xbf", 0, 4, "gfx803", (2, 1))
+    found = kernel_pressure(b"\x00\x00\x81\xbf", 0, 4, "gfx803", entry(2, 1))
     assert found.status.startswith("not read: ") and found.vgprs.registers == 0
 
 
@@ -86,10 +93,10 @@ def test_a_tiny_gfx90a_kernel_end_to_end():
     # v_mov_b32 v1, v0 (7E020300); v_add_u32 v2, v1, v0 (68040101); global_store_dword v[1:2]... kept simple:
     # s_endpgm (BF810000).  v0 set at entry, v1 from it, v2 from both: at most 3 VGPRs live.
     code = bytes.fromhex("0003027e" "01010468" "000081bf")
-    found = kernel_pressure(code, 0, len(code), "gfx90a", (6, 1), steps=True)
+    found = kernel_pressure(code, 0, len(code), "gfx90a", entry(6, 1), steps=True)
     assert found.status == "complete", found.status
     assert [step.mnemonic for step in found.steps] == ["v_mov_b32_e32", "v_add_u32_e32", "s_endpgm"]
     assert found.vgprs.registers == 3 and found.vgprs.offset == 4
     assert found.undefined_reads == 0
     branch_out = bytes.fromhex("0400" "82bf")        # s_branch +4 dwords: out of the kernel
-    assert kernel_pressure(branch_out, 0, 4, "gfx90a", (6, 1)).status.startswith("partial: branch out")
+    assert kernel_pressure(branch_out, 0, 4, "gfx90a", entry(6, 1)).status.startswith("partial: branch out")
