@@ -22,7 +22,8 @@ SCHEMAS: dict[str, str] = {
 # What each document is, for `spillway schema` without a name.
 DESCRIPTIONS: dict[str, str] = {
     "report": "spillway report --json: files read and every kernel record",
-    "code": "spillway code --json: named kernels' loops, live registers and scratch, AGPR-copy, matrix and call instructions (every instruction with --all-instructions)",
+    "code": "spillway code --json: named kernels' loops, live registers and scratch, AGPR-copy, matrix and call "
+            "instructions (every instruction with --all-instructions)",
     "baseline": "spillway baseline write: per-kernel allowances of one toolchain",
     "check": "spillway check --json: the verdict against a baseline",
     "compare": "spillway compare --json: two builds kernel by kernel",
