@@ -291,12 +291,9 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
                 registers, role = _register(operand, bits, table.sgpr_limit), operand.role
             if registers is None:
                 continue
-            operand = _Operand(role, *[getattr(operand, f) for f in _Operand.__slots__[1:]])
-            if registers is None:
-                continue
-            if "d" in operand.role:
+            if "d" in role:
                 defs.append(registers)
-            if "u" in operand.role:
+            if "u" in role:
                 uses.append(registers)
     except _Unknown:
         return None
