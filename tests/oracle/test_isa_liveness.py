@@ -35,7 +35,8 @@ FIXTURES = operand_oracle.covered(COMMITTED)
 def _spillway(name: str) -> dict[str, KernelPressure]:
     path, recorded = COMMITTED[name]
     code, ranges = kernel_ranges(path.read_bytes(), functions=True)
-    return {r.name: kernel_pressure(code, r.start, r.size, recorded["target"], r.entry, steps=True) for r in ranges}
+    return {r.name: kernel_pressure(code, r.start, r.size, recorded["target"], r.entry, steps=True, holders=True)
+            for r in ranges}
 
 
 def _objdump(name: str) -> tuple[dict, dict]:
@@ -94,3 +95,32 @@ def test_peaks_within_the_compilers_counts(name):
         over += [f"{symbol}: {why}" for why in liveness_oracle.peaks_within_counts(found, record)]
     assert checked > 0
     assert not over, over
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_what_holds_each_peak_adds_up_and_is_defined_there_in_objdump(name):
+    """Issue 41's truth: the groups at a peak add up to the peak, and each
+    group's defining instructions define those registers in objdump's text."""
+    functions, _entries = _objdump(name)
+    checked = 0
+    wrong = []
+    for symbol, found in _spillway(name).items():
+        steps = functions.get(symbol)
+        if not steps:
+            continue
+        by_offset = {step.address - steps[0].address: step for step in steps}
+        peaks = {"v": found.vgprs, "a": found.agprs, "s": found.sgprs}
+        for held in found.holders:
+            assert held.offset == peaks[held.file].offset, (symbol, held.file)
+            assert sum(group.count for group in held.groups) == peaks[held.file].registers, (symbol, held.file)
+            for group in held.groups:
+                registers = {(r.file, n) for r in group.registers for n in r.units()}
+                assert len(registers) == group.count
+                assert group.defined_at or group.from_entry, (symbol, group)
+                for offset in group.defined_at:
+                    if not registers <= by_offset[offset].defs:
+                        wrong.append(f"{symbol}+0x{offset:x} {by_offset[offset].mnemonic}: defines "
+                                     f"{sorted(by_offset[offset].defs)}, not all of {sorted(registers)}")
+                checked += 1
+    assert checked > 0
+    assert not wrong, wrong[:10]

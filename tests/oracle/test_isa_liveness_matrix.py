@@ -58,7 +58,7 @@ def check_code_object(path: Path, counted: Counter) -> list[str]:
     code, ranges = kernel_ranges(path.read_bytes())
     problems = []
     for kernel in ranges:
-        found = kernel_pressure(code, kernel.start, kernel.size, target, kernel.entry, steps=True)
+        found = kernel_pressure(code, kernel.start, kernel.size, target, kernel.entry, steps=True, holders=True)
         record = records.get(kernel.name)
         assert record is not None, (path, kernel.name)
         problems += [f"{path.name} {kernel.name}: {why}" for why in liveness_oracle.peaks_within_counts(found, record)]
@@ -66,6 +66,9 @@ def check_code_object(path: Path, counted: Counter) -> list[str]:
             assert found.status.startswith("partial: "), (kernel.name, found.status)
             counted["partial"] += 1
             continue
+        peaks = {"v": found.vgprs.registers, "a": found.agprs.registers, "s": found.sgprs.registers}
+        problems += [f"{path.name} {kernel.name}: the groups at the {held.file} peak do not add up"
+                     for held in found.holders if sum(g.count for g in held.groups) != peaks[held.file]]
         problems += liveness_oracle.disagreements(functions[kernel.name], entries.get(kernel.name), found,
                                                   f"{path.parent.name}/{path.name} {target} {kernel.name}")
         counted["complete"] += 1

@@ -49,7 +49,8 @@ from spillway.formats.codeobject import EntryRegisters
 from spillway.isa.decoder import DecodeError, Instruction, decode, family_of, load_family
 from spillway.isa.encodings import LAYOUTS
 from spillway.isa.evidence import COMPLETE, branch_target
-from spillway.isa.operands import AGPR, SGPR, VGPR, Operands, instruction_bits, load_operands, operands
+from spillway.isa.operands import (AGPR, SGPR, VGPR, Operands, Registers, instruction_bits, load_operands,
+                                   operands)
 
 PARTIAL = "partial"
 NOT_READ = "not read"
@@ -85,6 +86,26 @@ class PressureStep:
     undefined_read: bool          # it reads a register no path from the entry has written
 
 
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Registers live at a peak that the same instructions defined."""
+    registers: tuple[Registers, ...]     # v[40:71], v80, ... (of the peak's file)
+    count: int                           # 32-bit registers
+    defined_at: tuple[int, ...]          # offsets of the instructions whose values may reach the peak there
+    defined_by: tuple[str, ...]          # their mnemonics
+    from_entry: bool                     # some path from the entry reaches the peak with the entry's value
+    last_used_at: tuple[int, ...]        # offsets after which no path from the peak needs them (their last reads;
+                                         # a loop's exit branch, where a value read in the loop dies)
+
+
+@dataclass(frozen=True)
+class PeakHolders:
+    """What holds one file's peak: its live registers grouped by where they were defined, most first."""
+    file: str                            # "v", "a", "s"
+    offset: int                          # the peak instruction
+    groups: tuple[Holder, ...]
+
+
 @dataclass(frozen=True)
 class KernelPressure:
     status: str                          # COMPLETE, "partial: ..." or "not read: ..."
@@ -95,6 +116,7 @@ class KernelPressure:
     first_undefined_read: int | None     # the first one's offset
     instructions: int                    # instructions read
     steps: tuple[PressureStep, ...] = ()     # every instruction, when asked for
+    holders: tuple[PeakHolders, ...] = ()    # what holds each file's peak, when asked for
 
     @property
     def complete(self) -> bool:
@@ -146,9 +168,13 @@ class _Reasons:
 
 
 def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str,
-                    entry: EntryRegisters | None, steps: bool = False) -> KernelPressure:
+                    entry: EntryRegisters | None, steps: bool = False, holders: bool = False
+                    ) -> KernelPressure:
     """The kernel at ``code[start:start + size]`` for ``target``: its peaks
-    and status; with ``steps`` every instruction's operands and pressure.
+    and status; with ``steps`` every instruction's operands and pressure;
+    with ``holders`` what holds each file's peak (issue 41: the live
+    registers there grouped by the instructions that defined them, and where
+    they are used last).
     ``entry``: KernelRange.entry (None: a callee).  Never raises on bad code:
     what could not be read is in the status."""
     name = family_of(target)
@@ -211,8 +237,108 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
         if steps:
             listed.append(PressureStep(instruction.offset, instruction.length, instruction.mnemonic, read[number],
                                        *counts, reads_undefined))
+    held_by: list[PeakHolders] = []
+    if holders:
+        at = {instruction.offset: number for number, instruction in enumerate(decoded)}
+        for file, mask, (_count, offset) in zip((VGPR, AGPR, SGPR), (_VGPRS, _AGPRS, _SGPRS), peaks):
+            if offset is None:
+                continue
+            number = at[offset]
+            held = (live_in[number] | defs[number]) & (before[number] | defs[number]) & mask
+            held_by.append(_holders(file, number, held, decoded, successors, defs, uses, live_in,
+                                    entry_mask(entry)))
     return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
-                          undefined, first_undefined, len(decoded), tuple(listed))
+                          undefined, first_undefined, len(decoded), tuple(listed), tuple(held_by))
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _registers_of(file: str, numbers: list[int]) -> tuple[Registers, ...]:
+    """Register numbers as runs: v[40:43], v45."""
+    out: list[Registers] = []
+    for number in sorted(numbers):
+        if out and out[-1].first + out[-1].count == number:
+            out[-1] = Registers(file, out[-1].first, out[-1].count + 1)
+        else:
+            out.append(Registers(file, number, 1))
+    return tuple(out)
+
+
+def _holders(file: str, peak: int, held: int, decoded: list[Instruction], successors: list[tuple[int, ...]],
+             defs: list[int], uses: list[int], live_in: list[int], entry: int) -> PeakHolders:
+    """The registers ``held`` at instruction ``peak`` grouped by their
+    reaching definitions (backward from the peak along every path, each
+    register until an instruction defines it; the entry where none does),
+    with their last uses (forward from the peak, each register until the
+    instruction after which no path needs it)."""
+    predecessors: list[list[int]] = [[] for _ in decoded]
+    for number, aims in enumerate(successors):
+        for aim in aims:
+            predecessors[aim].append(number)
+    reaching: dict[int, set[int]] = {}          # register bit -> defining instructions (-1: the entry)
+    defined_here = held & defs[peak]
+    for bit in _bits(defined_here):
+        reaching.setdefault(bit, set()).add(peak)
+    seen = [0] * len(decoded)
+    work = [(q, held & ~defined_here) for q in predecessors[peak]]
+    at_entry = 0
+    if peak == 0:
+        at_entry |= held & ~defined_here
+    while work:
+        number, looking = work.pop()
+        looking &= ~seen[number]
+        if not looking:
+            continue
+        seen[number] |= looking
+        found = looking & defs[number]
+        for bit in _bits(found):
+            reaching.setdefault(bit, set()).add(number)
+        rest = looking & ~found
+        if number == 0:
+            at_entry |= rest & entry
+        work.extend((q, rest) for q in predecessors[number])
+    for bit in _bits(at_entry):
+        reaching.setdefault(bit, set()).add(-1)
+    last: dict[int, set[int]] = {}
+    live_out = [0] * len(decoded)
+    for number, aims in enumerate(successors):
+        for aim in aims:
+            live_out[number] |= live_in[aim]
+    visited = [0] * len(decoded)
+    for bit in _bits(held & ~live_out[peak]):           # last read at the peak, or defined there and never read
+        last.setdefault(bit, set()).add(peak)
+    work = [(aim, held & live_out[peak]) for aim in successors[peak]]
+    while work:
+        number, tracking = work.pop()
+        tracking &= ~visited[number]
+        if not tracking:
+            continue
+        visited[number] |= tracking
+        ends = tracking & ~live_out[number]       # read here for the last time, or no longer needed past it
+        for bit in _bits(ends):
+            last.setdefault(bit, set()).add(number)
+        going = tracking & live_out[number] & ~(defs[number] & ~uses[number])   # a new value ends this one
+        work.extend((aim, going) for aim in successors[number])
+    groups: dict[tuple[int, ...], list[int]] = {}
+    base = _BASE[file]
+    for bit in _bits(held):
+        groups.setdefault(tuple(sorted(reaching.get(bit, ()))), []).append(bit)
+    out = []
+    for key, bits in groups.items():
+        sites = [n for n in key if n >= 0]
+        needed = sorted({n for bit in bits for n in last.get(bit, ())})
+        out.append(Holder(_registers_of(file, [bit - base for bit in bits]), len(bits),
+                          tuple(decoded[n].offset for n in sites), tuple(decoded[n].mnemonic for n in sites),
+                          -1 in key, tuple(decoded[n].offset for n in needed)))
+    out.sort(key=lambda h: (-h.count, h.defined_at))
+    return PeakHolders(file, decoded[peak].offset, tuple(out))
 
 
 def _successors(decoded: list[Instruction], kernel: bool, reasons: _Reasons) -> list[tuple[int, ...]]:

@@ -12,6 +12,7 @@ from typing import Final
 from spillway.formats.codeobject import function_symbol
 from spillway.render.code_lines import source_lines_text
 from spillway.render.models import CodeModel, View
+from spillway.isa.liveness import PeakHolders
 from spillway.report.code_view import ViewedKernel
 from spillway.untrusted import visible
 
@@ -93,6 +94,9 @@ def pressure_text(viewed: ViewedKernel) -> list[str]:
                       for name, peak in (("VGPRs", pressure.vgprs), ("AGPRs", pressure.agprs),
                                          ("SGPRs", pressure.sgprs)))
     out = [f"  live registers at the peak: {peaks}; {pressure.status}"]
+    for held in pressure.holders:
+        out.extend(_holders_text(held))
+    out.extend(_sparkline(viewed))
     if pressure.undefined_reads:
         out.append(f"  undefined reads: {_plural(pressure.undefined_reads, 'instruction')} reading a register no path "
                    f"from the entry has written (first at +{pressure.first_undefined_read:#x}); not counted live "
@@ -100,9 +104,68 @@ def pressure_text(viewed: ViewedKernel) -> list[str]:
     return out
 
 
+_FILE_NAMES = {"v": "VGPRs", "a": "AGPRs", "s": "SGPRs"}
+SHOWN_GROUPS: Final = 6
+SPARK: Final = " ▁▂▃▄▅▆▇█"
+SPARK_WIDTH: Final = 64
+
+
+def _holders_text(held: PeakHolders) -> list[str]:
+    """What holds one file's peak: by the defining mnemonic, then the largest groups."""
+    total = sum(group.count for group in held.groups)
+    by_mnemonic: dict[str, int] = {}
+    for group in held.groups:
+        name = group.defined_by[0] if len(group.defined_by) == 1 and not group.from_entry else \
+            "set at entry" if group.from_entry and not group.defined_by else "several definitions"
+        by_mnemonic[name] = by_mnemonic.get(name, 0) + group.count
+    kinds = ", ".join(f"{count} {name}" for name, count in sorted(by_mnemonic.items(), key=lambda kv: -kv[1]))
+    out = [f"    at the {_FILE_NAMES[held.file][:-1]} peak (+{held.offset:#x}, {total}): {kinds}"]
+    for group in held.groups[:SHOWN_GROUPS]:
+        where = [f"{mnemonic} at +{offset:#x}" for mnemonic, offset in zip(group.defined_by, group.defined_at)]
+        if group.from_entry:
+            where.append("the entry")
+        ends = ", ".join(f"+{offset:#x}" for offset in group.last_used_at[:3]) + \
+            (", ..." if len(group.last_used_at) > 3 else "")
+        out.append(f"      {group.count:>4} {', '.join(str(r) for r in group.registers)} from "
+                   f"{'; '.join(where[:3])}{'; ...' if len(where) > 3 else ''}"
+                   + (f"; last needed at {ends}" if ends else ""))
+    if len(held.groups) > SHOWN_GROUPS:
+        rest = held.groups[SHOWN_GROUPS:]
+        out.append(f"      {sum(g.count for g in rest):>4} more in {_plural(len(rest), 'group')} "
+                   f"(--json lists every group)")
+    return out
+
+
+def _sparkline(viewed: ViewedKernel) -> list[str]:
+    """VGPR pressure along the code, the highest in each of up to SPARK_WIDTH stretches, with loops and
+    scratch accesses marked below."""
+    pressure = viewed.pressure
+    if pressure is None or not pressure.steps or not pressure.vgprs.registers:
+        return []
+    steps = pressure.steps
+    size = steps[-1].offset + steps[-1].length
+    width = min(SPARK_WIDTH, len(steps))
+    top = pressure.vgprs.registers
+    highs = [0] * width
+    for step in steps:
+        cell = step.offset * width // size
+        highs[cell] = max(highs[cell], step.vgprs)
+    line = "".join(SPARK[(high * (len(SPARK) - 1) + top - 1) // top] for high in highs)
+    marks = [" "] * width
+    for loop in viewed.listing.loops:
+        for cell in range(loop.start * width // size, min(width - 1, loop.end * width // size) + 1):
+            marks[cell] = "~"
+    for listed in viewed.listing.instructions:
+        if listed.kind.startswith("scratch"):
+            marks[min(width - 1, listed.offset * width // size)] = "S"
+    return [f"    VGPRs along the code (+0x0 .. +{size:#x}, highest {top}): {line}",
+            f"    {' ' * len(f'VGPRs along the code (+0x0 .. +{size:#x}, highest {top}): ')}{''.join(marks)}"
+            f"  (~ loop, S scratch access)"]
+
+
 def all_instructions_text(viewed: ViewedKernel) -> list[str]:
     """With --all-instructions: every instruction, its operands and the registers live at it."""
-    if viewed.pressure is None or not viewed.pressure.steps:
+    if not viewed.all_instructions or viewed.pressure is None or not viewed.pressure.steps:
         return []
     steps = viewed.pressure.steps
     width = max(len(f"+{step.offset:#x}") for step in steps)

@@ -64,7 +64,7 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
 
     def listings_of(_records, section, found: list[Optional[KernelRange]], target: str, payload):
         listed = object_listings(payload, section, found, target, own_lines=not lines_from)
-        pressures = object_pressure(section, found, target, all_instructions)
+        pressures = object_pressure(section, found, target, steps=True)      # the curve in the text needs them
         return [None if one is None else (*one, pressure) for one, pressure in zip(listed, pressures)]
 
     listings = each_code_object(paths, options, records, listings_of)
@@ -76,7 +76,8 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
                              f"symbol {function_symbol(record['symbol'])}, or the input changed while read)",
                              file=record["file"])
         listing, lines, pressure = found
-        viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines, pressure))
+        viewed.append(ViewedKernel(record, listing, twin[number] if twin is not None else lines, pressure,
+                                   all_instructions))
     return tuple(viewed)
 
 
@@ -116,12 +117,12 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
 
 def object_pressure(section: memoryview, found: list[Optional[KernelRange]], target: str, steps: bool) -> list:
     """The live registers (isa.liveness.KernelPressure) of each kernel of one
-    code object found (None where it was not); ``steps``: every instruction's
-    too."""
+    code object found (None where it was not), with what holds each peak;
+    ``steps``: every instruction's too."""
     from spillway.isa.liveness import kernel_pressure
 
     return [None if kernel is None else kernel_pressure(section, kernel.start, kernel.size, target, kernel.entry,
-                                                        steps=steps)
+                                                        steps=steps, holders=True)
             for kernel in found]
 
 

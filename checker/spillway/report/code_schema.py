@@ -85,6 +85,30 @@ class PeakModel(BaseModel):
                                               "kernel's start (null: none is ever live)")
 
 
+class HolderModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    registers: list[str] = Field(description="The registers, as runs ('v[40:71]', 'v80')")
+    count: int = Field(description="32-bit registers")
+    defined_at: list[int] = Field(description="Offsets of the instructions whose values may reach the peak in "
+                                              "them (several: defined on several paths)")
+    defined_by: list[str] = Field(description="Those instructions' mnemonics")
+    from_entry: bool = Field(description="Some path reaches the peak with the value the hardware set at entry")
+    last_used_at: list[int] = Field(description="Offsets after which no path from the peak needs them (their "
+                                                "last reads, or a loop's exit branch)")
+
+
+class AtPeakModel(BaseModel):
+    """What holds one register file's peak (issue 41)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: Literal["v", "a", "s"] = Field(description="VGPRs, AGPRs or SGPRs")
+    offset: int = Field(description="The peak instruction (the first where the peak is reached)")
+    groups: list[HolderModel] = Field(description="The live registers grouped by the instructions that defined "
+                                                  "them, most registers first; they add up to the peak")
+
+
 class PressureModel(BaseModel):
     """The kernel's live registers from its machine code (isa.liveness; version 3)."""
 
@@ -101,6 +125,7 @@ class PressureModel(BaseModel):
                                              "written (not counted as live before the first write)")
     first_undefined_read: Optional[int] = Field(description="The first such instruction's offset")
     instructions: int = Field(description="Instructions read")
+    at_peaks: list[AtPeakModel] = Field(description="What holds each file's peak (files with a peak above 0)")
 
 
 class StepModel(BaseModel):

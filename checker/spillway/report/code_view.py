@@ -10,7 +10,7 @@ AGPR copy's ``source``, each loop's ``head`` and ``back_branch``, and the
 kernel's ``source_lines`` (where the lines came from, the per-line summary).
 Version 3 added each kernel's live registers (isa.liveness): ``pressure``
 (status, the VGPR, AGPR and SGPR peaks with the first offset each is
-reached, undefined reads) and, with ``--all-instructions``,
+reached, undefined reads, what holds each peak) and, with ``--all-instructions``,
 ``all_instructions`` (every instruction's operands and the registers live
 at it).
 """
@@ -22,7 +22,7 @@ from typing import Final
 
 from spillway import __version__
 from spillway.isa.listing import KernelListing
-from spillway.isa.liveness import FilePeak, KernelPressure, PressureStep
+from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders, PressureStep
 from spillway.isa.source_lines import KernelLines, SourceLine, line_object, without_lines
 from spillway.report.code_evidence import isa_object
 
@@ -37,6 +37,7 @@ class ViewedKernel:
     listing: KernelListing
     lines: KernelLines | None = None     # None: not asked for (read as "no line table")
     pressure: KernelPressure | None = None   # the live registers (isa.liveness); None: not worked out
+    all_instructions: bool = False           # show every instruction (pressure.steps), not only the curve
 
 
 def source_object(source: SourceLine | None) -> dict | None:
@@ -67,7 +68,7 @@ def kernel_object(viewed: ViewedKernel) -> dict:
                               "source": source_object(placed.get(i.offset))}
                              for i in listing.instructions]
     found["pressure"] = pressure_object(viewed.pressure)
-    if viewed.pressure is not None and viewed.pressure.steps:
+    if viewed.all_instructions and viewed.pressure is not None:
         found["all_instructions"] = [step_object(step) for step in viewed.pressure.steps]
     found["source_lines"] = {"status": lines.status, "lines_from": lines.lines_from or None,
                              "comp_dir": lines.comp_dir, "code_sha256": lines.code_sha256,
@@ -86,7 +87,16 @@ def pressure_object(pressure: KernelPressure | None) -> dict | None:
         return None
     return {"status": pressure.status, "vgprs": _peak(pressure.vgprs), "agprs": _peak(pressure.agprs),
             "sgprs": _peak(pressure.sgprs), "undefined_reads": pressure.undefined_reads,
-            "first_undefined_read": pressure.first_undefined_read, "instructions": pressure.instructions}
+            "first_undefined_read": pressure.first_undefined_read, "instructions": pressure.instructions,
+            "at_peaks": [holders_object(held) for held in pressure.holders]}
+
+
+def holders_object(held: PeakHolders) -> dict:
+    return {"file": held.file, "offset": held.offset,
+            "groups": [{"registers": [str(r) for r in group.registers], "count": group.count,
+                        "defined_at": list(group.defined_at), "defined_by": list(group.defined_by),
+                        "from_entry": group.from_entry, "last_used_at": list(group.last_used_at)}
+                       for group in held.groups]}
 
 
 def step_object(step: PressureStep) -> dict:

@@ -58,6 +58,18 @@ def test_live_registers_peaks_in_text_and_json(capsys):
     pressure = json.loads(out)["kernels"][0]["pressure"]
     assert pressure["status"].startswith("partial: call at +0x")
     assert "all_instructions" not in json.loads(out)["kernels"][0]
+    assert [held["file"] for held in pressure["at_peaks"]] == ["v", "s"]
+
+
+def test_what_holds_the_peak_and_the_curve(capsys):
+    status, out, _ = cli(capsys, "code", GFX90A, "mfma_spill")
+    assert status == 0
+    assert "    at the AGPR peak (+0x664, 58): 26 v_accvgpr_write_b32, 16 v_mfma_f32_32x32x8f16, 16 v_accvgpr_mov_b32" \
+        in out
+    assert "        16 a[0:15] from v_mfma_f32_32x32x8f16 at +0x618; last needed at " in out
+    curve = next(line for line in out.splitlines() if "VGPRs along the code" in line)
+    # The highest VGPR count in each of 64 stretches of the code, in eighths of the peak (16).
+    assert curve.endswith("highest 16): ▃▅▆▆▆▆▆▆▆▆▆▆▆▆▆▇▇▇▇▇▅▄▇▇▇▅▆▅▅▆▃▃▃▃▅▆▇████████████████▅▆████▂▂▂▂▁"), curve
 
 
 def test_all_instructions_lists_every_instruction_with_its_operands(capsys, tmp_path):

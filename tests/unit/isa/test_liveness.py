@@ -100,3 +100,16 @@ def test_a_tiny_gfx90a_kernel_end_to_end():
     assert found.undefined_reads == 0
     branch_out = bytes.fromhex("0400" "82bf")        # s_branch +4 dwords: out of the kernel
     assert kernel_pressure(branch_out, 0, 4, "gfx90a", entry(6, 1)).status.startswith("partial: branch out")
+
+
+def test_what_holds_the_peak_of_a_tiny_kernel():
+    code = bytes.fromhex("0003027e" "01010468" "000081bf")     # v_mov v1, v0; v_add v2, v1, v0; s_endpgm
+    found = kernel_pressure(code, 0, len(code), "gfx90a", entry(6, 1), holders=True)
+    (vgprs,) = [held for held in found.holders if held.file == "v"]
+    assert vgprs.offset == 4
+    groups = {str(group.registers[0]): group for group in vgprs.groups}
+    assert set(groups) == {"v0", "v1", "v2"}
+    assert groups["v0"].from_entry and groups["v0"].defined_at == ()
+    assert groups["v1"].defined_at == (0,) and groups["v1"].defined_by == ("v_mov_b32_e32",)
+    assert groups["v2"].defined_at == (4,) and groups["v2"].last_used_at == (4,)    # never read: ends there
+    assert all(group.last_used_at == (4,) for group in vgprs.groups)
