@@ -48,7 +48,6 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
     if code.agpr_writes + code.agpr_reads:
         lines.append(f"  AGPR copies by AGPR: {code.agpr_spill_copies} spill copies, "
                      f"{code.agpr_accumulator_moves} accumulator moves (matrix ops' accumulators)")
-    lines.extend(pressure_text(viewed))
     if listing.loops:
         lines.append(f"  loops ({len(listing.loops)}; offsets from the kernel's start, objdump's <kernel+0x..>):")
         for loop in listing.loops:
@@ -76,6 +75,7 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
                          f"{i.mnemonic}")
     else:
         lines.append("  instructions: no scratch access, AGPR copy, matrix op or call")
+    lines.extend(pressure_text(viewed))
     lines.extend(all_instructions_text(viewed))
     described = {i.offset: f"{i.kind.replace('_', ' ')} {'' if i.bytes is None else f'{i.bytes} B'}".rstrip()
                  for i in listing.instructions}
@@ -116,7 +116,7 @@ def _holders_text(held: PeakHolders) -> list[str]:
     by_mnemonic: dict[str, int] = {}
     for group in held.groups:
         name = group.defined_by[0] if len(group.defined_by) == 1 and not group.from_entry else \
-            "set at entry" if group.from_entry and not group.defined_by else "several definitions"
+            "set at entry" if group.from_entry and not group.defined_by else "defined on several paths"
         by_mnemonic[name] = by_mnemonic.get(name, 0) + group.count
     kinds = ", ".join(f"{count} {name}" for name, count in sorted(by_mnemonic.items(), key=lambda kv: -kv[1]))
     out = [f"    at the {_FILE_NAMES[held.file][:-1]} peak (+{held.offset:#x}, {total}): {kinds}"]
