@@ -54,6 +54,7 @@ from spillway.isa.operands import (AGPR, SGPR, VGPR, Operands, Registers, instru
 
 PARTIAL = "partial"
 NOT_READ = "not read"
+CURVE_POINTS = 64
 
 # One bit per register: VGPRs from bit 0, AGPRs from 512, SGPRs from 768.
 _BASE = {VGPR: 0, AGPR: 512, SGPR: 768}
@@ -117,6 +118,10 @@ class KernelPressure:
     instructions: int                    # instructions read
     steps: tuple[PressureStep, ...] = ()     # every instruction, when asked for
     holders: tuple[PeakHolders, ...] = ()    # what holds each file's peak, when asked for
+    # The VGPR curve (with holders): the most VGPRs live in each of CURVE_POINTS equal stretches of the code
+    # (fewer for a short kernel), and the code's size in bytes.
+    vgpr_curve: tuple[int, ...] = ()
+    code_size: int = 0
 
     @property
     def complete(self) -> bool:
@@ -223,9 +228,15 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     undefined = 0
     first_undefined = None
     listed: list[PressureStep] = []
+    code_size = decoded[-1].offset + decoded[-1].length if decoded else 0
+    points = min(CURVE_POINTS, len(decoded)) if holders else 0
+    curve = [0] * points
     for number, instruction in enumerate(decoded):
         held = (live_in[number] | defs[number]) & (before[number] | defs[number])
         counts = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(), (held & _SGPRS).bit_count())
+        if points:
+            cell = instruction.offset * points // code_size
+            curve[cell] = max(curve[cell], counts[0])
         for peak, count in zip(peaks, counts):
             if count > peak[0]:
                 peak[0], peak[1] = count, instruction.offset
@@ -248,7 +259,8 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
             held_by.append(_holders(file, number, held, decoded, successors, defs, uses, live_in,
                                     entry_mask(entry)))
     return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
-                          undefined, first_undefined, len(decoded), tuple(listed), tuple(held_by))
+                          undefined, first_undefined, len(decoded), tuple(listed), tuple(held_by), tuple(curve),
+                          code_size)
 
 
 def _bits(mask: int) -> list[int]:

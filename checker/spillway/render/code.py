@@ -107,7 +107,6 @@ def pressure_text(viewed: ViewedKernel) -> list[str]:
 _FILE_NAMES = {"v": "VGPRs", "a": "AGPRs", "s": "SGPRs"}
 SHOWN_GROUPS: Final = 6
 SPARK: Final = " ▁▂▃▄▅▆▇█"
-SPARK_WIDTH: Final = 64
 
 
 def _holders_text(held: PeakHolders) -> list[str]:
@@ -137,20 +136,13 @@ def _holders_text(held: PeakHolders) -> list[str]:
 
 
 def _sparkline(viewed: ViewedKernel) -> list[str]:
-    """VGPR pressure along the code, the highest in each of up to SPARK_WIDTH stretches, with loops and
-    scratch accesses marked below."""
+    """VGPR pressure along the code: the most live in each stretch (isa.liveness' vgpr_curve), in eighths of
+    the peak, with loops and scratch accesses marked below."""
     pressure = viewed.pressure
-    if pressure is None or not pressure.steps or not pressure.vgprs.registers:
+    if pressure is None or not pressure.vgpr_curve or not pressure.vgprs.registers:
         return []
-    steps = pressure.steps
-    size = steps[-1].offset + steps[-1].length
-    width = min(SPARK_WIDTH, len(steps))
-    top = pressure.vgprs.registers
-    highs = [0] * width
-    for step in steps:
-        cell = step.offset * width // size
-        highs[cell] = max(highs[cell], step.vgprs)
-    line = "".join(SPARK[(high * (len(SPARK) - 1) + top - 1) // top] for high in highs)
+    size, width, top = pressure.code_size, len(pressure.vgpr_curve), pressure.vgprs.registers
+    line = "".join(SPARK[(high * (len(SPARK) - 1) + top - 1) // top] for high in pressure.vgpr_curve)
     marks = [" "] * width
     for loop in viewed.listing.loops:
         for cell in range(loop.start * width // size, min(width - 1, loop.end * width // size) + 1):
@@ -158,9 +150,8 @@ def _sparkline(viewed: ViewedKernel) -> list[str]:
     for listed in viewed.listing.instructions:
         if listed.kind.startswith("scratch"):
             marks[min(width - 1, listed.offset * width // size)] = "S"
-    return [f"    VGPRs along the code (+0x0 .. +{size:#x}, highest {top}): {line}",
-            f"    {' ' * len(f'VGPRs along the code (+0x0 .. +{size:#x}, highest {top}): ')}{''.join(marks)}"
-            f"  (~ loop, S scratch access)"]
+    label = f"VGPRs along the code (+0x0 .. +{size:#x}, highest {top}): "
+    return [f"    {label}{line}", f"    {' ' * len(label)}{''.join(marks)}  (~ loop, S scratch access)"]
 
 
 def all_instructions_text(viewed: ViewedKernel) -> list[str]:

@@ -64,7 +64,7 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
 
     def listings_of(_records, section, found: list[Optional[KernelRange]], target: str, payload):
         listed = object_listings(payload, section, found, target, own_lines=not lines_from)
-        pressures = object_pressure(section, found, target, steps=True)      # the curve in the text needs them
+        pressures = object_pressure(section, found, target, all_instructions)
         return [None if one is None else (*one, pressure) for one, pressure in zip(listed, pressures)]
 
     listings = each_code_object(paths, options, records, listings_of)

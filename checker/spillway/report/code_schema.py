@@ -126,6 +126,9 @@ class PressureModel(BaseModel):
     first_undefined_read: Optional[int] = Field(description="The first such instruction's offset")
     instructions: int = Field(description="Instructions read")
     at_peaks: list[AtPeakModel] = Field(description="What holds each file's peak (files with a peak above 0)")
+    vgpr_curve: list[int] = Field(description="VGPR pressure along the code: the most VGPRs live in each of up to "
+                                              "64 equal stretches of code_bytes (fewer for a short kernel)")
+    code_bytes: int = Field(description="The bytes of code read (the curve's stretches divide them)")
 
 
 class StepModel(BaseModel):

@@ -88,7 +88,8 @@ def pressure_object(pressure: KernelPressure | None) -> dict | None:
     return {"status": pressure.status, "vgprs": _peak(pressure.vgprs), "agprs": _peak(pressure.agprs),
             "sgprs": _peak(pressure.sgprs), "undefined_reads": pressure.undefined_reads,
             "first_undefined_read": pressure.first_undefined_read, "instructions": pressure.instructions,
-            "at_peaks": [holders_object(held) for held in pressure.holders]}
+            "at_peaks": [holders_object(held) for held in pressure.holders],
+            "vgpr_curve": list(pressure.vgpr_curve), "code_bytes": pressure.code_size}
 
 
 def holders_object(held: PeakHolders) -> dict:
