@@ -19,10 +19,11 @@ import os
 import re
 import shutil
 import sys
+from itertools import islice
 from typing import IO, Iterable, Sequence
 
 from spillway.resources.names import table_name
-from spillway.untrusted import shown, visible
+from spillway.untrusted import each_visible, shown, visible
 
 # Width of piped output when COLUMNS is not set (CI logs are wide).
 PIPED_WIDTH = 120
@@ -406,10 +407,42 @@ def tsv_cell(value) -> str:
     return visible(str(value))
 
 
+# TSV rows made into text at once, a column at a time (render.tsv's documents list up to 240,000 rows).
+_TSV_ROWS_AT_ONCE = 8192
+_TSV_BOOLS = {True: "true", False: "false"}.__getitem__
+
+
+def tsv_column(values: Sequence, known_visible: set[str]) -> Sequence[str]:
+    """Cells of one column as tsv_cell makes each, a column of one kind at once: text
+    not in ``known_visible`` tested by untrusted.each_visible, once each (a name recurs
+    once per target; those found unchanged join ``known_visible``), and each cell made
+    visible only when some may change; numbers and booleans without a call per cell."""
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        unseen = set(values).difference(known_visible)
+        if each_visible(unseen):
+            known_visible.update(unseen)
+            return values
+        return [visible(v) for v in values]
+    if kinds == {int}:
+        return list(map(str, values))
+    if kinds == {bool}:
+        return list(map(_TSV_BOOLS, values))
+    return [tsv_cell(v) for v in values]
+
+
 def tsv(header: Sequence[str], rows: Iterable[Sequence]) -> str:
-    cell = tsv_cell
+    """The header line, then a line per row, each cell tsv_cell's (made a column at
+    a time for rows of one length: check --format tsv on librocsparse1 6.4.3, 182,546
+    rows, 100 MB, in a fraction of a call per cell's CPU)."""
     lines = ["\t".join(header)]
-    lines.extend("\t".join([cell(v) for v in row]) for row in rows)
+    known_visible: set[str] = set()     # text each_visible found unchanged, for the chunks after
+    rows = iter(rows)
+    while chunk := list(islice(rows, _TSV_ROWS_AT_ONCE)):
+        if len(set(map(len, chunk))) == 1 and len(chunk[0]):
+            lines.extend(map("\t".join, zip(*[tsv_column(column, known_visible) for column in zip(*chunk)])))
+        else:
+            lines.extend("\t".join([tsv_cell(v) for v in row]) for row in chunk)
     return "\n".join(lines) + "\n"
 
 

@@ -145,21 +145,22 @@ def _case(classname: str, name: str, inner: str = "") -> str:
 _QUOTED_CHARACTERS = 32 << 20
 
 
-class _Quoted(dict):
-    """Attribute values quoted once each (a second or later target's kernels
-    are written in 0.65 s rather than 1.2 s on librocsparse1 7.2.4); emptied
-    when full."""
+class _Opened(dict):
+    """Attribute values quoted once each, without the closing quote (a kernel's
+    name is followed by its metric: ``"NAME [scratch]"``; a second or later
+    target's kernels are written in 0.65 s rather than 1.2 s on librocsparse1
+    7.2.4); emptied when full."""
 
     held = 0
 
     def __missing__(self, text: str) -> str:
-        quoted = _attribute(text)
-        if self.held + len(quoted) > _QUOTED_CHARACTERS:
+        opened = _attribute(text)[:-1]
+        if self.held + len(opened) > _QUOTED_CHARACTERS:
             self.clear()
             self.held = 0
-        self[text] = quoted
-        self.held += len(quoted)
-        return quoted
+        self[text] = opened
+        self.held += len(opened)
+        return opened
 
 
 def suite_name_for(baseline_path: str) -> str:
@@ -183,17 +184,23 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
     suite = suite or suite_name_for(result.baseline_path)
     gone = len(result.vanished) + len(result.removed_targets)
     failures = len(result.failures) + gone
-    tests = len(result.findings) + gone
+    tests = len(result.findings) + gone     # (len: of the rows, no Finding made)
 
     def cases() -> Iterator[str]:
-        quoted = _Quoted()
-        for finding in result.findings:
+        opened = _Opened()
+        classnames: dict[str, str] = {}     # a target's test class, quoted
+        # The findings as rows (CheckResult.finding_rows): a passing one, most of a library's, is
+        # one line made of its target, name and metric; only a failure is made a Finding.
+        for row in result.finding_rows():
+            target, _key, name, metric, _allowed, _actual, passed, _new, _dynamic = row
+            classname = classnames.get(target)
+            if classname is None:
+                classname = classnames[target] = opened[f"{suite}.{target}"] + '"'
             # (A metric's name needs no escaping: the kernel's name is quoted once for every metric.)
-            classname = quoted[f"{suite}.{finding.target}"]
-            name = f'{quoted[finding.name][:-1]} [{finding.metric}]"'
-            if finding.passed:
-                yield _case(classname, name)
+            if passed:
+                yield f'    <testcase classname={classname} name={opened[name]} [{metric}]" time="0" />\n'
                 continue
+            finding = Finding(*row)
             message = finding.message()
             if accept is not None:
                 message += f"; accept with: {accept(finding)}"
@@ -203,17 +210,17 @@ def document_chunks(result: CheckResult, suite: Optional[str] = None,
             figures = code.get((finding.target, finding.key)) if code else None
             if figures is not None:
                 text += f"{_data(figures.text(quote=shown))}\n"
-            yield _case(classname, name, _tag("failure", {"type": finding.metric, "message": message}, ">")
-                        + text + "</failure>")
+            yield _case(classname, f'{opened[name]} [{metric}]"',
+                        _tag("failure", {"type": finding.metric, "message": message}, ">") + text + "</failure>")
         for target in result.removed_targets:
             message = target.line(shown) + (f"; accept with: {removals.target(target)}" if removals else "")
-            yield _case(quoted[f"{suite}.{target.target}"], f'{quoted[target.target][:-1]} [built]"',
+            yield _case(opened[f"{suite}.{target.target}"] + '"', f'{opened[target.target]} [built]"',
                         _tag("failure", {"type": "removed-target", "message": message}, ">")
                         + f"target: {_data(shown(target.target))}\n{_data(message)}\n" + "</failure>")
         for target_id, key, name in result.vanished:
             message = "in the baseline, no longer built" + (f"; accept with: {removals.kernel(key)}" if removals
                                                             else "")
-            yield _case(quoted[f"{suite}.{target_id}"], f'{quoted[name][:-1]} [built]"',
+            yield _case(opened[f"{suite}.{target_id}"] + '"', f'{opened[name]} [built]"',
                         _tag("failure", {"type": "removed", "message": message}, ">")
                         + f"kernel: {_data(shown(name))}\nkey: {_data(shown(key))}\ntarget: {_data(shown(target_id))}\n"
                         f"{_data(message)}\n"

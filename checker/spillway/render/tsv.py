@@ -7,6 +7,7 @@ one without --force)."""
 from __future__ import annotations
 
 from functools import singledispatch
+from operator import itemgetter
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from spillway.render.models import CheckModel, CompareModel, ReportModel, View
@@ -56,11 +57,15 @@ COMPARE_CODE_TSV_FIELDS = ("code", "code_notes", "old_code_sha256", "new_code_sh
 TSV_HEADERS.add("\t".join(COMPARE_TSV_FIELDS + COMPARE_CODE_TSV_FIELDS).encode())
 
 
+# A finding's fields (gate.check.CheckResult.finding_rows) in CHECK_TSV_FIELDS' order.
+_CHECK_ROW = itemgetter(0, 2, 1, 3, 4, 5, 6, 7, 8)
+
+
 def check_tsv_rows(result: CheckResult):
     """One row per kernel and metric; then a failing row, metric ``built``, per target no
     longer built (name and key empty) and per baseline kernel no longer built."""
-    for f in result.findings:
-        yield (f.target, f.name, f.key, f.metric, f.allowed, f.actual, f.passed, f.new_kernel, f.dynamic_stack)
+    # (the rows of the findings, the name before the key: no Finding object per kernel)
+    yield from map(_CHECK_ROW, result.finding_rows())
     for t in result.removed_targets:
         yield (t.target, "", "", "built", None, None, False, False, False)
     for target, key, name in result.vanished:
