@@ -310,17 +310,18 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
         # each, the findings took 0.66 CPU-s, the tuples 0.1); _Findings makes the objects for
         # those who ask.  Nothing here makes a reference cycle: the collector's passes over the
         # tuples are spared, as gate.kernels spares them.
-        # (target, key) is unique: the kernel and its entry after them are never compared.
-        entry_of = entries.get
-        order = sorted([(ident[0], kernel.name, ident[1], kernel, entry_of(ident)) for ident, kernel in usage.items()])
-        rows: list[tuple] = []
-        append = rows.append
-        # An absent kernel's findings after its target, key and name, worked out once per
-        # Resources object (shared, as above).
-        absent_tails: dict[int, list[tuple]] = {}
         collecting = gc.isenabled()
         gc.disable()
         try:
+            # (target, key) is unique: the kernel and its entry after them are never compared.
+            entry_of = entries.get
+            order = sorted([(ident[0], kernel.name, ident[1], kernel, entry_of(ident))
+                            for ident, kernel in usage.items()])
+            rows: list[tuple] = []
+            append = rows.append
+            # An absent kernel's findings after its target, key and name, worked out once per
+            # Resources object (shared, as above).
+            absent_tails: dict[int, list[tuple]] = {}
             for target, name, key, kernel, entry in order:
                 if entry is not None:
                     rows.extend(_fields(f) for f in _kernel_findings((target, key), kernel, entry, gate, absent_rules))

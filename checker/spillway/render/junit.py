@@ -20,6 +20,7 @@ untrusted.LINE_STRING_LIMIT characters of each string from the binary.
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 
 from spillway.gate.check import CheckResult, Finding, RemovalCommands
@@ -121,14 +122,10 @@ def _document(suite: str, tests: int, failures: int, errors: int, skipped: int,
         head += ["      " + _tag("property", {"name": name, "value": value}) for name, value in properties.items()]
         head.append("    </properties>")
     yield _HEAD + ("\n".join(head) + "\n").encode("utf-8")
-    piece: list[str] = []
-    for case in cases:
-        piece.append(case)
-        if len(piece) >= _CASES_PER_PIECE:
-            yield "".join(piece).encode("utf-8")
-            piece.clear()
-    piece.append("  </testsuite>\n</testsuites>\n")
-    yield "".join(piece).encode("utf-8")
+    # (islice takes the cases: no Python step per case here, 182,546 of them on librocsparse1 6.4.3)
+    while piece := list(islice(cases, _CASES_PER_PIECE)):
+        yield "".join(piece).encode("utf-8")
+    yield b"  </testsuite>\n</testsuites>\n"
 
 
 def _case(classname: str, name: str, inner: str = "") -> str:
