@@ -307,35 +307,29 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     def every_row() -> list[tuple]:
         # Every finding as a tuple of its fields (Finding.__slots__' order): TSV and JUnit list
         # all 178,610 kernels of librocsparse1 6.4.3 and need no object per kernel (made one
-        # each, the findings took 0.66 CPU-s, the tuples 0.1); _Findings makes the objects for
-        # those who ask.  Nothing here makes a reference cycle: the collector's passes over the
-        # tuples are spared, as gate.kernels spares them.
+        # each, the findings took 0.66 CPU-s); _Findings makes the objects for those who ask.
+        # Nothing here makes a reference cycle: the collector's passes are spared, as
+        # gate.kernels spares them.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            # (target, key) is unique: the kernel and its entry after them are never compared.
-            entry_of = entries.get
-            order = sorted([(ident[0], kernel.name, ident[1], kernel, entry_of(ident))
+            # A kernel's findings after its target, key and name: an absent kernel's worked out
+            # once per Resources object (shared, as above: 30,422 of 178,610), a recorded one's
+            # against its entry.
+            shared = {id(kernel.resources): kernel.resources for kernel in usage.values()}
+            absent_tails = {address: _absent_figures(resources, absent_rules) for address, resources in shared.items()}
+            recorded_tails = {ident: [_fields(f)[3:] for f in _kernel_findings(ident, usage[ident], entry, gate,
+                                                                             absent_rules)]
+                              for ident, entry in entries.items() if ident in usage}
+            # (target, key) is unique: the findings after them are never compared.
+            recorded = recorded_tails.get
+            order = sorted([(ident[0], kernel.name, ident[1],
+                             recorded(ident) or absent_tails[id(kernel.resources)])
                             for ident, kernel in usage.items()])
-            rows: list[tuple] = []
-            append = rows.append
-            # An absent kernel's findings after its target, key and name, worked out once per
-            # Resources object (shared, as above).
-            absent_tails: dict[int, list[tuple]] = {}
-            for target, name, key, kernel, entry in order:
-                if entry is not None:
-                    rows.extend(_fields(f) for f in _kernel_findings((target, key), kernel, entry, gate, absent_rules))
-                    continue
-                tails = absent_tails.get(id(kernel.resources))
-                if tails is None:
-                    tails = absent_tails[id(kernel.resources)] = [
-                        _fields(f)[3:] for f in _kernel_findings((target, key), kernel, None, gate, absent_rules)]
-                for tail in tails:
-                    append((target, key, name) + tail)
+            return [(target, key, name) + tail for target, name, key, tails in order for tail in tails]
         finally:
             if collecting:
                 gc.enable()
-        return rows
 
     return CheckResult(baseline_path, gate, len(usage), _Findings(every_row), vanished, new_kernels,
                        occupancy_model or baseline.occupancy_model or UNNAMED_MODEL, failing, removed_targets, fewer)
@@ -375,13 +369,7 @@ def _kernel_findings(ident: Kernel, kernel: KernelUsage, entry, gate: tuple[str,
     target, key = ident
     resources = kernel.resources
     if entry is None:
-        found = []
-        for name, value, within, allowed in absent_rules:
-            actual = value(resources)
-            dynamic_over = name == "scratch" and resources.dynamic_stack
-            found.append(Finding(target, key, kernel.name, name, allowed, actual,
-                                 within(actual, allowed) and not dynamic_over, True, dynamic_over))
-        return found
+        return [Finding(target, key, kernel.name, *figures) for figures in _absent_figures(resources, absent_rules)]
     dynamic_allowed = bool(entry.allow.dynamic_stack) or (
         entry.allow.scratch is None and entry.recorded.dynamic_stack)
     found = []
@@ -396,6 +384,18 @@ def _kernel_findings(ident: Kernel, kernel: KernelUsage, entry, gate: tuple[str,
                              metric.within(actual, allowed) and not dynamic_over,
                              new_kernel=False, dynamic_stack=dynamic_over))
     return found
+
+
+def _absent_figures(resources, absent_rules: list) -> list[tuple]:
+    """A kernel absent from the baseline, held to the new-kernel allowances: for each
+    gated metric, its finding's fields from ``metric`` on (metric, allowed, actual,
+    passed, new_kernel, dynamic_stack)."""
+    figures = []
+    for name, value, within, allowed in absent_rules:
+        actual = value(resources)
+        dynamic_over = name == "scratch" and resources.dynamic_stack
+        figures.append((name, allowed, actual, within(actual, allowed) and not dynamic_over, True, dynamic_over))
+    return figures
 
 
 def _fields(finding: Finding) -> tuple:
