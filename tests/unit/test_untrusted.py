@@ -118,6 +118,44 @@ def test_visible_shows_what_it_escapes():
         assert untrusted.visible(ordinary) is ordinary
 
 
+# Text each_visible is asked about: ASCII (its fast path: a byte table), the characters visible
+# escapes, the blanks and marks a workflow command hides behind, and the rest of Unicode.
+_COLUMN_TEXT = st.text(st.one_of(st.sampled_from("ab:#[ \t\n\r\x00\x1b\x7f\x9b\xa0\u3000\u202e\u2028\udcff"),
+                                 st.characters()), max_size=12)
+
+
+@given(st.lists(_COLUMN_TEXT, max_size=6))
+def test_each_visible_says_yes_only_when_visible_changes_nothing(texts):
+    """A TSV column skips visible's call per cell when each_visible says so: it may say
+    no for a column visible leaves alone (then every cell goes through visible), never
+    yes for one it changes."""
+    unchanged = all(untrusted.visible(text) == text for text in texts)
+    assert not untrusted.each_visible(texts) or unchanged
+    # (no only for what isprintable refuses, "##[" or a leading "::" in some text, or a "##[" across two)
+    expected = (all(t.isprintable() and "##[" not in t and not t.lstrip().startswith("::") for t in texts)
+                and "##[" not in "".join(texts))
+    assert untrusted.each_visible(texts) == expected
+
+
+@pytest.mark.parametrize("label", sorted(NAMES))
+def test_a_column_holding_a_hostile_name_is_made_visible(label):
+    """One hostile name among ordinary ones: the TSV column (render.grid.tsv_column)
+    is each cell's tsv_cell, the hostile one escaped."""
+    from spillway.render.grid import tsv_cell, tsv_column
+
+    column = ("void k<int>(float*)", NAMES[label], "ns::k()", NAMES[label])
+    made = tsv_column(column, set())
+    assert list(made) == [tsv_cell(text) for text in column]
+    assert list(tsv_column((column[0], column[2]), set())) == [column[0], column[2]]     # (as they are)
+
+
+def test_every_ascii_character_but_the_controls_is_printable():
+    """each_visible's ASCII path: isprintable refuses exactly U+0000-U+001F and U+007F."""
+    assert [c for c in range(128) if not chr(c).isprintable()] == [*range(32), 127]
+    for code in range(128):
+        assert untrusted.each_visible([f"a{chr(code)}b"]) == (chr(code).isprintable())
+
+
 def test_a_name_is_cut_with_a_marker():
     assert untrusted.cut("x" * 10, 4) == "xxxx… (+6 characters)"
     assert untrusted.cut("short", 10) == "short"

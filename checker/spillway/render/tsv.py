@@ -7,7 +7,7 @@ one without --force)."""
 from __future__ import annotations
 
 from functools import singledispatch
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from spillway.render.models import CheckModel, CompareModel, ReportModel, View
 from spillway.resources.occupancy import next_step_text
@@ -56,15 +56,21 @@ COMPARE_CODE_TSV_FIELDS = ("code", "code_notes", "old_code_sha256", "new_code_sh
 TSV_HEADERS.add("\t".join(COMPARE_TSV_FIELDS + COMPARE_CODE_TSV_FIELDS).encode())
 
 
+# A finding's fields (gate.check.CheckResult.finding_rows: target, key, name, ...) in
+# CHECK_TSV_FIELDS' order: the name before the key.
+CHECK_TSV_ORDER = (0, 2, 1, 3, 4, 5, 6, 7, 8)
+
+
 def check_tsv_rows(result: CheckResult):
-    """One row per kernel and metric; then a failing row, metric ``built``, per target no
-    longer built (name and key empty) and per baseline kernel no longer built."""
-    for f in result.findings:
-        yield (f.target, f.name, f.key, f.metric, f.allowed, f.actual, f.passed, f.new_kernel, f.dynamic_stack)
+    """One row per kernel and metric, a finding's fields (CHECK_TSV_ORDER gives them in
+    CHECK_TSV_FIELDS' order; no Finding object per kernel); then a failing row, metric
+    ``built``, per target no longer built (name and key empty) and per baseline kernel no
+    longer built."""
+    yield from result.finding_rows()
     for t in result.removed_targets:
         yield (t.target, "", "", "built", None, None, False, False, False)
     for target, key, name in result.vanished:
-        yield (target, name, key, "built", None, None, False, False, False)
+        yield (target, key, name, "built", None, None, False, False, False)
 
 
 def compare_tsv_rows(comparison: Comparison, everything: bool):
@@ -124,20 +130,21 @@ def isa_tsv_cells(isa: dict) -> list:
     cells[ISA_TSV_FIELDS.index("loop_spans")] = ",".join(f"{lo:#x}-{hi:#x}" for lo, hi in isa["loop_spans"])
     return cells
 
-def tsv(header: Sequence[str], rows: Iterable[Sequence]) -> str:
-    """Tab-separated values: the header line, then one line per row (render.grid.tsv_cell)."""
+def tsv(header: Sequence[str], rows: Iterable[Sequence], order: Sequence[int] | None = None) -> Iterator[bytes]:
+    """Tab-separated values: the header line, then one line per row (render.grid.tsv_cell), as
+    UTF-8 in pieces; ``order``: the rows' items to show, in this order (default: all)."""
     from spillway.render.grid import tsv as table_tsv
 
-    return table_tsv(header, rows)
+    return table_tsv(header, rows, order)
 
 
 @singledispatch
-def document(model, view: View) -> str:
+def document(model, view: View) -> Iterator[bytes]:
     raise TypeError(f"no TSV for {type(model).__name__}")
 
 
 @document.register
-def _(model: ReportModel, view: View) -> str:
+def _(model: ReportModel, view: View) -> Iterator[bytes]:
     if model.isa:
         rows = ([*(k.get(f) for f in REPORT_TSV_FIELDS), *isa_tsv_cells(k["isa"])] for k in model.kernels)
         return tsv(REPORT_TSV_FIELDS + ISA_TSV_FIELDS, rows)
@@ -145,11 +152,11 @@ def _(model: ReportModel, view: View) -> str:
 
 
 @document.register
-def _(model: CheckModel, view: View) -> str:
-    return tsv(CHECK_TSV_FIELDS, check_tsv_rows(model.result))    # (removals: metric "built")
+def _(model: CheckModel, view: View) -> Iterator[bytes]:
+    return tsv(CHECK_TSV_FIELDS, check_tsv_rows(model.result), CHECK_TSV_ORDER)    # (removals: metric "built")
 
 
 @document.register
-def _(model: CompareModel, view: View) -> str:
+def _(model: CompareModel, view: View) -> Iterator[bytes]:
     fields = COMPARE_TSV_FIELDS + COMPARE_CODE_TSV_FIELDS if model.comparison.code else COMPARE_TSV_FIELDS
     return tsv(fields, compare_tsv_rows(model.comparison, view.everything))
