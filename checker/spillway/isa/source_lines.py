@@ -49,10 +49,6 @@ CODE_NOT_READ = "code not read"                     # the kernel's code was not 
 CODE_OBJECT = "code object"                         # the kernel's own code object
 DEBUG_TWIN = "debug twin"
 _SOPP_BYTES = 4
-# What ``inferred`` means, in the words every schema and page gives it (one definition).
-INFERRED_LINE = ("the row said line 0 (code LLVM gives no line, often spill code or a loop head): the line of the "
-                 "nearest preceding instruction of the same basic block, or with none the first row with a line "
-                 "after it in the block")
 _PLACED = (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND, AGPR_WRITE_KIND, AGPR_READ_KIND)
 
 
@@ -62,7 +58,7 @@ class SourceLine:
     line: int          # from 1
     column: int        # 0: the row names no column
     inferred: bool     # the row said line 0: the line of the nearest preceding instruction of the same basic
-    #                    block, or with none the first row with a line after it in the block (INFERRED_LINE)
+    #                    block, or with none the first row with a line after it in the block (constants.INFERRED_LINE)
 
 
 @dataclass(frozen=True)
