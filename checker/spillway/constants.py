@@ -14,6 +14,11 @@ READABLE_REPORT_SCHEMAS: Final = ("spillway.report/2", "spillway.report/3", REPO
 MIX_CLASSES: Final = ("valu", "salu", "vmem", "smem", "lds", "matrix", "scratch", "agpr_copy", "branch",
                       "waitcnt", "other")
 
+# What a source line's ``inferred`` flag means (isa.source_lines' rule), in the words every schema gives it.
+INFERRED_LINE: Final = ("the row said line 0 (code LLVM gives no line: often spill code, a loop's head): the line "
+                        "of the nearest preceding instruction of the same basic block, or with none the first row "
+                        "with a line after it in the block")
+
 # Compiler processes `spillway matrix build` runs at once (one per core here).
 MATRIX_DEFAULT_JOBS = 2
 

@@ -92,7 +92,9 @@ def _same(ours: SourceLine | None, oracle: OracleFunction, address: int, where) 
         return False
     assert ours is not None, where
     assert (ours.line, ours.column, ours.inferred) == (theirs.line, theirs.column, theirs.inferred), where
-    assert (ours.file, ours.line) == (oracle.shown[address].path, oracle.shown[address].line), where
+    # objdump shows a line taken from a row after the instruction (issue 41) at that row's instruction.
+    origin = oracle.shown[address if theirs.source < address else theirs.source]
+    assert (ours.file, ours.line) == (origin.path, origin.line), where
     return True
 
 

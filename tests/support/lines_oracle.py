@@ -22,9 +22,13 @@ object's line tables, never read by spillway's parser.
   instructions objdump prints: the last row at or before the address in the
   sequence holding it; a row of line 0 takes the line and column of the
   nearest preceding instruction of the same basic block whose row has a line
-  (inferred); basic blocks start at ``start``, at the target of each
-  ``s_branch``/``s_cbranch_*`` (not join/fork) inside the function and after
-  each such branch.
+  (inferred); with none (issue 41), the line and column of the first row
+  after its row in the sequence, in the order llvm-dwarfdump prints them,
+  whose line is not 0 and which has a length (the next row's address is
+  greater), when that row's address is still in the block (inferred); basic
+  blocks start at ``start``, at the target of each ``s_branch``/
+  ``s_cbranch_*`` (not join/fork) inside the function and after each such
+  branch, and end where the next one starts or at ``end``.
 """
 
 from __future__ import annotations
@@ -146,6 +150,22 @@ def row_at(sequence_list: list[list[Row]], address: int) -> Row | None:
     return None
 
 
+def first_line_after(sequence_list: list[list[Row]], address: int, ceiling: int) -> Row | None:
+    """The first row after the one ``address`` takes (row_at) in its
+    sequence whose line is not 0, which has a length and whose address is
+    below ``ceiling``."""
+    for rows in sequence_list:
+        if rows[0].address <= address < rows[-1].address:
+            at = bisect_right([r.address for r in rows[:-1]], address) - 1
+            for row, following in zip(rows[at + 1:-1], rows[at + 2:]):
+                if row.address >= ceiling:
+                    return None
+                if row.line and following.address > row.address:
+                    return row
+            return None
+    return None
+
+
 def expected_lines(sequence_list: list[list[Row]], insns: list[Insn], start: int, end: int
                    ) -> dict[int, Expected | None]:
     """Address -> the line issue 32's rule gives each instruction of the function [start, end)."""
@@ -160,6 +180,7 @@ def expected_lines(sequence_list: list[list[Row]], insns: list[Insn], start: int
                 blocks.add(insn.address + 4)
     out: dict[int, Expected | None] = {}
     last: Expected | None = None
+    ordered: list[int] = []          # the block starts and ``end``, sorted when first needed
     for insn in mine:
         if insn.address in blocks:
             last = None
@@ -168,8 +189,13 @@ def expected_lines(sequence_list: list[list[Row]], insns: list[Insn], start: int
             last = out[insn.address] = Expected(row.line, row.column, False, insn.address)
         elif last is not None:
             out[insn.address] = Expected(last.line, last.column, True, last.source)
-        else:
+        elif row is None:
             out[insn.address] = None
+        else:
+            ordered = ordered or sorted(blocks) + [end]
+            ceiling = ordered[bisect_right(ordered, insn.address)]
+            after = first_line_after(sequence_list, insn.address, ceiling)
+            out[insn.address] = None if after is None else Expected(after.line, after.column, True, after.address)
     return out
 
 

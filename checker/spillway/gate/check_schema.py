@@ -12,6 +12,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spillway.constants import INFERRED_LINE
 from spillway.gate.check import CHECK_SCHEMA
 from spillway.gate.metrics import MetricName
 from spillway.report.record import OccupancyModelChoice
@@ -28,8 +29,7 @@ class SourceModel(BaseModel):
                                   "directory), forward slashes")
     line: int
     column: int = Field(description="0: the line table names none")
-    inferred: bool = Field(description="The line table said line 0 there: the line of an earlier instruction "
-                                       "of the same basic block")
+    inferred: bool = Field(description=INFERRED_LINE[0].upper() + INFERRED_LINE[1:])
     chosen_by: Literal["the line with the most scratch traffic", "the kernel's first instruction"]
 
 

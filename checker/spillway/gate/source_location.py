@@ -43,7 +43,7 @@ class SourceLocation:
     path: str            # relative to the source root, with forward slashes
     line: int
     column: int          # 0: none named
-    inferred: bool       # the line table said line 0 there: the line of an earlier instruction of its block
+    inferred: bool       # the line table said line 0 there (constants.INFERRED_LINE)
     chosen_by: str       # MOST_SCRATCH or KERNEL_ENTRY
 
     def as_dict(self) -> dict:

@@ -7,10 +7,13 @@ Which row: the last row of the sequence holding the instruction's address
 whose address is at or before it (LLVM's lookup, as ``llvm-objdump -l`` and
 ``llvm-symbolizer`` print it).  A row of line 0 (code LLVM gives no line:
 often spill code) makes the instruction take the line of the nearest
-preceding instruction of the same basic block that has one, flagged
-``inferred``; with none, the instruction has no line.  Basic blocks start at
-the kernel's start, at each branch's target inside the kernel and after each
-branch (``s_branch``/``s_cbranch_*``, the evidence's rule; SOPP, 4 bytes).
+preceding instruction of the same basic block that has one; with none (a
+line-0 stretch at the start of a block: loop heads often), the line of the
+first row after it in the same block that has a line (and a length), both
+flagged ``inferred``; with neither, the instruction has no line.  Basic
+blocks start at the kernel's start, at each branch's target inside the
+kernel and after each branch (``s_branch``/``s_cbranch_*``, the evidence's
+rule; SOPP, 4 bytes), and end where the next one starts or the kernel ends.
 
 A debug twin: the same kernels built again with ``-gline-tables-only``
 (which leaves the code byte-identical: docs/source-lines.md).  Its lines
@@ -54,13 +57,14 @@ class SourceLine:
     file: str          # the path as the line table joins it (LineTable.file_path: absolute when the build was)
     line: int          # from 1
     column: int        # 0: the row names no column
-    inferred: bool     # the row said line 0: the line of the nearest preceding instruction of the same basic block
+    inferred: bool     # the row said line 0: the line of the nearest preceding instruction of the same basic
+    #                    block, or with none the first row with a line after it in the block (constants.INFERRED_LINE)
 
 
 @dataclass(frozen=True)
 class PlacedInstruction:
     instruction: ListedInstruction     # a scratch access or AGPR copy of the kernel's listing
-    source: SourceLine | None          # None: no row covers it, or line 0 with no earlier line in its block
+    source: SourceLine | None          # None: no row covers it, or line 0 with no other line in its block
 
 
 @dataclass(frozen=True)
@@ -147,16 +151,19 @@ class ObjectLines:
         span = self.spans[section][at]
         return span if offset < span[1] else None
 
-    def place(self, section: str, offset: int, block_start: int) -> SourceLine | None:
+    def place(self, section: str, offset: int, block_start: int, block_end: int | None = None
+              ) -> SourceLine | None:
         """The line of the instruction at ``offset`` (in ``section``) whose
-        basic block starts at ``block_start``."""
-        return self.place_many(section, 0, [offset], [block_start])[0]
+        basic block is [block_start, block_end) (None: to its sequence's end)."""
+        return self.place_many(section, 0, [offset], [block_start], block_end)[0]
 
-    def place_many(self, section: str, start: int, offsets: Sequence[int], blocks: Sequence[int]
-                   ) -> list[SourceLine | None]:
+    def place_many(self, section: str, start: int, offsets: Sequence[int], blocks: Sequence[int],
+                   end: int | None = None) -> list[SourceLine | None]:
         """place() of the instructions at ``start + offset`` for each of
         ``offsets``, whose basic blocks start at ``start + block`` for the last
-        of the (sorted) ``blocks`` at or before each offset."""
+        of the (sorted) ``blocks`` at or before each offset and end at the next
+        one's start, the last one at ``start + end`` (the kernel's size;
+        None: at its sequence's end)."""
         out: list[SourceLine | None] = []
         span: tuple[int, int, int, int] | None = None
         first = stop = base = number = 0
@@ -181,8 +188,9 @@ class ObjectLines:
             elif lines[row]:
                 out.append(self._line(number, row, False))
             else:
-                # Line 0: the nearest earlier row that covers an instruction of the same block.
-                floor = start + blocks[bisect_right(blocks, offset) - 1] + base
+                # Line 0: the nearest earlier row that covers an instruction of the same block ...
+                block = bisect_right(blocks, offset)
+                floor = start + blocks[block - 1] + base
                 found = None
                 for earlier in range(row - 1, first - 1, -1):
                     upper = addresses[earlier + 1]
@@ -191,6 +199,17 @@ class ObjectLines:
                     if lines[earlier] and addresses[earlier] < upper:
                         found = self._line(number, earlier, True)
                         break
+                if found is None:
+                    # ... else the first later row of the block with a line and a length (rows of no length
+                    # describe no instruction: LLVM's lookup never returns them).
+                    ceiling = (start + blocks[block] + base if block < len(blocks)
+                               else start + end + base if end is not None else addresses[stop])
+                    for later in range(row + 1, stop):
+                        if addresses[later] >= ceiling:
+                            break
+                        if lines[later] and addresses[later] < addresses[later + 1]:
+                            found = self._line(number, later, True)
+                            break
                 out.append(found)
         return out
 
@@ -260,7 +279,7 @@ def instruction_lines(lines: ObjectLines, section: str, start: int, size: int,
     """The line of each of a kernel's decoded ``instructions`` (offsets from
     its start ``start`` in ``section``, ``size`` bytes)."""
     blocks = block_starts(branches_of(instructions), size)
-    return lines.place_many(section, start, [instruction.offset for instruction in instructions], blocks)
+    return lines.place_many(section, start, [instruction.offset for instruction in instructions], blocks, size)
 
 
 def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], lines: ObjectLines | None,
@@ -285,11 +304,12 @@ def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], li
     blocks = block_starts(branches, code.code_bytes)
     chosen = [i for i in listing.instructions if i.kind in _PLACED]
     placed = [PlacedInstruction(i, source)
-              for i, source in zip(chosen, lines.place_many(section, start, [i.offset for i in chosen], blocks))]
+              for i, source in zip(chosen, lines.place_many(section, start, [i.offset for i in chosen], blocks,
+                                                             code.code_bytes))]
     scratch = [p for p in placed if p.instruction.kind in (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND)]
     copies = [p for p in placed if p.instruction.kind in (AGPR_WRITE_KIND, AGPR_READ_KIND)]
     ends = lines.place_many(section, start, [offset for loop in listing.loops for offset in (loop.start, loop.end)]
-                            + [0], blocks)
+                            + [0], blocks, code.code_bytes)
     loops = tuple(PlacedLoop(loop, ends[2 * n], ends[2 * n + 1]) for n, loop in enumerate(listing.loops))
     return KernelLines(PLACED, lines_from, code.code_sha256, described, lines.comp_dir(section, start),
                        tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans), ends[-1])

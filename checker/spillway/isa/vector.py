@@ -1103,7 +1103,7 @@ def line_traffic_many(code: bytes | memoryview, kernels: list[tuple[int, int, bo
             held = np.frombuffer(bytes(accumulator_mask(family.name, matrix, movs)), np.uint8).astype(bool)
             agpr = np.where(kind[copies] == AGPR_WRITE, bits0[copies] & 0xFF, (bits1[copies] & 0x1FF) - 256)
             spill = ~((agpr >= 0) & held[np.maximum(agpr, 0)])
-        found, inferred = rows.place(sections[n], start, np.concatenate((access_at, copy_at)), blocks)
+        found, inferred = rows.place(sections[n], start, np.concatenate((access_at, copy_at)), blocks, size)
         count = len(access_at)
         keys, inverse = np.unique(rows.line_keys(found), return_inverse=True)
         inverse = inverse.reshape(-1)
@@ -1148,8 +1148,9 @@ def _widths(name: str) -> np.ndarray:
 
 class _RowIndex:
     """ObjectLines' sequences as arrays: each table's rows, and for each row
-    the nearest earlier row of its table that has a line and a length (the
-    line-0 inference of ObjectLines.place_many, for sorted sequences)."""
+    the nearest earlier and the nearest later row of its table that has a
+    line and a length (the line-0 inference of ObjectLines.place_many, for
+    sorted sequences)."""
 
     def __init__(self, lines: ObjectLines):
         self.lines = lines
@@ -1160,7 +1161,9 @@ class _RowIndex:
             index = np.arange(len(address), dtype=np.int64)
             valid = (line != 0) & (address < np.append(address[1:], np.iinfo(np.int64).min))
             earlier = np.concatenate(([-1], np.maximum.accumulate(np.where(valid, index, -1))[:-1]))
-            self.tables.append((address, line, earlier))
+            past = len(address)
+            later = np.concatenate((np.minimum.accumulate(np.where(valid, index, past)[::-1])[::-1][1:], [past]))
+            self.tables.append((address, line, earlier, later))
         self.offsets = np.cumsum([0] + [len(table.rows) for table in lines.tables])
         # (table, file, line) of every row as one number: table << 48 | file << 32 | line; rows that cannot
         # (2**15 tables, 2**16 files) are numbered as they are, with 1 << 62 (line_of_key looks them up).
@@ -1175,10 +1178,11 @@ class _RowIndex:
                 if lines.tables else np.zeros(0, np.int64)
         self.seen: dict[int, tuple[str, int]] = {}
 
-    def place(self, section: str, start: int, offsets: np.ndarray, blocks: np.ndarray
+    def place(self, section: str, start: int, offsets: np.ndarray, blocks: np.ndarray, size: int
               ) -> tuple[np.ndarray, np.ndarray]:
         """(the row each instruction at ``start + offset`` takes, numbered
-        across the tables, -1 for none; whether by inference)."""
+        across the tables, -1 for none; whether by inference) in the kernel
+        of ``size`` bytes whose basic blocks start at the sorted ``blocks``."""
         found = np.full(len(offsets), -1, np.int64)
         inferred = np.zeros(len(offsets), bool)
         spans = self.lines.spans.get(section, [])
@@ -1187,12 +1191,14 @@ class _RowIndex:
         where = offsets + start
         lows = np.array(self.lines.lows[section], np.int64)
         which = np.searchsorted(lows, where, "right") - 1
-        floors = start + blocks[np.searchsorted(blocks, offsets, "right") - 1]
+        block = np.searchsorted(blocks, offsets, "right")
+        floors = start + blocks[block - 1]
+        ceilings = start + np.append(blocks, size)[block]
         for span_number in np.unique(which[which >= 0]).tolist():
             low, high, number, sequence_number = spans[span_number]
             sequence = self.lines.tables[number].sequences[sequence_number]
             mine = np.nonzero((which == span_number) & (where < high))[0]
-            address, line, earlier = self.tables[number]
+            address, line, earlier, later = self.tables[number]
             base = sequence.base
             row = np.searchsorted(address[sequence.first:sequence.stop - 1], where[mine] + base, "right") - 1 \
                 + sequence.first
@@ -1203,6 +1209,13 @@ class _RowIndex:
             zero, zero_row = mine[~direct], row[~direct]
             source = earlier[zero_row]
             usable = (source >= sequence.first) & (address[np.maximum(source, 0) + 1] > floors[zero] + base)
+            found[zero[usable]] = source[usable] + self.offsets[number]
+            inferred[zero[usable]] = True
+            # None earlier in the block: the first later row of the block with a line.
+            zero, zero_row = zero[~usable], zero_row[~usable]
+            source = later[zero_row]
+            usable = (source < sequence.stop - 1) & (address[np.minimum(source, len(address) - 1)]
+                                                    < ceilings[zero] + base)
             found[zero[usable]] = source[usable] + self.offsets[number]
             inferred[zero[usable]] = True
         return found, inferred

@@ -20,7 +20,7 @@ from spillway.untrusted import visible
 
 def where(source: SourceLine | None, comp_dir: str) -> str:
     """``file:line:column`` (no column when the row names none), ``(inferred)``
-    after a line taken from an earlier row; ``no line`` for None."""
+    after a line taken from another row (the table said line 0); ``no line`` for None."""
     if source is None:
         return "no line"
     text = f"{visible(relative_path(source.file, comp_dir))}:{source.line}"

@@ -9,6 +9,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spillway.constants import INFERRED_LINE
 from spillway.isa.listing import KINDS, ROLES
 from spillway.json_codec import published_schema
 from spillway.report.code_view import CODE_SCHEMA
@@ -23,8 +24,7 @@ class SourceModel(BaseModel):
     file: str = Field(description="The path as the line table joins it (absolute when the build's were)")
     line: int = Field(description="From 1")
     column: int = Field(description="0: the row names no column")
-    inferred: bool = Field(description="The row said line 0 (code LLVM gives no line, often spill code): the "
-                                       "line of the nearest preceding instruction of the same basic block")
+    inferred: bool = Field(description=INFERRED_LINE[0].upper() + INFERRED_LINE[1:])
 
 
 class SourceLinesModel(BaseModel):

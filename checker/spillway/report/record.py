@@ -9,7 +9,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spillway.constants import REPORT_SCHEMA as SCHEMA
+from spillway.constants import INFERRED_LINE, REPORT_SCHEMA as SCHEMA
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.json_codec import published_schema
 
@@ -84,8 +84,7 @@ class LineTrafficRecord(BaseModel):
     innermost_load_bytes: int = Field(description="Of which inside an innermost loop span")
     innermost_store_bytes: int
     accesses: int = Field(description="Scratch accesses")
-    inferred: int = Field(description="Of which placed by inference (a line-0 row: the line of the nearest "
-                                      "preceding instruction of the same basic block)")
+    inferred: int = Field(description=f"Of which placed by inference ({INFERRED_LINE})")
     agpr_copies: int = Field(description="v_accvgpr_write/read")
     agpr_spill_copies: int = Field(description="Of which spill copies (not accumulator moves)")
 

@@ -40,8 +40,8 @@ def table(rows: list[tuple[int, int, int]], base: int = 0x100, comp_dir: str = "
 ROWS = [(0x100, 10, 1), (0x108, 0, 0), (0x110, 12, 5), (0x110, 0, 0), (0x118, 14, 2), (0x120, 14, 2)]
 
 
-def place(offset: int, block: int = 0) -> tuple[int, int, bool] | None:
-    found = table(ROWS).place(".text", offset, block)
+def place(offset: int, block: int = 0, block_end: int | None = None, rows=ROWS) -> tuple[int, int, bool] | None:
+    found = table(rows).place(".text", offset, block, block_end)
     return None if found is None else (found.line, found.column, found.inferred)
 
 
@@ -55,8 +55,70 @@ def test_line_0_takes_the_nearest_earlier_line_of_its_block():
     # 0x110: the line-12 row has no length (the line-0 row has the same address): it places nothing.
     assert place(0x10) == (10, 1, True)
     assert place(0x10, block=0x4) == (10, 1, True)       # 0x4 (line 10) is in the block
-    assert place(0x10, block=0x8) is None                # the block starts in the line-0 stretch
-    assert place(0x14, block=0x10) is None
+    assert place(0x10, block=0x8, block_end=0x18) is None    # the block is all line 0
+    assert place(0x14, block=0x10, block_end=0x18) is None
+
+
+def test_line_0_at_the_start_of_a_block_takes_the_first_later_line_of_its_block():
+    # The block starts in the line-0 stretch: the line-14 row after it (the line-12 row has no length).
+    assert place(0x10, block=0x8) == (14, 2, True)       # to the sequence's end
+    assert place(0x8, block=0x8, block_end=0x20) == (14, 2, True)
+    assert place(0x14, block=0x10, block_end=0x1c) == (14, 2, True)
+    assert place(0x8, block=0x8, block_end=0x18) is None     # the line-14 row starts the next block
+    # A later line never wins over an earlier one of the same block.
+    assert place(0x8, block=0x4, block_end=0x20) == (10, 1, True)
+    # A table starting with line 0: the kernel's first instructions.
+    head = [(0x100, 0, 0), (0x104, 0, 0), (0x10c, 7, 3), (0x110, 8, 1), (0x118, 8, 1)]
+    assert [place(o, rows=head) for o in (0x0, 0x4, 0x8, 0xc, 0x10)] == [
+        (7, 3, True), (7, 3, True), (7, 3, True), (7, 3, False), (8, 1, False)]
+    assert place(0x0, block_end=0xc, rows=head) is None
+    assert table([(0x100, 0, 0), (0x110, 0, 0)]).place(".text", 0x4, 0, 0x10) is None
+
+
+def test_block_ends_reach_place_many():
+    lines = table([(0x100, 5, 1), (0x108, 0, 0), (0x110, 6, 2), (0x118, 0, 0), (0x120, 9, 9), (0x128, 9, 9)])
+    # Blocks [0, 0x8), [0x8, 0x18) of a kernel of 0x20 bytes, and what follows the kernel (line 9) unused.
+    found = lines.place_many(".text", 0, [0x0, 0x8, 0xc, 0x10, 0x18, 0x1c], [0x0, 0x8, 0x18], 0x20)
+    assert [(f.line, f.inferred) if f else None for f in found] == [
+        (5, False), (6, True), (6, True), (6, False), None, None]
+    found = lines.place_many(".text", 0, [0x18], [0x0, 0x8, 0x18], 0x28)
+    assert [(f.line, f.inferred) if f else None for f in found] == [(9, True)]
+
+
+def test_the_row_index_places_as_place_many_does():
+    """isa.vector's arrays against the reference loop, on random tables
+    (lines 0 in runs, rows of no length, two sequences) and random blocks."""
+    np = pytest.importorskip("numpy", reason="a dependency of spillway")
+    vector = pytest.importorskip("spillway.isa.vector")
+    import random
+
+    generator = random.Random(41)
+    inferred_before = inferred_after = 0
+    for _round in range(300):
+        rows, address = [], 0
+        for _n in range(generator.randint(2, 24)):
+            rows.append((0x100 + address, generator.choice([0, 0, 0, 3, 4, 5]), generator.randint(0, 3)))
+            address += generator.choice([0, 4, 4, 8])
+        rows.append((0x100 + address + 4, 0, 0))
+        lines = table(rows)
+        size = address + 4
+        offsets = list(range(0, size, 4))
+        blocks = sorted({0} | {generator.randrange(0, size, 4) for _n in range(generator.randint(0, 4))})
+        kernel_size = generator.choice([size, size - 4, size + 4]) if size > 4 else size
+        expected = lines.place_many(".text", 0, offsets, blocks, kernel_size)
+        rows_found, inferred = vector._RowIndex(lines).place(".text", 0, np.array(offsets, np.int64),
+                                                             np.array(blocks, np.int64), kernel_size)
+        table_rows = lines.tables[0].rows
+        ours = [None if r < 0 else (table_rows.line[r], table_rows.column[r], bool(i))
+                for r, i in zip(rows_found.tolist(), inferred.tolist())]
+        assert ours == [None if e is None else (e.line, e.column, e.inferred) for e in expected], (rows, blocks)
+        for offset, found in zip(offsets, expected):
+            if found is not None and found.inferred:
+                earlier = [o for o in offsets if blocks[[b <= offset for b in blocks].count(True) - 1] <= o < offset
+                           and (f := lines.place_many(".text", 0, [o], [0], kernel_size)[0]) and not f.inferred]
+                inferred_before += bool(earlier)
+                inferred_after += not earlier
+    assert inferred_before > 100 and inferred_after > 100, (inferred_before, inferred_after)
 
 
 def test_no_row_no_line():
@@ -138,7 +200,10 @@ def test_spill_in_loop_on_gfx906():
     assert (top.file, top.line) == ("/spillway/tests/data/isa/kernels.cpp", 90)
     assert top.innermost_load_bytes + top.innermost_store_bytes > 0 and top.inferred > 0
     assert [(loop.head.line if loop.head else None, loop.back_branch.line if loop.back_branch else None)
-            for loop in model.loops] == [(None, 86), (88, 86)]
+            for loop in model.loops] == [(85, 86), (88, 86)]
+    # The outer loop's head is a line-0 stretch at the start of its block: the first line after it (the
+    # outer loop's own statement), inferred.
+    assert model.loops[0].head is not None and model.loops[0].head.inferred
     assert [(r.file, r.line) for r in model.by_line if not r.line] == [("", 0)]      # unplaced accesses kept
 
 
