@@ -82,6 +82,7 @@ MAX_SHAPES = 4            # operand lists one row's bases may show (saddr or "of
 TIED_NOT_PRINTED = ("s_bitset0_", "s_bitset1_")
 SGPR_LIMIT = {"gfx9": 102}          # layout -> numbered SGPRs; others 106
 REG = re.compile(r"^(VGPR|AGPR|SGPR)(\d+)$")
+HALF = re.compile(r"^(VGPR)(\d+)_(LO16|HI16)$")   # a true16 operand (GFX11 and later): one half of a VGPR
 _INST = re.compile(r"<MCInst #(\d+) (\S+)")
 _OPERAND = re.compile(r"<MCOperand (Reg|Imm|Expr|FPImm|Inst|SFPImm|DFPImm):?([^>]*)>")
 
@@ -200,19 +201,26 @@ def descriptors(major: int) -> dict[int, tuple[int, int]]:
 
 # -- operands of one probe --------------------------------------------------------------------------
 
-def registers(printed: Printed) -> list[tuple[int, str, int, int] | None]:
-    """Per MCInst operand: (index, file, first, units) for numbered
-    VGPR/AGPR/SGPR operands, None for others."""
-    out: list[tuple[int, str, int, int] | None] = []
+def registers(printed: Printed) -> list[tuple[int, str, int, int, str] | None]:
+    """Per MCInst operand: (index, file, first, units, half) for numbered
+    VGPR/AGPR/SGPR operands, None for others; half is "" or, for a true16
+    operand (``VGPR1_HI16``: v1.h), "LO16" or "HI16" (one unit: the VGPR
+    it is half of)."""
+    out: list[tuple[int, str, int, int, str] | None] = []
     for index, operand in enumerate(printed.operands):
         kind, _, name = operand.partition(":")
+        half = HALF.match(name) if kind == "Reg" else None
+        if half:
+            out.append((index, "v", int(half.group(2)), 1, half.group(3)))
+            continue
         parts = name.split("_") if kind == "Reg" else []
         found = [REG.match(p) for p in parts]
         if parts and all(found):
             files = {m.group(1) for m in found if m}
             numbers = [int(m.group(2)) for m in found if m]
             if len(files) == 1 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
-                out.append((index, {"VGPR": "v", "AGPR": "a", "SGPR": "s"}[files.pop()], numbers[0], len(numbers)))
+                out.append((index, {"VGPR": "v", "AGPR": "a", "SGPR": "s"}[files.pop()], numbers[0], len(numbers),
+                            ""))
                 continue
         out.append(None)
     return out
@@ -236,6 +244,7 @@ class Learnt(NamedTuple):
     forms: set[int]                      # bits that change the form (operand list) under the same mnemonic
     steps: dict[int, set[tuple[int, int]]]   # operand index -> (bit, change of its number)
     seen: dict[int, list[tuple[int, str, int]]]   # operand index -> (probe bits, file, number) of every probe
+    halves: dict[int, set[int]]          # operand index -> bits moving it between a VGPR's low and high half
 
 
 def flip_bits(encoding: Encoding) -> list[int]:
@@ -269,7 +278,14 @@ def learn(base: Printed, base_bits: int, flips: list[tuple[int, Printed | None]]
                 # a register <-> special/constant: the top of a source field (or an SGPR limit)
                 learnt.top.setdefault(index, set()).add(bit)
                 continue
-            if was[1] != now[1]:
+            if was[:4] == now[:4]:
+                if was[4] and now[4]:
+                    learnt.halves.setdefault(index, set()).add(bit)     # v1.l <-> v1.h
+                else:
+                    # v1.l <-> v1: LLVM reads the row as another record (gfx11 VOP3 with an op_sel bit of
+                    # a source the opcode lacks: its fake16 form), a form of its own
+                    learnt.forms.add(bit)
+            elif was[1] != now[1]:
                 if {was[1], now[1]} == {"v", "a"}:
                     learnt.acc.setdefault(index, set()).add(bit)
                 else:
@@ -363,7 +379,7 @@ def analyse(ctx: Context, bases: dict, held: frozenset[int] | dict = frozenset()
     for ident, found in bases.items():
         if not found:
             continue
-        learnt = Learnt({}, {}, {}, {}, set(), {}, {})
+        learnt = Learnt({}, {}, {}, {}, set(), {}, {}, {})
         for n, (bits, printed) in enumerate(found):
             learn(printed, bits, flipped_of[(ident, n)], learnt)
         # A field's bits that lie apart from its run choose where the field is (gfx9 SMEM's soe moves
@@ -598,13 +614,26 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
             # the value under which it is a register: the base's if it is one there, else the flipped one
             in_base = registers(base)[index] is not None
             entry["when"] = [[bit, (bits0 >> bit & 1) ^ (not in_base)] for bit in when]
+        # A true16 operand: which half of the VGPR is one bit (e32: the field's top VGPR bit, v0-v127 only;
+        # VOP3: an op_sel bit); the number leaves that bit out.  A half written keeps the other: used too.
+        halves = learnt.halves.get(index, set())
+        if len(halves) > 1:
+            return None, f"operand {index}: half bits {sorted(halves)}"
+        keep = ~0
+        if halves:
+            entry["half_bit"] = min(halves)
+            if low <= entry["half_bit"] <= high:
+                keep = ~(1 << (entry["half_bit"] - shift))
+            if entry["role"] == "d":
+                entry["role"] = "ud"
         files: dict[str, int] = {}
         aligns: dict[str, int] = {}
         by_file: dict[str, list[tuple[int, int]]] = defaultdict(list)
         for probe_bits, file, number in learnt.seen.get(index, []):
             if all(probe_bits >> bit & 1 == value for bit, value in entry.get("when", [])) and all(
                     probe_bits >> bit & 1 == bits0 >> bit & 1 for bit in learnt.forms):
-                by_file[file].append((((probe_bits >> shift) & ((1 << width) - 1)) * scale, number))
+                value = (probe_bits >> shift) & ((1 << width) - 1)
+                by_file[file].append(((value & keep if file == "v" else value) * scale, number))
         for file, pairs in by_file.items():
             fit = _fit(pairs)
             if fit is None:
@@ -622,7 +651,7 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
         if learnt.width.get(index):
             entry["width_bits"] = sorted(learnt.width[index])
         key = (shift, width)
-        if key in by_field and index >= defs and operands[by_field[key]]["role"] == "d":
+        if key in by_field and index >= defs and operands[by_field[key]]["role"] in ("d", "ud"):
             operands[by_field[key]]["role"] = "ud"         # tied: the in repeats the def
             continue
         by_field.setdefault(key, len(operands))

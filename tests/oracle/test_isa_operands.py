@@ -134,6 +134,7 @@ def test_oracle_reads_objdump_lines():
         "\tv_add_co_u32_e64 v1, s[4:5], v2, v3                       // 000000001514: D1190401 00020702",
         "\ts_load_dwordx4 s[4:7], s[0:1], 0x10                       // 00000000151C: C00A0100 00000010",
         "\tv_dual_mov_b32 v0, v1 :: v_dual_add_f32 v2, v3, v4        // 000000001524: CA100101 00020903",
+        "\tv_mul_lo_u16 v0.h, 0x60, v1.h op_sel:[0,1,1]               // 00000000152C: D7055000 000202FF",
     ])
     reads = {r.offset: r for r in operand_oracle.read_listing(text)}
     assert reads[0x1500].defs == {("v", 2)} and reads[0x1500].uses == {("v", 1), ("v", 2)}
@@ -142,3 +143,5 @@ def test_oracle_reads_objdump_lines():
     assert reads[0x1514].defs == {("v", 1), ("s", 4), ("s", 5)}
     assert reads[0x151C].defs == {("s", n) for n in range(4, 8)} and reads[0x151C].words == 2
     assert reads[0x1524].defs == {("v", 0), ("v", 2)} and reads[0x1524].uses == {("v", 1), ("v", 3), ("v", 4)}
+    # a true16 half is its VGPR; the half written keeps the other
+    assert reads[0x152C].defs == {("v", 0)} and reads[0x152C].uses == {("v", 0), ("v", 1)}

@@ -7,7 +7,8 @@ Reading the text
   An instruction line is ``<mnemonic> <operands>  // <address>: <words>``.
   Operands are split on commas outside brackets; a register is ``vN``,
   ``v[N:M]``, ``aN``, ``a[N:M]``, ``sN``, ``s[N:M]`` (v/a/s then numbers:
-  N..M inclusive, so its width is what objdump prints).  Everything else
+  N..M inclusive, so its width is what objdump prints); a true16 half
+  ``vN.l``/``vN.h`` (GFX11 and later) is VGPR N.  Everything else
   (vcc, exec, m0, ttmp, null, flat_scratch, constants, ``off``, modifiers)
   is no register.  Modifiers after the last operand (``offset:16 glc``)
   are read for the return rule below.  A VOPD line holds two halves joined
@@ -27,7 +28,8 @@ Rules (written from the ISA manuals' instruction descriptions)
     old value: ``v_writelane``, ``v_mac_*``/``v_fmac_*``/``v_pk_fmac``/``v_dual_fmac``,
     ``v_dot2acc``/``v_dual_dot2acc``,
     ``v_dot*c_*`` (the accumulating dot forms), loads into a half
-    (``*d16*``), ``s_cmov*``, ``s_addk``, ``s_mulk``, ``s_bitset*``.
+    (``*d16*``), ``s_cmov*``, ``s_addk``, ``s_mulk``, ``s_bitset*``, and a
+    true16 destination (``v1.h``: the other half stays).
   - VOP3b's second operand is defined too when it is a numbered SGPR
     (carry-out / scale out): ``v_add_co``, ``v_sub_co``, ``v_subrev_co``,
     ``v_addc_co``, ``v_subb_co``, ``v_subbrev_co``, ``v_div_scale``,
@@ -47,7 +49,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-REGISTER = re.compile(r"^([vas])(?:(\d+)|\[(\d+):(\d+)\])$")
+REGISTER = re.compile(r"^([vas])(?:(\d+)|\[(\d+):(\d+)\])(\.[lh])?$")
 LINE = re.compile(r"^\s+(\S+)(.*?)\s*//\s*([0-9A-Fa-f]+):((?:\s+[0-9A-Fa-f]{8})+)")
 _NO_DEF_PREFIX = ("s_cmp", "s_bitcmp", "s_branch", "s_cbranch", "s_setpc", "s_set", "s_waitcnt", "s_sendmsg",
                   "s_dcache", "s_atc_probe", "s_prefetch", "ds_gws", "ds_write", "ds_store", "exp", "s_nop",
@@ -90,7 +92,7 @@ def registers(token: str) -> list[tuple[str, int]]:
     match = REGISTER.match(token.strip())
     if not match:
         return []
-    file, one, low, high = match.groups()
+    file, one, low, high, _half = match.groups()
     if one is not None:
         return [(file, int(one))]
     return [(file, n) for n in range(int(low), int(high) + 1)]
@@ -155,7 +157,8 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
             continue
         if index == 0 and _defines_first(mnemonic, modifiers, len(tokens)):
             defs.update(found)
-            if (mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic or re.match(r"v_dot\d+c_", mnemonic)
+            if (token.endswith((".l", ".h")) or mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic
+                    or re.match(r"v_dot\d+c_", mnemonic)
                     or _keeps_lanes(mnemonic, modifiers)):
                 uses.update(found)
         elif index == 1 and mnemonic.startswith(_CARRY) and found[0][0] == "s":

@@ -18,6 +18,10 @@ A row lists each register operand of an opcode:
   acc_bit  gfx90a and later: set, the VGPR field names an AGPR
   when     [bit, value]: the operand is a register only where those bits
            hold (SMEM's soffset, an immediate otherwise)
+  half_bit a true16 operand (GFX11 and later, ``v1.l``/``v1.h``): the bit
+           that names the VGPR's high half -- inside the field (e32: its
+           top VGPR bit, left out of the number) or an op_sel bit (VOP3);
+           a half written keeps the other, so its role is "ud"
   units    its width in 32-bit registers, as llvm-objdump prints it; or
   width_bits, width_table
            the width for each combination of the bits that change it (MIMG
@@ -92,6 +96,7 @@ class _Operand:
     units: int
     width_bits: tuple[int, ...]
     width_table: tuple[int | None, ...]
+    half_bit: int                                 # true16: the bit naming the VGPR's high half; -1 none
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +127,7 @@ def _operand(data: dict) -> _Operand:
         files=tuple((file, offset, aligns.get(file, 1)) for file, offset in data["files"].items()),
         acc_bit=data.get("acc_bit", -1), when=tuple((b, v) for b, v in data.get("when", ())),
         units=data["units"], width_bits=tuple(data.get("width_bits", ())),
-        width_table=tuple(data.get("width_table", ())))
+        width_table=tuple(data.get("width_table", ())), half_bit=data.get("half_bit", -1))
 
 
 def _row(data: dict) -> _Row:
@@ -200,6 +205,9 @@ def _register(operand: _Operand, bits: int, limit: int) -> Registers | None:
             if number + units > limit:
                 continue
             return Registers(SGPR, number, units)
+        if operand.shift <= operand.half_bit < operand.shift + operand.mask.bit_length():
+            # e32 true16: the field's top VGPR bit says which half (v0-v127 only)
+            number -= (((bits >> operand.half_bit) & 1) << (operand.half_bit - operand.shift)) * operand.scale
         if number >= 256:
             continue
         if operand.acc_bit >= 0:
@@ -228,6 +236,8 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
         if sdwa and scalar and (bits >> 55) & 1:
             return (Registers(SGPR, number, operand.units) if number + operand.units <= table.sgpr_limit
                     else None), "u"
+        if operand.half_bit >= 0:
+            number &= 0x7F         # true16: bit 7 names the high half
         return Registers(VGPR, number, operand.units), "u"
     if operand.role == "u":
         if sdwa and scalar and operand.shift == 9 and (bits >> 63) & 1:      # src1 an SGPR

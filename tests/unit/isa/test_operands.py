@@ -38,9 +38,9 @@ CASES = [
 ]
 
 
-def _answer(hexbytes: str) -> isa_operands.Operands | None:
-    family = decoder.load_family(FAMILY)
-    table = isa_operands.load_operands(FAMILY)
+def _answer(hexbytes: str, family_name: str = FAMILY) -> isa_operands.Operands | None:
+    family = decoder.load_family(family_name)
+    table = isa_operands.load_operands(family_name)
     assert table is not None
     code = bytes.fromhex(hexbytes)
     instruction = next(decoder.decode(code, 0, len(code), family))
@@ -87,6 +87,27 @@ def test_dpp_destination_is_used_where_lanes_keep_their_value():
     # row_shr:1 without bound_ctrl: the lanes shifted in from outside the row keep theirs
     shifted = isa_operands.operands(table, "VOP1", 1, 0x7E0A02FA | 0xFF011100 << 32, "v_mov_b32_dpp")
     assert shifted is not None and sorted(str(r) for r in shifted.uses) == ["v0", "v5"]
+
+
+# true16 (GFX11 and later): llvm-mc-22 -mcpu=gfx1151 -show-encoding.  A half is its VGPR; a half
+# written keeps the other half, so the destination is used as well.
+TRUE16 = [
+    ("v_mov_b16_e32 v1.h, v1.h", "81 39 02 7f", ["v1"], ["v1"]),
+    ("v_mov_b16_e32 v1.l, s5", "05 38 02 7e", ["v1"], ["s5", "v1"]),
+    ("v_mov_b16_e32 v127.h, v126.l", "7e 39 fe 7f", ["v127"], ["v126", "v127"]),
+    ("v_mul_lo_u16 v1.h, v5.l, v1.h op_sel:[0,1,1]", "01 50 05 d7 05 03 02 00", ["v1"], ["v1", "v5"]),
+    ("v_cmp_f_f16_e32 vcc_lo, v1.l, v1.h", "01 03 01 7c", [], ["v1"]),
+    ("v_mov_b16_dpp v1.h, v2.h quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf",
+     "fa 38 02 7f 82 e4 00 ff", ["v1"], ["v1", "v2"]),
+]
+
+
+@pytest.mark.parametrize("line, hexbytes, defs, uses", TRUE16, ids=[c[0] for c in TRUE16])
+def test_true16_halves(line, hexbytes, defs, uses):
+    got = _answer(hexbytes, "gfx11.5")
+    assert got is not None, line
+    assert sorted(set(map(str, got.defs))) == sorted(defs)
+    assert sorted(set(map(str, got.uses))) == sorted(uses)
 
 
 def test_no_answer_for_unknown_rows():
