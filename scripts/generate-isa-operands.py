@@ -39,7 +39,11 @@ rows exist; scripts/generate-isa-tables.py is reused for its probes):
   limit is the family's (gfx8/9: 102 -- s102 and up name flat_scratch and
   xnack_mask --; gfx10 and later: 106).
 
-  python3 scripts/generate-isa-operands.py [--check] [FAMILY ...]
+  python3 scripts/generate-isa-operands.py [--check [--only=ENCODING,...]] [FAMILY ...]
+
+``--check`` re-derives the tables and says which differ from the committed
+ones (exit 1), writing nothing; ``--only=`` limits it to some encodings (a
+whole family takes minutes, an encoding of a few dozen rows seconds).
 
 Rows LLVM decodes but whose operands this cannot read (no base, a field
 that is not one run of bits, flips that disagree) are listed on stderr and
@@ -411,7 +415,8 @@ def analyse(ctx: Context, bases: dict, held: frozenset[int] | dict = frozenset()
     return encoded, faults
 
 
-def family_operands(name: str) -> tuple[dict, list[str], dict]:
+def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict, list[str], dict]:
+    """The family's operand table (``only``: just those encodings)."""
     layout, _cpus, major = FAMILIES[name]
     command = tables.llvm_mc(major)
     cpu = tables.processors(name)[0]
@@ -424,7 +429,7 @@ def family_operands(name: str) -> tuple[dict, list[str], dict]:
     stats = {"rows": 0, "with_operands": 0}
     for encoding in LAYOUTS[layout]:
         rows = table["encodings"].get(encoding.name, {})
-        if not rows:
+        if not rows or (only and encoding.name not in only):
             continue
         ctx = Context(name, command, cpu, encoding, layout, tables.encoding_words(encoding), descs, limit)
         # 1. bases
@@ -746,14 +751,33 @@ def compact(data: dict) -> str:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    families = [a for a in argv if a != "--check"]
+    only: frozenset[str] = frozenset()
+    families = []
+    for arg in argv:
+        if arg.startswith("--only="):
+            only = frozenset(arg.removeprefix("--only=").split(","))
+        elif arg != "--check":
+            families.append(arg)
     if not families:
         print("generate-isa-operands: name the families", file=sys.stderr)
+        return 2
+    if only and not check:
+        print("generate-isa-operands: --only=ENCODING,... re-derives part of a table: with --check only",
+              file=sys.stderr)
         return 2
     OUT.mkdir(parents=True, exist_ok=True)
     status = 0
     for name in families:
-        data, faults, stats = family_operands(name)
+        data, faults, stats = family_operands(name, only)
+        if only:
+            # those encodings' rows against the committed table's (its coverage counts every encoding)
+            path = OUT / f"{name}.json"
+            committed = json.loads(path.read_text())["encodings"] if path.is_file() else {}
+            for encoding in sorted(only):
+                if committed.get(encoding) != data["encodings"].get(encoding):
+                    print(f"{path.name} {encoding}: not what LLVM {data['llvm']} gives now", file=sys.stderr)
+                    status = 1
+            continue
         for fault in faults:
             print(f"generate-isa-operands: {fault}", file=sys.stderr)
         print(f"{name}: {stats['with_operands']} of {stats['rows']} rows with operands", file=sys.stderr)

@@ -145,3 +145,41 @@ def test_oracle_reads_objdump_lines():
     assert reads[0x1524].defs == {("v", 0), ("v", 2)} and reads[0x1524].uses == {("v", 1), ("v", 3), ("v", 4)}
     # a true16 half is its VGPR; the half written keeps the other
     assert reads[0x152C].defs == {("v", 0)} and reads[0x152C].uses == {("v", 0), ("v", 1)}
+
+
+def _operand_generator():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("generate_isa_operands",
+                                                  REPO / "scripts" / "generate-isa-operands.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generator_check_rederives_part_of_a_table(tmp_path):
+    """``--check --only=SOPK,VOP1 gfx11.5`` re-derives two encodings of the
+    committed table from LLVM (seconds; a whole family takes minutes) and
+    finds them equal; the same with one operand's role changed in the
+    committed copy finds the difference."""
+    import json
+    import shutil
+    from spillway.isa.encodings import FAMILIES
+    generator = _operand_generator()
+    major = FAMILIES["gfx11.5"][2]
+    command = isa_oracle.llvm_tool("llvm-mc", major)
+    library = Path(f"/usr/lib/x86_64-linux-gnu/libLLVM-{major}.so")
+    if command is None or not library.is_file():
+        pytest.skip(f"llvm-mc-{major} and libLLVM-{major}.so are needed")
+    committed = generator.OUT / "gfx11.5.json"
+    data = json.loads(committed.read_text())
+    version = generator.tables.llvm_version(command)
+    if version != data["llvm"]:
+        pytest.skip(f"gfx11.5.json comes from LLVM {data['llvm']}, llvm-mc-{major} is {version}")
+    generator.OUT = tmp_path
+    shutil.copy(committed, tmp_path / "gfx11.5.json")
+    assert generator.main(["--check", "--only=SOPK,VOP1", "gfx11.5"]) == 0
+    row = data["encodings"]["VOP1"]["1"]            # v_mov_b32: its destination
+    row["operands"][0]["role"] = "u"
+    (tmp_path / "gfx11.5.json").write_text(json.dumps(data))
+    assert generator.main(["--check", "--only=SOPK,VOP1", "gfx11.5"]) == 1
