@@ -661,7 +661,7 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
             continue
         by_field.setdefault(key, len(operands))
         operands.append(entry)
-    if base.mnemonic == "exp":
+    if base.mnemonic in ("exp", "export"):          # GFX12 and later: "export"
         # LLVM keeps a disabled source's register in the MCInst and prints "off": the ISA manual's
         # EN field (bits 0-3) enables the sources in order.
         for n, operand in enumerate(sorted(operands, key=lambda o: o["shift"])):

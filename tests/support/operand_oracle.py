@@ -10,7 +10,8 @@ Reading the text
   N..M inclusive, so its width is what objdump prints); a true16 half
   ``vN.l``/``vN.h`` (GFX11 and later) is VGPR N.  Everything else
   (vcc, exec, m0, ttmp, null, flat_scratch, constants, ``off``, modifiers)
-  is no register.  Modifiers after the last operand (``offset:16 glc``)
+  is no register.  An address list ``[v6, v5]`` (MIMG NSA, GFX12 VIMAGE)
+  holds a register per element.  Modifiers after the last operand (``offset:16 glc``)
   are read for the return rule below.  A VOPD line holds two halves joined
   by ``::``, each read alone.
 
@@ -154,6 +155,9 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
     for index, token in enumerate(tokens):
         token = re.sub(r"^(neg|abs|sext|-|\|)+\(?|\)?\|?$", "", token.strip()).strip("|")
         found = registers(token)
+        if not found and token.startswith("[") and "," in token:
+            # an address list (GFX10/GFX11 MIMG NSA, GFX12 VIMAGE): "[v6, v5]", each used
+            found = [r for part in split_operands(token[1:-1]) for r in registers(part)]
         if not found:
             continue
         if index == 0 and _defines_first(mnemonic, modifiers, len(tokens)):
