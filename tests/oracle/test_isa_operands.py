@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from spillway.isa import decoder, operands as isa_operands
-from spillway.isa.encodings import FAMILIES, LAYOUTS
+from spillway.isa.encodings import FAMILIES
 from support import isa_decoder, isa_oracle, operand_oracle
 
 COMMITTED = isa_oracle.committed_fixtures()
@@ -73,7 +73,6 @@ def compare(path: Path, recorded: dict) -> tuple[dict[str, list[str]], Counter, 
     assert ok, text[:300]
     oracle = {read.offset: read for read in operand_oracle.read_listing(text)}
     base = _text_base(path)
-    layout = {e.name: e for e in LAYOUTS[family.layout]}
     wrong: dict[str, list[str]] = defaultdict(list)
     unanswered: Counter = Counter()
     agreed = 0
@@ -83,9 +82,8 @@ def compare(path: Path, recorded: dict) -> tuple[dict[str, list[str]], Counter, 
             read = oracle.get(address)
             if read is None:
                 continue
-            key = layout[instruction.encoding].key(instruction.bits)
             bits = isa_operands.instruction_bits(data, instruction)
-            got = isa_operands.operands(table, instruction.encoding, key, bits, instruction.mnemonic)
+            got = isa_operands.instruction_operands(table, data, instruction)
             if got is None:
                 nsa = (instruction.encoding == "MIMG" and table.nsa is not None
                        and (bits >> table.nsa[0]) & ((1 << table.nsa[1]) - 1))

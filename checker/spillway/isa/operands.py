@@ -47,6 +47,7 @@ from importlib import resources
 
 from spillway import json_codec
 import spillway.isa.encodings as encodings
+from spillway.isa import decoder
 from spillway.isa.decoder import Instruction
 
 VGPR = "v"
@@ -163,6 +164,27 @@ def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
         at = instruction.offset + 8
         bits |= int.from_bytes(bytes(code[at:at + 4]), "little") << 64
     return bits
+
+
+def instruction_operands(table: OperandTable, code: bytes | memoryview, instruction: Instruction) -> Operands | None:
+    """``operands()`` of an instruction the decoder found in ``code``: its
+    key and bits read here, and of a pair LLVM reads as one (gfx950's
+    v_mfma_ld_scale_b32 and the MFMA after it: v_mfma_scale_*, whose
+    ``bits`` are the second's) the first's registers too (the scales)."""
+    family = decoder.load_family(table.family)
+    layout = {e.name: e for e in encodings.LAYOUTS[family.layout]}
+    bits = instruction_bits(code, instruction)
+    got = operands(table, instruction.encoding, layout[instruction.encoding].key(instruction.bits), bits,
+                   instruction.mnemonic)
+    at = instruction.offset
+    head = int.from_bytes(bytes(code[at:at + 8]), "little")
+    if got is None or instruction.length < 16 or head == instruction.bits & ((1 << 64) - 1):
+        return got
+    first = next(decoder.decode(code, at, at + 8, family))       # alone: its partner lies past the end
+    alone = operands(table, first.encoding, layout[first.encoding].key(first.bits), first.bits, first.mnemonic)
+    if alone is None:
+        return None
+    return Operands(alone.defs + got.defs, alone.uses + got.uses)
 
 
 _NINETY_SIX = frozenset(("VBUFFER", "VIMAGE", "VSAMPLE", "VFLAT", "VSCRATCH", "VGLOBAL", "VOPD3"))

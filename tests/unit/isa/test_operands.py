@@ -110,6 +110,24 @@ def test_true16_halves(line, hexbytes, defs, uses):
     assert sorted(set(map(str, got.uses))) == sorted(uses)
 
 
+def test_scaled_mfma_pair_reads_both_halves():
+    """gfx950's v_mfma_ld_scale_b32 and the MFMA after it are one
+    instruction to LLVM (v_mfma_scale_*): the scales (v5, v6) are the
+    first's sources, the matrices the second's (bytes from
+    tests/data/isa/rare: llvm-objdump-22 prints
+    ``v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[8:15], v[16:23], v[0:3], v5, v6``)."""
+    code = bytes.fromhex("0000acd3050d0200 0008add308210204".replace(" ", ""))
+    family = decoder.load_family("gfx950")
+    table = isa_operands.load_operands("gfx950")
+    assert table is not None
+    instruction = next(decoder.decode(code, 0, len(code), family))
+    assert instruction.length == 16
+    got = isa_operands.instruction_operands(table, code, instruction)
+    assert got is not None
+    assert got.defined("v") == frozenset(range(4))
+    assert got.used("v") == frozenset(range(4)) | {5, 6} | frozenset(range(8, 24))
+
+
 def test_no_answer_for_unknown_rows():
     table = isa_operands.load_operands(FAMILY)
     assert table is not None
