@@ -114,7 +114,8 @@ def test_only_declared_gaps_go_unanswered(name):
     """What spillway does not answer for is counted, and must be a gap its
     table declares (``coverage.without``: rows the generator could not
     read, by mnemonic) or a DPP/SDWA form it does not read (VOP3 DPP, SDWA
-    VOPC writing an SGPR) or a GFX10/GFX11 MIMG NSA form."""
+    VOPC writing an SGPR) or a GFX10/GFX11 MIMG NSA form, or gfx1250's
+    s_set_vgpr_msb (the VGPR MSB state it sets is not modelled)."""
     import json
     import re
     path, recorded = COMMITTED[name]
@@ -124,7 +125,8 @@ def test_only_declared_gaps_go_unanswered(name):
                 for m in re.findall(r"\((\w+)\)", line)}
     _wrong, unanswered, _agreed = compare(path, recorded)
     undeclared = {m: n for m, n in unanswered.items()
-                  if m not in declared and not m.endswith(("_dpp", "_sdwa", " (NSA)"))}
+                  if m not in declared and not m.endswith(("_dpp", "_sdwa", " (NSA)"))
+                  and m != isa_operands.VGPR_MSB}
     assert not undeclared, undeclared
 
 

@@ -17,7 +17,8 @@ Reading the text
 
 Rules (written from the ISA manuals' instruction descriptions)
   - The first operand is the destination and defined, except for stores
-    (``*store*``, ``ds_write*``, ``exp``), scalar compares and bit tests
+    (``*store*``, ``ds_write*``, ``exp``), prefetches (``global_prefetch*``:
+    into a cache, no register), scalar compares and bit tests
     (``s_cmp*``, ``s_bitcmp*``), branches, ``s_setpc``, ``s_set*``,
     ``s_waitcnt*``, ``s_sendmsg*``, ``s_dcache*``, ``s_atc_probe*``,
     ``s_prefetch*``, ``ds_gws*``, and non-returning atomics.
@@ -117,7 +118,7 @@ _DS_ATOMIC = {"add", "sub", "rsub", "inc", "dec", "min", "max", "and", "or", "xo
 def _defines_first(mnemonic: str, modifiers: set[str], count: int) -> bool:
     if mnemonic.startswith("s_sendmsg_rtn"):
         return True                # the message's answer
-    if mnemonic.startswith(_NO_DEF_PREFIX) or "store" in mnemonic:
+    if mnemonic.startswith(_NO_DEF_PREFIX) or "store" in mnemonic or "_prefetch" in mnemonic:
         return False
     if mnemonic.startswith(("v_cmp_", "v_cmpx_")) and mnemonic.endswith("_e64"):
         return count == 3          # an SGPR destination and two sources (GFX10+ v_cmpx_e64: sources only)

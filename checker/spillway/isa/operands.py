@@ -281,6 +281,12 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
     return registers, "ud" if keeps or "u" in operand.role else "d"
 
 
+# gfx1250's s_set_vgpr_msb sets the high bits of the VGPR fields of the instructions after it (v256
+# and up): each instruction read alone cannot know them, so the instruction that sets them gets no
+# answer and the caller counts the code as partial.
+VGPR_MSB = "s_set_vgpr_msb"
+
+
 class _Unknown(Exception):
     """A field combination the table has no width for."""
 
@@ -292,7 +298,10 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     the 96-bit encodings of GFX12 and gfx1250: their third dword holds
     address registers; ``instruction_bits()``).  None: not known (no row, a
     VOP3 DPP form -- ``mnemonic`` as the decoder names it --, a combination
-    LLVM never printed, a GFX10/GFX11 MIMG NSA address list)."""
+    LLVM never printed, a GFX10/GFX11 MIMG NSA address list, gfx1250's
+    ``s_set_vgpr_msb``)."""
+    if mnemonic.startswith(VGPR_MSB):
+        return None            # gfx1250: the VGPR fields of what follows name v256 and up by its state: not modelled
     extended = mnemonic.endswith(("_dpp", "_sdwa"))
     if extended and encoding not in ("VOP1", "VOP2", "VOPC"):
         return None            # VOP3 DPP (GFX11 and later): its dword is not read yet

@@ -128,6 +128,19 @@ def test_scaled_mfma_pair_reads_both_halves():
     assert got.used("v") == frozenset(range(4)) | {5, 6} | frozenset(range(8, 24))
 
 
+def test_no_answer_for_the_vgpr_msb_state():
+    """gfx1250's s_set_vgpr_msb 1 (llvm-mc-24 -mcpu=gfx1250: 01 00 86 bf)
+    makes the VGPR fields after it name v256 and up; not modelled, so it
+    gets no answer (the caller counts the code as partial)."""
+    code = bytes.fromhex("010086bf")
+    family = decoder.load_family("gfx1250")
+    table = isa_operands.load_operands("gfx1250")
+    assert table is not None
+    instruction = next(decoder.decode(code, 0, len(code), family))
+    assert instruction.mnemonic == "s_set_vgpr_msb"
+    assert isa_operands.instruction_operands(table, code, instruction) is None
+
+
 def test_no_answer_for_unknown_rows():
     table = isa_operands.load_operands(FAMILY)
     assert table is not None
