@@ -39,7 +39,11 @@ rows exist; scripts/generate-isa-tables.py is reused for its probes):
   limit is the family's (gfx8/9: 102 -- s102 and up name flat_scratch and
   xnack_mask --; gfx10 and later: 106).
 
-  python3 scripts/generate-isa-operands.py [--check] [FAMILY ...]
+  python3 scripts/generate-isa-operands.py [--check [--only=ENCODING,...]] [FAMILY ...]
+
+``--check`` re-derives the tables and says which differ from the committed
+ones (exit 1), writing nothing; ``--only=`` limits it to some encodings (a
+whole family takes minutes, an encoding of a few dozen rows seconds).
 
 Rows LLVM decodes but whose operands this cannot read (no base, a field
 that is not one run of bits, flips that disagree) are listed on stderr and
@@ -82,6 +86,7 @@ MAX_SHAPES = 4            # operand lists one row's bases may show (saddr or "of
 TIED_NOT_PRINTED = ("s_bitset0_", "s_bitset1_")
 SGPR_LIMIT = {"gfx9": 102}          # layout -> numbered SGPRs; others 106
 REG = re.compile(r"^(VGPR|AGPR|SGPR)(\d+)$")
+HALF = re.compile(r"^(VGPR)(\d+)_(LO16|HI16)$")   # a true16 operand (GFX11 and later): one half of a VGPR
 _INST = re.compile(r"<MCInst #(\d+) (\S+)")
 _OPERAND = re.compile(r"<MCOperand (Reg|Imm|Expr|FPImm|Inst|SFPImm|DFPImm):?([^>]*)>")
 
@@ -200,19 +205,26 @@ def descriptors(major: int) -> dict[int, tuple[int, int]]:
 
 # -- operands of one probe --------------------------------------------------------------------------
 
-def registers(printed: Printed) -> list[tuple[int, str, int, int] | None]:
-    """Per MCInst operand: (index, file, first, units) for numbered
-    VGPR/AGPR/SGPR operands, None for others."""
-    out: list[tuple[int, str, int, int] | None] = []
+def registers(printed: Printed) -> list[tuple[int, str, int, int, str] | None]:
+    """Per MCInst operand: (index, file, first, units, half) for numbered
+    VGPR/AGPR/SGPR operands, None for others; half is "" or, for a true16
+    operand (``VGPR1_HI16``: v1.h), "LO16" or "HI16" (one unit: the VGPR
+    it is half of)."""
+    out: list[tuple[int, str, int, int, str] | None] = []
     for index, operand in enumerate(printed.operands):
         kind, _, name = operand.partition(":")
+        half = HALF.match(name) if kind == "Reg" else None
+        if half:
+            out.append((index, "v", int(half.group(2)), 1, half.group(3)))
+            continue
         parts = name.split("_") if kind == "Reg" else []
         found = [REG.match(p) for p in parts]
         if parts and all(found):
             files = {m.group(1) for m in found if m}
             numbers = [int(m.group(2)) for m in found if m]
             if len(files) == 1 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
-                out.append((index, {"VGPR": "v", "AGPR": "a", "SGPR": "s"}[files.pop()], numbers[0], len(numbers)))
+                out.append((index, {"VGPR": "v", "AGPR": "a", "SGPR": "s"}[files.pop()], numbers[0], len(numbers),
+                            ""))
                 continue
         out.append(None)
     return out
@@ -236,6 +248,7 @@ class Learnt(NamedTuple):
     forms: set[int]                      # bits that change the form (operand list) under the same mnemonic
     steps: dict[int, set[tuple[int, int]]]   # operand index -> (bit, change of its number)
     seen: dict[int, list[tuple[int, str, int]]]   # operand index -> (probe bits, file, number) of every probe
+    halves: dict[int, set[int]]          # operand index -> bits moving it between a VGPR's low and high half
 
 
 def flip_bits(encoding: Encoding) -> list[int]:
@@ -269,7 +282,14 @@ def learn(base: Printed, base_bits: int, flips: list[tuple[int, Printed | None]]
                 # a register <-> special/constant: the top of a source field (or an SGPR limit)
                 learnt.top.setdefault(index, set()).add(bit)
                 continue
-            if was[1] != now[1]:
+            if was[:4] == now[:4]:
+                if was[4] and now[4]:
+                    learnt.halves.setdefault(index, set()).add(bit)     # v1.l <-> v1.h
+                else:
+                    # v1.l <-> v1: LLVM reads the row as another record (gfx11 VOP3 with an op_sel bit of
+                    # a source the opcode lacks: its fake16 form), a form of its own
+                    learnt.forms.add(bit)
+            elif was[1] != now[1]:
                 if {was[1], now[1]} == {"v", "a"}:
                     learnt.acc.setdefault(index, set()).add(bit)
                 else:
@@ -363,7 +383,7 @@ def analyse(ctx: Context, bases: dict, held: frozenset[int] | dict = frozenset()
     for ident, found in bases.items():
         if not found:
             continue
-        learnt = Learnt({}, {}, {}, {}, set(), {}, {})
+        learnt = Learnt({}, {}, {}, {}, set(), {}, {}, {})
         for n, (bits, printed) in enumerate(found):
             learn(printed, bits, flipped_of[(ident, n)], learnt)
         # A field's bits that lie apart from its run choose where the field is (gfx9 SMEM's soe moves
@@ -395,7 +415,8 @@ def analyse(ctx: Context, bases: dict, held: frozenset[int] | dict = frozenset()
     return encoded, faults
 
 
-def family_operands(name: str) -> tuple[dict, list[str], dict]:
+def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict, list[str], dict]:
+    """The family's operand table (``only``: just those encodings)."""
     layout, _cpus, major = FAMILIES[name]
     command = tables.llvm_mc(major)
     cpu = tables.processors(name)[0]
@@ -408,7 +429,7 @@ def family_operands(name: str) -> tuple[dict, list[str], dict]:
     stats = {"rows": 0, "with_operands": 0}
     for encoding in LAYOUTS[layout]:
         rows = table["encodings"].get(encoding.name, {})
-        if not rows:
+        if not rows or (only and encoding.name not in only):
             continue
         ctx = Context(name, command, cpu, encoding, layout, tables.encoding_words(encoding), descs, limit)
         # 1. bases
@@ -598,13 +619,26 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
             # the value under which it is a register: the base's if it is one there, else the flipped one
             in_base = registers(base)[index] is not None
             entry["when"] = [[bit, (bits0 >> bit & 1) ^ (not in_base)] for bit in when]
+        # A true16 operand: which half of the VGPR is one bit (e32: the field's top VGPR bit, v0-v127 only;
+        # VOP3: an op_sel bit); the number leaves that bit out.  A half written keeps the other: used too.
+        halves = learnt.halves.get(index, set())
+        if len(halves) > 1:
+            return None, f"operand {index}: half bits {sorted(halves)}"
+        keep = ~0
+        if halves:
+            entry["half_bit"] = min(halves)
+            if low <= entry["half_bit"] <= high:
+                keep = ~(1 << (entry["half_bit"] - shift))
+            if entry["role"] == "d":
+                entry["role"] = "ud"
         files: dict[str, int] = {}
         aligns: dict[str, int] = {}
         by_file: dict[str, list[tuple[int, int]]] = defaultdict(list)
         for probe_bits, file, number in learnt.seen.get(index, []):
             if all(probe_bits >> bit & 1 == value for bit, value in entry.get("when", [])) and all(
                     probe_bits >> bit & 1 == bits0 >> bit & 1 for bit in learnt.forms):
-                by_file[file].append((((probe_bits >> shift) & ((1 << width) - 1)) * scale, number))
+                value = (probe_bits >> shift) & ((1 << width) - 1)
+                by_file[file].append(((value & keep if file == "v" else value) * scale, number))
         for file, pairs in by_file.items():
             fit = _fit(pairs)
             if fit is None:
@@ -622,12 +656,12 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
         if learnt.width.get(index):
             entry["width_bits"] = sorted(learnt.width[index])
         key = (shift, width)
-        if key in by_field and index >= defs and operands[by_field[key]]["role"] == "d":
+        if key in by_field and index >= defs and operands[by_field[key]]["role"] in ("d", "ud"):
             operands[by_field[key]]["role"] = "ud"         # tied: the in repeats the def
             continue
         by_field.setdefault(key, len(operands))
         operands.append(entry)
-    if base.mnemonic == "exp":
+    if base.mnemonic in ("exp", "export"):          # GFX12 and later: "export"
         # LLVM keeps a disabled source's register in the MCInst and prints "off": the ISA manual's
         # EN field (bits 0-3) enables the sources in order.
         for n, operand in enumerate(sorted(operands, key=lambda o: o["shift"])):
@@ -717,14 +751,33 @@ def compact(data: dict) -> str:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    families = [a for a in argv if a != "--check"]
+    only: frozenset[str] = frozenset()
+    families = []
+    for arg in argv:
+        if arg.startswith("--only="):
+            only = frozenset(arg.removeprefix("--only=").split(","))
+        elif arg != "--check":
+            families.append(arg)
     if not families:
         print("generate-isa-operands: name the families", file=sys.stderr)
+        return 2
+    if only and not check:
+        print("generate-isa-operands: --only=ENCODING,... re-derives part of a table: with --check only",
+              file=sys.stderr)
         return 2
     OUT.mkdir(parents=True, exist_ok=True)
     status = 0
     for name in families:
-        data, faults, stats = family_operands(name)
+        data, faults, stats = family_operands(name, only)
+        if only:
+            # those encodings' rows against the committed table's (its coverage counts every encoding)
+            path = OUT / f"{name}.json"
+            committed = json.loads(path.read_text())["encodings"] if path.is_file() else {}
+            for encoding in sorted(only):
+                if committed.get(encoding) != data["encodings"].get(encoding):
+                    print(f"{path.name} {encoding}: not what LLVM {data['llvm']} gives now", file=sys.stderr)
+                    status = 1
+            continue
         for fault in faults:
             print(f"generate-isa-operands: {fault}", file=sys.stderr)
         print(f"{name}: {stats['with_operands']} of {stats['rows']} rows with operands", file=sys.stderr)

@@ -7,15 +7,18 @@ Reading the text
   An instruction line is ``<mnemonic> <operands>  // <address>: <words>``.
   Operands are split on commas outside brackets; a register is ``vN``,
   ``v[N:M]``, ``aN``, ``a[N:M]``, ``sN``, ``s[N:M]`` (v/a/s then numbers:
-  N..M inclusive, so its width is what objdump prints).  Everything else
+  N..M inclusive, so its width is what objdump prints); a true16 half
+  ``vN.l``/``vN.h`` (GFX11 and later) is VGPR N.  Everything else
   (vcc, exec, m0, ttmp, null, flat_scratch, constants, ``off``, modifiers)
-  is no register.  Modifiers after the last operand (``offset:16 glc``)
+  is no register.  An address list ``[v6, v5]`` (MIMG NSA, GFX12 VIMAGE)
+  holds a register per element.  Modifiers after the last operand (``offset:16 glc``)
   are read for the return rule below.  A VOPD line holds two halves joined
   by ``::``, each read alone.
 
 Rules (written from the ISA manuals' instruction descriptions)
   - The first operand is the destination and defined, except for stores
-    (``*store*``, ``ds_write*``, ``exp``), scalar compares and bit tests
+    (``*store*``, ``ds_write*``, ``exp``), prefetches (``global_prefetch*``:
+    into a cache, no register), scalar compares and bit tests
     (``s_cmp*``, ``s_bitcmp*``), branches, ``s_setpc``, ``s_set*``,
     ``s_waitcnt*``, ``s_sendmsg*``, ``s_dcache*``, ``s_atc_probe*``,
     ``s_prefetch*``, ``ds_gws*``, and non-returning atomics.
@@ -27,7 +30,9 @@ Rules (written from the ISA manuals' instruction descriptions)
     old value: ``v_writelane``, ``v_mac_*``/``v_fmac_*``/``v_pk_fmac``/``v_dual_fmac``,
     ``v_dot2acc``/``v_dual_dot2acc``,
     ``v_dot*c_*`` (the accumulating dot forms), loads into a half
-    (``*d16*``), ``s_cmov*``, ``s_addk``, ``s_mulk``, ``s_bitset*``.
+    (``*d16*``), ``s_cmov*``, ``s_addk``, ``s_mulk``, ``s_bitset*``, the
+    ``v_mad_mixhi``/``v_fma_mixhi`` high-half writes, and a
+    true16 destination (``v1.h``: the other half stays).
   - VOP3b's second operand is defined too when it is a numbered SGPR
     (carry-out / scale out): ``v_add_co``, ``v_sub_co``, ``v_subrev_co``,
     ``v_addc_co``, ``v_subb_co``, ``v_subbrev_co``, ``v_div_scale``,
@@ -47,7 +52,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-REGISTER = re.compile(r"^([vas])(?:(\d+)|\[(\d+):(\d+)\])$")
+REGISTER = re.compile(r"^([vas])(?:(\d+)|\[(\d+):(\d+)\])(\.[lh])?$")
 LINE = re.compile(r"^\s+(\S+)(.*?)\s*//\s*([0-9A-Fa-f]+):((?:\s+[0-9A-Fa-f]{8})+)")
 _NO_DEF_PREFIX = ("s_cmp", "s_bitcmp", "s_branch", "s_cbranch", "s_setpc", "s_set", "s_waitcnt", "s_sendmsg",
                   "s_dcache", "s_atc_probe", "s_prefetch", "ds_gws", "ds_write", "ds_store", "exp", "s_nop",
@@ -55,7 +60,7 @@ _NO_DEF_PREFIX = ("s_cmp", "s_bitcmp", "s_branch", "s_cbranch", "s_setpc", "s_se
                   "s_sethalt", "s_setprio", "s_ttrace", "s_incperflevel", "s_decperflevel", "s_memtime",
                   "s_memrealtime", "s_cbranch", "s_sendmsghalt", "s_rfe", "s_call")
 _KEEPS_OLD = ("v_writelane", "v_mac_", "v_fmac_", "v_pk_fmac", "s_cmov", "s_addk", "s_mulk", "s_bitset",
-              "v_dual_fmac", "v_dot2acc", "v_dual_dot2acc")
+              "v_dual_fmac", "v_dot2acc", "v_dual_dot2acc", "v_mad_mixhi", "v_fma_mixhi")
 _CARRY = ("v_add_co", "v_sub_co", "v_subrev_co", "v_addc_co", "v_subb_co", "v_subbrev_co", "v_div_scale",
           "v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co")
 
@@ -90,7 +95,7 @@ def registers(token: str) -> list[tuple[str, int]]:
     match = REGISTER.match(token.strip())
     if not match:
         return []
-    file, one, low, high = match.groups()
+    file, one, low, high, _half = match.groups()
     if one is not None:
         return [(file, int(one))]
     return [(file, n) for n in range(int(low), int(high) + 1)]
@@ -113,7 +118,7 @@ _DS_ATOMIC = {"add", "sub", "rsub", "inc", "dec", "min", "max", "and", "or", "xo
 def _defines_first(mnemonic: str, modifiers: set[str], count: int) -> bool:
     if mnemonic.startswith("s_sendmsg_rtn"):
         return True                # the message's answer
-    if mnemonic.startswith(_NO_DEF_PREFIX) or "store" in mnemonic:
+    if mnemonic.startswith(_NO_DEF_PREFIX) or "store" in mnemonic or "_prefetch" in mnemonic:
         return False
     if mnemonic.startswith(("v_cmp_", "v_cmpx_")) and mnemonic.endswith("_e64"):
         return count == 3          # an SGPR destination and two sources (GFX10+ v_cmpx_e64: sources only)
@@ -153,11 +158,15 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
     for index, token in enumerate(tokens):
         token = re.sub(r"^(neg|abs|sext|-|\|)+\(?|\)?\|?$", "", token.strip()).strip("|")
         found = registers(token)
+        if not found and token.startswith("[") and "," in token:
+            # an address list (GFX10/GFX11 MIMG NSA, GFX12 VIMAGE): "[v6, v5]", each used
+            found = [r for part in split_operands(token[1:-1]) for r in registers(part)]
         if not found:
             continue
         if index == 0 and _defines_first(mnemonic, modifiers, len(tokens)):
             defs.update(found)
-            if (mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic or re.match(r"v_dot\d+c_", mnemonic)
+            if (token.endswith((".l", ".h")) or mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic
+                    or re.match(r"v_dot\d+c_", mnemonic)
                     or _keeps_lanes(mnemonic, modifiers)):
                 uses.update(found)
         elif index == 1 and mnemonic.startswith(_CARRY) and found[0][0] == "s":

@@ -18,6 +18,10 @@ A row lists each register operand of an opcode:
   acc_bit  gfx90a and later: set, the VGPR field names an AGPR
   when     [bit, value]: the operand is a register only where those bits
            hold (SMEM's soffset, an immediate otherwise)
+  half_bit a true16 operand (GFX11 and later, ``v1.l``/``v1.h``): the bit
+           that names the VGPR's high half -- inside the field (e32: its
+           top VGPR bit, left out of the number) or an op_sel bit (VOP3);
+           a half written keeps the other, so its role is "ud"
   units    its width in 32-bit registers, as llvm-objdump prints it; or
   width_bits, width_table
            the width for each combination of the bits that change it (MIMG
@@ -43,6 +47,7 @@ from importlib import resources
 
 from spillway import json_codec
 import spillway.isa.encodings as encodings
+from spillway.isa import decoder
 from spillway.isa.decoder import Instruction
 
 VGPR = "v"
@@ -92,6 +97,7 @@ class _Operand:
     units: int
     width_bits: tuple[int, ...]
     width_table: tuple[int | None, ...]
+    half_bit: int                                 # true16: the bit naming the VGPR's high half; -1 none
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +128,7 @@ def _operand(data: dict) -> _Operand:
         files=tuple((file, offset, aligns.get(file, 1)) for file, offset in data["files"].items()),
         acc_bit=data.get("acc_bit", -1), when=tuple((b, v) for b, v in data.get("when", ())),
         units=data["units"], width_bits=tuple(data.get("width_bits", ())),
-        width_table=tuple(data.get("width_table", ())))
+        width_table=tuple(data.get("width_table", ())), half_bit=data.get("half_bit", -1))
 
 
 def _row(data: dict) -> _Row:
@@ -158,6 +164,27 @@ def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
         at = instruction.offset + 8
         bits |= int.from_bytes(bytes(code[at:at + 4]), "little") << 64
     return bits
+
+
+def instruction_operands(table: OperandTable, code: bytes | memoryview, instruction: Instruction) -> Operands | None:
+    """``operands()`` of an instruction the decoder found in ``code``: its
+    key and bits read here, and of a pair LLVM reads as one (gfx950's
+    v_mfma_ld_scale_b32 and the MFMA after it: v_mfma_scale_*, whose
+    ``bits`` are the second's) the first's registers too (the scales)."""
+    family = decoder.load_family(table.family)
+    layout = {e.name: e for e in encodings.LAYOUTS[family.layout]}
+    bits = instruction_bits(code, instruction)
+    got = operands(table, instruction.encoding, layout[instruction.encoding].key(instruction.bits), bits,
+                   instruction.mnemonic)
+    at = instruction.offset
+    head = int.from_bytes(bytes(code[at:at + 8]), "little")
+    if got is None or instruction.length < 16 or head == instruction.bits & ((1 << 64) - 1):
+        return got
+    first = next(decoder.decode(code, at, at + 8, family))       # alone: its partner lies past the end
+    alone = operands(table, first.encoding, layout[first.encoding].key(first.bits), first.bits, first.mnemonic)
+    if alone is None:
+        return None
+    return Operands(alone.defs + got.defs, alone.uses + got.uses)
 
 
 _NINETY_SIX = frozenset(("VBUFFER", "VIMAGE", "VSAMPLE", "VFLAT", "VSCRATCH", "VGLOBAL", "VOPD3"))
@@ -200,6 +227,9 @@ def _register(operand: _Operand, bits: int, limit: int) -> Registers | None:
             if number + units > limit:
                 continue
             return Registers(SGPR, number, units)
+        if operand.shift <= operand.half_bit < operand.shift + operand.mask.bit_length():
+            # e32 true16: the field's top VGPR bit says which half (v0-v127 only)
+            number -= (((bits >> operand.half_bit) & 1) << (operand.half_bit - operand.shift)) * operand.scale
         if number >= 256:
             continue
         if operand.acc_bit >= 0:
@@ -228,6 +258,8 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
         if sdwa and scalar and (bits >> 55) & 1:
             return (Registers(SGPR, number, operand.units) if number + operand.units <= table.sgpr_limit
                     else None), "u"
+        if operand.half_bit >= 0:
+            number &= 0x7F         # true16: bit 7 names the high half
         return Registers(VGPR, number, operand.units), "u"
     if operand.role == "u":
         if sdwa and scalar and operand.shift == 9 and (bits >> 63) & 1:      # src1 an SGPR
@@ -249,6 +281,12 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
     return registers, "ud" if keeps or "u" in operand.role else "d"
 
 
+# gfx1250's s_set_vgpr_msb sets the high bits of the VGPR fields of the instructions after it (v256
+# and up): each instruction read alone cannot know them, so the instruction that sets them gets no
+# answer and the caller counts the code as partial.
+VGPR_MSB = "s_set_vgpr_msb"
+
+
 class _Unknown(Exception):
     """A field combination the table has no width for."""
 
@@ -260,7 +298,10 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     the 96-bit encodings of GFX12 and gfx1250: their third dword holds
     address registers; ``instruction_bits()``).  None: not known (no row, a
     VOP3 DPP form -- ``mnemonic`` as the decoder names it --, a combination
-    LLVM never printed, a GFX10/GFX11 MIMG NSA address list)."""
+    LLVM never printed, a GFX10/GFX11 MIMG NSA address list, gfx1250's
+    ``s_set_vgpr_msb``)."""
+    if mnemonic.startswith(VGPR_MSB):
+        return None            # gfx1250: the VGPR fields of what follows name v256 and up by its state: not modelled
     extended = mnemonic.endswith(("_dpp", "_sdwa"))
     if extended and encoding not in ("VOP1", "VOP2", "VOPC"):
         return None            # VOP3 DPP (GFX11 and later): its dword is not read yet
