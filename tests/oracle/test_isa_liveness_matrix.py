@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from spillway.isa import decoder, operands
+from spillway.isa.encodings import FAMILIES
 from spillway.isa.evidence import kernel_ranges
 from spillway.isa.liveness import kernel_pressure
 from support import isa_oracle, liveness_oracle, llvm_pipeline
@@ -47,7 +48,7 @@ def check_code_object(path: Path, counted: Counter) -> list[str]:
     if not family or not operands.available(family):
         counted[f"no operand table ({target})"] += 1
         return []
-    objdump = isa_oracle.llvm_tool("llvm-objdump", 22)
+    objdump = isa_oracle.llvm_tool("llvm-objdump", FAMILIES[family][2])     # the LLVM of the family's table
     assert objdump is not None
     ok, text = isa_oracle.run_objdump(objdump, path)
     assert ok, text[:300]

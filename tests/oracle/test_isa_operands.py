@@ -23,6 +23,7 @@ from spillway.isa import decoder, operands as isa_operands
 from spillway.isa.encodings import FAMILIES
 from support import isa_decoder, isa_oracle, operand_oracle
 
+REPO = Path(__file__).resolve().parents[2]
 COMMITTED = operand_oracle.fixtures()
 FIXTURES = operand_oracle.covered(COMMITTED)
 

@@ -47,10 +47,8 @@ from dataclasses import dataclass
 
 from spillway.formats.codeobject import EntryRegisters
 from spillway.isa.decoder import DecodeError, Instruction, decode, family_of, load_family
-from spillway.isa.encodings import LAYOUTS
 from spillway.isa.evidence import COMPLETE, branch_target
-from spillway.isa.operands import (AGPR, SGPR, VGPR, Operands, Registers, instruction_bits, load_operands,
-                                   operands)
+from spillway.isa.operands import AGPR, SGPR, VGPR, Operands, Registers, instruction_operands, load_operands
 
 PARTIAL = "partial"
 NOT_READ = "not read"
@@ -192,7 +190,6 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     if size <= 0 or start < 0 or start + size > len(view):
         return _unread("the kernel's code is not in its section")
     family = load_family(name)
-    layout = {e.name: e for e in LAYOUTS[family.layout]}
     raw = view[start:start + size]
     reasons = _Reasons()
     decoded: list[Instruction] = []
@@ -206,8 +203,7 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     uses: list[int] = []
     for instruction in decoded:
         mnemonic = instruction.mnemonic
-        key = layout[instruction.encoding].key(instruction.bits)
-        found = operands(table, instruction.encoding, key, instruction_bits(raw, instruction), mnemonic)
+        found = instruction_operands(table, raw, instruction)
         if found is None:
             reasons.add("operands not read", instruction.offset)
             defs.append(0)

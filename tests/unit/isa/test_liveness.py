@@ -85,7 +85,7 @@ def test_entry_registers_from_the_descriptor():
 
 
 def test_a_kernel_with_no_operand_table_is_not_read():
-    found = kernel_pressure(b"\x00\x00\x81\xbf", 0, 4, "gfx803", entry(2, 1))
+    found = kernel_pressure(b"\x00\x00\x81\xbf", 0, 4, "gfx940", entry(2, 1))
     assert found.status.startswith("not read: ") and found.vgprs.registers == 0
 
 
