@@ -31,7 +31,8 @@ Rules (written from the ISA manuals' instruction descriptions)
     ``v_dot2acc``/``v_dual_dot2acc``,
     ``v_dot*c_*`` (the accumulating dot forms), loads into a half
     (``*d16*``), ``s_cmov*``, ``s_addk``, ``s_mulk``, ``s_bitset*``, the
-    ``v_mad_mixhi``/``v_fma_mixhi`` high-half writes, and a
+    ``v_mad_mixhi``/``v_fma_mixhi`` high-half and ``v_mad_mixlo``/``v_fma_mixlo`` low-half writes,
+    ``v_permlane16``/``v_permlanex16`` (lanes whose select is out of range keep their value), and a
     true16 destination (``v1.h``: the other half stays).
   - VOP3b's second operand is defined too when it is a numbered SGPR
     (carry-out / scale out): ``v_add_co``, ``v_sub_co``, ``v_subrev_co``,
@@ -60,7 +61,8 @@ _NO_DEF_PREFIX = ("s_cmp", "s_bitcmp", "s_branch", "s_cbranch", "s_setpc", "s_se
                   "s_sethalt", "s_setprio", "s_ttrace", "s_incperflevel", "s_decperflevel", "s_memtime",
                   "s_memrealtime", "s_cbranch", "s_sendmsghalt", "s_rfe", "s_call")
 _KEEPS_OLD = ("v_writelane", "v_mac_", "v_fmac_", "v_pk_fmac", "s_cmov", "s_addk", "s_mulk", "s_bitset",
-              "v_dual_fmac", "v_dot2acc", "v_dual_dot2acc", "v_mad_mixhi", "v_fma_mixhi")
+              "v_dual_fmac", "v_dot2acc", "v_dual_dot2acc", "v_mad_mixhi", "v_fma_mixhi", "v_mad_mixlo",
+              "v_fma_mixlo", "v_permlane16_b32", "v_permlanex16_b32")
 _CARRY = ("v_add_co", "v_sub_co", "v_subrev_co", "v_addc_co", "v_subb_co", "v_subbrev_co", "v_div_scale",
           "v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co")
 

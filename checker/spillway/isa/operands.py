@@ -338,4 +338,13 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
                 uses.append(registers)
     except _Unknown:
         return None
+    if defs and mnemonic.startswith(_FLAT_LOADS) and "d16" in mnemonic and not (set(defs) <= set(uses)):
+        uses.extend(defs)      # a D16 load keeps the other half of its destination (below)
     return Operands(tuple(defs), tuple(uses))
+
+
+# FLAT, global and scratch D16 loads write 16 bits and keep the other half of the destination (the ISA
+# manuals' D16 loads; LLVM's code generator ties the destination to an input), but LLVM's disassembler
+# builds their MCInst without that tied input (it adds it for the MUBUF and DS D16 loads), so the generator
+# cannot see it: the one rule applied here rather than learnt (found on the matrix's gfx1151 builds).
+_FLAT_LOADS = ("flat_load", "global_load", "scratch_load")

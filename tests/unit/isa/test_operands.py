@@ -169,3 +169,18 @@ def test_operand_rows_are_rows_of_the_opcode_table(family):
     assert data["coverage"]["rows"] == sum(len(rows) for rows in opcodes.values())
     assert data["coverage"]["with_operands"] == sum(len(rows) for rows in data["encodings"].values())
     assert isa_operands.load_operands(family) is not None
+
+
+def test_flat_family_d16_loads_keep_the_other_half():
+    """LLVM's disassembler gives FLAT/global/scratch D16 loads no tied input (it does MUBUF's): the rule in
+    operands() makes their destination used as well; a plain load's is not."""
+    from spillway.isa.decoder import decode, load_family
+    from spillway.isa.operands import instruction_operands, load_operands
+    # global_load_short_d16 v1, v[2:3], off; global_load_dword v5, v[2:3], off (gfx90a, llvm-mc-22)
+    code = bytes([0x00, 0x80, 0x90, 0xdc, 0x02, 0x00, 0x7f, 0x01, 0x00, 0x80, 0x50, 0xdc, 0x02, 0x00, 0x7f, 0x05])
+    table = load_operands("gfx90a")
+    assert table is not None
+    short, dword = (instruction_operands(table, code, i) for i in decode(code, 0, len(code), load_family("gfx90a")))
+    assert short is not None and dword is not None
+    assert short.defined("v") == {1} and short.used("v") == {1, 2, 3}
+    assert dword.defined("v") == {5} and dword.used("v") == {2, 3}
