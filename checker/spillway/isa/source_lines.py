@@ -104,6 +104,13 @@ class KernelLines:
     loops: tuple[PlacedLoop, ...]
     by_line: tuple[LineTraffic, ...]   # by innermost-loop bytes, loop bytes, bytes, accesses (most first)
     entry: SourceLine | None = None    # the line of the kernel's first instruction
+    # Other instructions' lines, placed on request (kernel_lines' ``more``: spillway code's register peaks,
+    # their definitions and last uses): (offset, line) by offset.
+    more: tuple[tuple[int, SourceLine | None], ...] = ()
+
+    def line_at(self, offset: int) -> SourceLine | None:
+        """The line of an instruction placed in ``more`` (None: not placed, or no line)."""
+        return dict(self.more).get(offset)
 
 
 class ObjectLines:
@@ -284,13 +291,13 @@ def instruction_lines(lines: ObjectLines, section: str, start: int, size: int,
 
 def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], lines: ObjectLines | None,
                  section: str, start: int, lines_from: str = CODE_OBJECT,
-                 lines_code_sha256: str | None = None) -> KernelLines:
+                 lines_code_sha256: str | None = None, more: Sequence[int] = ()) -> KernelLines:
     """The kernel's lines model from its ``listing`` (isa.listing) and
     ``branches`` ((offset, target) of every branch), with ``lines`` of the
     code object holding the code they describe, where the kernel starts at
     ``start`` in ``section``.  ``lines_code_sha256``: the SHA-256 of that
     code when it is not the listing's own (a debug twin's): when it differs,
-    no line is given."""
+    no line is given.  ``more``: other offsets to place (KernelLines.more)."""
     code = listing.code
     described = code.code_sha256 if lines_code_sha256 is None else lines_code_sha256
     if not code.code_sha256:
@@ -311,8 +318,11 @@ def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], li
     ends = lines.place_many(section, start, [offset for loop in listing.loops for offset in (loop.start, loop.end)]
                             + [0], blocks, code.code_bytes)
     loops = tuple(PlacedLoop(loop, ends[2 * n], ends[2 * n + 1]) for n, loop in enumerate(listing.loops))
+    wanted = sorted(set(more))
+    extra = tuple(zip(wanted, lines.place_many(section, start, wanted, blocks, code.code_bytes))) if wanted else ()
     return KernelLines(PLACED, lines_from, code.code_sha256, described, lines.comp_dir(section, start),
-                       tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans), ends[-1])
+                       tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans), ends[-1],
+                       extra)
 
 
 def _without(status: str, code_sha256: str, described: str) -> KernelLines:

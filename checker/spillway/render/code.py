@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Final
 
 from spillway.formats.codeobject import function_symbol
-from spillway.render.code_lines import source_lines_text
+from spillway.isa.source_lines import KernelLines
+from spillway.render.code_lines import source_lines_text, where
 from spillway.render.models import CodeModel, View
 from spillway.isa.liveness import PeakHolders
 from spillway.report.code_view import ViewedKernel
@@ -95,7 +96,7 @@ def pressure_text(viewed: ViewedKernel) -> list[str]:
                                          ("SGPRs", pressure.sgprs)))
     out = [f"  live registers at the peak: {peaks}; {pressure.status}"]
     for held in pressure.holders:
-        out.extend(_holders_text(held))
+        out.extend(_holders_text(held, viewed.lines))
     out.extend(_sparkline(viewed))
     if pressure.undefined_reads:
         out.append(f"  undefined reads: {_plural(pressure.undefined_reads, 'instruction')} reading a register no path "
@@ -109,8 +110,15 @@ SHOWN_GROUPS: Final = 6
 SPARK: Final = " ▁▂▃▄▅▆▇█"
 
 
-def _holders_text(held: PeakHolders) -> list[str]:
-    """What holds one file's peak: by the defining mnemonic, then the largest groups."""
+def _at(offset: int, lines: KernelLines | None) -> str:
+    """``+0x618``, with its source line where spillway code placed one (``+0x618 gemm.hip:88:5``)."""
+    source = lines.line_at(offset) if lines is not None else None
+    return f"+{offset:#x}" + ("" if source is None else f" {where(source, lines.comp_dir if lines else '')}")
+
+
+def _holders_text(held: PeakHolders, lines: KernelLines | None) -> list[str]:
+    """What holds one file's peak: by the defining mnemonic, then the largest groups (with the source lines
+    of their definitions and last uses where the code object has a line table)."""
     total = sum(group.count for group in held.groups)
     by_mnemonic: dict[str, int] = {}
     for group in held.groups:
@@ -118,15 +126,15 @@ def _holders_text(held: PeakHolders) -> list[str]:
             "set at entry" if group.from_entry and not group.defined_by else "defined on several paths"
         by_mnemonic[name] = by_mnemonic.get(name, 0) + group.count
     kinds = ", ".join(f"{count} {name}" for name, count in sorted(by_mnemonic.items(), key=lambda kv: -kv[1]))
-    out = [f"    at the {_FILE_NAMES[held.file][:-1]} peak (+{held.offset:#x}, {total}): {kinds}"]
+    out = [f"    at the {_FILE_NAMES[held.file][:-1]} peak ({_at(held.offset, lines)}, {total}): {kinds}"]
     for group in held.groups[:SHOWN_GROUPS]:
-        where = [f"{mnemonic} at +{offset:#x}" for mnemonic, offset in zip(group.defined_by, group.defined_at)]
+        sites = [f"{mnemonic} at {_at(offset, lines)}" for mnemonic, offset in zip(group.defined_by, group.defined_at)]
         if group.from_entry:
-            where.append("the entry")
-        ends = ", ".join(f"+{offset:#x}" for offset in group.last_used_at[:3]) + \
+            sites.append("the entry")
+        ends = ", ".join(_at(offset, lines) for offset in group.last_used_at[:3]) + \
             (", ..." if len(group.last_used_at) > 3 else "")
         out.append(f"      {group.count:>4} {', '.join(str(r) for r in group.registers)} from "
-                   f"{'; '.join(where[:3])}{'; ...' if len(where) > 3 else ''}"
+                   f"{'; '.join(sites[:3])}{'; ...' if len(sites) > 3 else ''}"
                    + (f"; last needed at {ends}" if ends else ""))
     if len(held.groups) > SHOWN_GROUPS:
         rest = held.groups[SHOWN_GROUPS:]

@@ -63,8 +63,9 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
     from spillway.report.kernel_code import each_code_object
 
     def listings_of(_records, section, found: list[Optional[KernelRange]], target: str, payload):
-        listed = object_listings(payload, section, found, target, own_lines=not lines_from)
         pressures = object_pressure(section, found, target, all_instructions)
+        listed = object_listings(payload, section, found, target, own_lines=not lines_from,
+                                 more=[placed_offsets(p) for p in pressures])
         return [None if one is None else (*one, pressure) for one, pressure in zip(listed, pressures)]
 
     listings = each_code_object(paths, options, records, listings_of)
@@ -81,10 +82,25 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
     return tuple(viewed)
 
 
+def placed_offsets(pressure) -> list[int]:
+    """The offsets spillway code shows with their lines: each register peak,
+    and what holds it (definitions, last uses)."""
+    if pressure is None:
+        return []
+    out = []
+    for held in pressure.holders:
+        out.append(held.offset)
+        for group in held.groups:
+            out += [*group.defined_at, *group.last_used_at]
+    return out
+
+
 def object_listings(payload, section: memoryview, found: list[Optional[KernelRange]], target: str,
-                     own_lines: bool) -> list:
+                    own_lines: bool, more: Optional[list[list[int]]] = None) -> list:
     """(listing, its lines or None) of each kernel of one code object found
-    (None where it was not): decoded together, the line table read once."""
+    (None where it was not): decoded together, the line table read once;
+    ``more``: for each kernel found, other offsets to place
+    (KernelLines.more)."""
     from spillway.isa.source_lines import LINE_TABLE_NOT_READ, kernel_lines, object_lines, without_lines
     from spillway.isa.vector import DecodedSection, evidence_many, listings_many
 
@@ -101,7 +117,7 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
         except InputError as exc:         # a malformed table: said in each status, the listings stand
             failed = f"{LINE_TABLE_NOT_READ}: {exc.message}"
     out: list = []
-    for kernel in found:
+    for number, kernel in enumerate(found):
         if kernel is None:
             out.append(None)
             continue
@@ -111,7 +127,8 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
         elif failed is not None:
             out.append((listing, without_lines(listing.code.code_sha256, failed)))
         else:
-            out.append((listing, kernel_lines(listing, branches, lines, kernel.section, kernel.start)))
+            out.append((listing, kernel_lines(listing, branches, lines, kernel.section, kernel.start,
+                                              more=more[number] if more else ())))
     return out
 
 

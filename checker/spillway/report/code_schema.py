@@ -93,9 +93,12 @@ class HolderModel(BaseModel):
     defined_at: list[int] = Field(description="Offsets of the instructions whose values may reach the peak in "
                                               "them (several: defined on several paths)")
     defined_by: list[str] = Field(description="Those instructions' mnemonics")
+    defined_source: list[Optional[SourceModel]] = Field(description="The source line of each of defined_at "
+                                                                    "(null: no line table, or no line)")
     from_entry: bool = Field(description="Some path reaches the peak with the value the hardware set at entry")
     last_used_at: list[int] = Field(description="Offsets after which no path from the peak needs them (their "
                                                 "last reads, or a loop's exit branch)")
+    last_used_source: list[Optional[SourceModel]] = Field(description="The source line of each of last_used_at")
 
 
 class AtPeakModel(BaseModel):
@@ -105,6 +108,7 @@ class AtPeakModel(BaseModel):
 
     file: Literal["v", "a", "s"] = Field(description="VGPRs, AGPRs or SGPRs")
     offset: int = Field(description="The peak instruction (the first where the peak is reached)")
+    source: Optional[SourceModel] = Field(description="Its source line (null: no line table, or no line)")
     groups: list[HolderModel] = Field(description="The live registers grouped by the instructions that defined "
                                                   "them, most registers first; they add up to the peak")
 

@@ -67,7 +67,7 @@ def kernel_object(viewed: ViewedKernel) -> dict:
                               "bytes": i.bytes, "loop_depth": i.loop_depth, "role": i.role or None,
                               "source": source_object(placed.get(i.offset))}
                              for i in listing.instructions]
-    found["pressure"] = pressure_object(viewed.pressure)
+    found["pressure"] = pressure_object(viewed.pressure, lines)
     if viewed.all_instructions and viewed.pressure is not None:
         found["all_instructions"] = [step_object(step) for step in viewed.pressure.steps]
     found["source_lines"] = {"status": lines.status, "lines_from": lines.lines_from or None,
@@ -81,22 +81,24 @@ def _peak(peak: FilePeak) -> dict:
     return {"peak": peak.registers, "offset": peak.offset}
 
 
-def pressure_object(pressure: KernelPressure | None) -> dict | None:
+def pressure_object(pressure: KernelPressure | None, lines: KernelLines) -> dict | None:
     """A kernel's live registers as JSON (None: not worked out)."""
     if pressure is None:
         return None
     return {"status": pressure.status, "vgprs": _peak(pressure.vgprs), "agprs": _peak(pressure.agprs),
             "sgprs": _peak(pressure.sgprs), "undefined_reads": pressure.undefined_reads,
             "first_undefined_read": pressure.first_undefined_read, "instructions": pressure.instructions,
-            "at_peaks": [holders_object(held) for held in pressure.holders],
+            "at_peaks": [holders_object(held, lines) for held in pressure.holders],
             "vgpr_curve": list(pressure.vgpr_curve), "code_bytes": pressure.code_size}
 
 
-def holders_object(held: PeakHolders) -> dict:
-    return {"file": held.file, "offset": held.offset,
+def holders_object(held: PeakHolders, lines: KernelLines) -> dict:
+    return {"file": held.file, "offset": held.offset, "source": source_object(lines.line_at(held.offset)),
             "groups": [{"registers": [str(r) for r in group.registers], "count": group.count,
                         "defined_at": list(group.defined_at), "defined_by": list(group.defined_by),
-                        "from_entry": group.from_entry, "last_used_at": list(group.last_used_at)}
+                        "defined_source": [source_object(lines.line_at(at)) for at in group.defined_at],
+                        "from_entry": group.from_entry, "last_used_at": list(group.last_used_at),
+                        "last_used_source": [source_object(lines.line_at(at)) for at in group.last_used_at]}
                        for group in held.groups]}
 
 

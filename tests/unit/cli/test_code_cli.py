@@ -135,3 +135,23 @@ def test_unreadable_code_object_is_one_line(capsys, tmp_path):
     bad.write_bytes(Path(GFX90A).read_bytes()[:2000])
     status, out, err = cli(capsys, "code", str(bad), "agpr_spill")
     assert status == 2 and out == "" and err.startswith("spillway: error: ") and err.count("\n") == 1
+
+
+def test_what_holds_the_peak_with_source_lines(capsys):
+    """With a line table, the peak, each group's definitions and last uses carry their lines (the
+    placement the listing's scratch accesses use: isa.source_lines)."""
+    lines_co = str(CO.parent / "lines" / "co" / "gfx90a.clang22.dwarf5.co")
+    status, out, _ = cli(capsys, "code", lines_co, "mfma_spill")
+    assert status == 0
+    assert "    at the AGPR peak (+0x664 kernels.cpp:222:11, 58): " in out
+    assert "        16 a[0:15] from v_mfma_f32_32x32x8f16 at +0x618 kernels.cpp:222:11; last needed at +0x594 " \
+           "kernels.cpp:222:48, " in out
+    status, out, _ = cli(capsys, "code", lines_co, "mfma_spill", "--json")
+    document = json.loads(out)
+    jsonschema.validate(document, json_schema())
+    agprs = next(held for held in document["kernels"][0]["pressure"]["at_peaks"] if held["file"] == "a")
+    assert agprs["source"]["line"] == 222
+    first = agprs["groups"][0]
+    assert first["defined_source"] == [{"file": first["defined_source"][0]["file"], "line": 222, "column": 11,
+                                        "inferred": False}]
+    assert len(first["last_used_source"]) == len(first["last_used_at"])
