@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from spillway.formats.codeobject import EntryRegisters
 from spillway.isa.decoder import DecodeError, Instruction, decode, family_of, load_family
-from spillway.isa.evidence import COMPLETE, branch_target
+from spillway.isa.evidence import BRANCH, CALL, COMPLETE, END, branch_target, classify
 from spillway.isa.operands import AGPR, SGPR, VGPR, Operands, Registers, instruction_operands, load_operands
 
 PARTIAL = "partial"
@@ -63,7 +63,6 @@ _EVERY = _VGPRS | _AGPRS | _SGPRS
 
 _INDEXED = ("s_set_gpr_idx_on", "v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
 _INDIRECT = ("s_setpc_b64", "s_set_pc_i64", "s_cbranch_join", "s_cbranch_g_fork", "s_cbranch_i_fork")
-_CALLS = ("s_swappc_b64", "s_call_b64", "s_swap_pc_i64", "s_call_i64")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,10 +215,16 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
             reasons.add(f"indexed register access ({mnemonic})", instruction.offset)
         elif mnemonic == "s_set_vgpr_msb":
             reasons.add("VGPR MSB state (s_set_vgpr_msb)", instruction.offset)
-        elif mnemonic in _CALLS:
+        elif classify(mnemonic, instruction.encoding) == CALL:
             reasons.add("call", instruction.offset)
     successors = _successors(decoded, entry is not None, reasons)
-    live_in, before = _dataflow(successors, defs, uses, entry_mask(entry))
+    at_entry = entry_mask(entry)
+    live_in, before = _dataflow(successors, defs, uses, at_entry)
+
+    def held_at(number: int) -> int:
+        """The registers counted at an instruction: live or defined there, and set on some path to it."""
+        return (live_in[number] | defs[number]) & (before[number] | defs[number])
+
     peaks: list[list] = [[0, None], [0, None], [0, None]]
     undefined = 0
     first_undefined = None
@@ -228,7 +233,7 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     points = min(CURVE_POINTS, len(decoded)) if holders else 0
     curve = [0] * points
     for number, instruction in enumerate(decoded):
-        held = (live_in[number] | defs[number]) & (before[number] | defs[number])
+        held = held_at(number)
         counts = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(), (held & _SGPRS).bit_count())
         if points:
             cell = instruction.offset * points // code_size
@@ -251,9 +256,8 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
             if offset is None:
                 continue
             number = at[offset]
-            held = (live_in[number] | defs[number]) & (before[number] | defs[number]) & mask
-            held_by.append(_holders(file, number, held, decoded, successors, defs, uses, live_in,
-                                    entry_mask(entry)))
+            held_by.append(_holders(file, number, held_at(number) & mask, decoded, successors, defs, uses, live_in,
+                                    at_entry))
     return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
                           undefined, first_undefined, len(decoded), tuple(listed), tuple(held_by), tuple(curve),
                           code_size)
@@ -357,18 +361,19 @@ def _successors(decoded: list[Instruction], kernel: bool, reasons: _Reasons) -> 
     for number, instruction in enumerate(decoded):
         mnemonic = instruction.mnemonic
         following = (number + 1,) if number < last else ()
+        kind = classify(mnemonic, instruction.encoding)      # the evidence's classes (not _join/_fork)
         if mnemonic in _INDIRECT:
             returns = mnemonic in ("s_setpc_b64", "s_set_pc_i64")
             if kernel or not returns:       # a callee's s_setpc is its return
                 reasons.add(f"indirect branch ({mnemonic})", instruction.offset)
             out.append(() if returns else following)
-        elif mnemonic == "s_branch" or mnemonic.startswith("s_cbranch_"):
+        elif kind == BRANCH:
             target = at.get(branch_target(instruction.offset, instruction.bits))
             if target is None:
                 reasons.add("branch out of the kernel", instruction.offset)
             aim = () if target is None else (target,)
             out.append(aim if mnemonic == "s_branch" else tuple(dict.fromkeys(aim + following)))
-        elif mnemonic.startswith("s_endpgm"):
+        elif kind == END:
             out.append(())
         else:
             out.append(following)
