@@ -23,8 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from spillway.isa import decoder
-from spillway.isa.encodings import FAMILIES
 from spillway.isa.evidence import kernel_ranges
 from spillway.isa.liveness import KernelPressure, kernel_pressure
 from support import isa_oracle, liveness_oracle, operand_oracle
@@ -43,14 +41,7 @@ def _spillway(name: str) -> dict[str, KernelPressure]:
 
 def _objdump(name: str) -> tuple[dict, dict]:
     path, recorded = COMMITTED[name]
-    # The LLVM the family's operand table comes from, as the operand oracle reads it (LLVM 22 prints gfx12's
-    # true16 v0.h as v0, dropping the op_sel that says "high half").
-    family = decoder.family_of(recorded["target"])
-    assert family
-    major = FAMILIES[family][2]
-    argv = isa_oracle.llvm_tool("llvm-objdump", major)
-    if argv is None:
-        pytest.skip(f"LLVM {major} not installed")
+    argv = operand_oracle.table_objdump(recorded["target"])
     ok, text = isa_oracle.run_objdump(argv, path)
     assert ok, text[:300]
     rodata = subprocess.run([*argv, "-D", "-j", ".rodata", str(path)], capture_output=True, text=True).stdout

@@ -21,22 +21,9 @@ from spillway.isa.encodings import FAMILIES
 from spillway.isa.evidence import kernel_ranges
 from spillway.isa.liveness import kernel_pressure
 from support import isa_oracle, liveness_oracle, llvm_pipeline
-from test_isa_matrix_cells import unbundle
+from test_isa_matrix_cells import code_objects
 
 pytestmark = pytest.mark.oracle
-
-
-def code_objects(library: Path, work: Path, cell: str) -> list[Path]:
-    data = library.read_bytes()
-    out = []
-    for offset, size in llvm_pipeline.offload_sections(library):
-        section = data[offset:offset + size]
-        for bundle in llvm_pipeline.cut_bundles(section):
-            bundle_file = work / f"{offset:x}-{bundle.index}.bundle"
-            bundle_file.write_bytes(section[bundle.offset:bundle.offset + bundle.size])
-            out += [code_object for _entry, code_object in unbundle(bundle_file, work, cell)
-                    if code_object.stat().st_size]
-    return out
 
 
 def check_code_object(path: Path, counted: Counter) -> list[str]:

@@ -57,23 +57,21 @@ def unbundle(bundle_file: Path, work: Path, cell: str) -> list[tuple[str, Path]]
         return llvm_pipeline.unbundle(bundle_file, work, bundler=own)
 
 
+def code_objects(library: Path, work: Path, cell: str) -> list[Path]:
+    """The cell's library's code objects, cut by LLVM's tools (the cell's own bundler where LLVM 22's
+    refuses: ``unbundle``)."""
+    return llvm_pipeline.library_code_objects(library, work, lambda bundle, out: unbundle(bundle, out, cell))
+
+
 def objdump_isa(library: Path, work: Path, cell: str) -> dict[tuple[str, str], list[dict]]:
-    data = library.read_bytes()
     found: dict[tuple[str, str], list[dict]] = {}
-    for offset, size in llvm_pipeline.offload_sections(library):
-        section = data[offset:offset + size]
-        for bundle in llvm_pipeline.cut_bundles(section):
-            bundle_file = work / f"{offset:x}-{bundle.index}.bundle"
-            bundle_file.write_bytes(section[bundle.offset:bundle.offset + bundle.size])
-            for _entry, code_object in unbundle(bundle_file, work, cell):
-                if not code_object.stat().st_size:
-                    continue
-                read = isa_oracle.read_code_object(code_object)
-                for function in read.functions:
-                    fields = function.fields()
-                    if fields["kind"] == "kernel":
-                        found.setdefault((read.target, function.symbol), []).append(
-                            {f: fields[RENAMED.get(f, f)] for f in COMPARED})
+    for code_object in code_objects(library, work, cell):
+        read = isa_oracle.read_code_object(code_object)
+        for function in read.functions:
+            fields = function.fields()
+            if fields["kind"] == "kernel":
+                found.setdefault((read.target, function.symbol), []).append(
+                    {f: fields[RENAMED.get(f, f)] for f in COMPARED})
     return found
 
 

@@ -45,16 +45,7 @@ LINES_CELL = "clang-22-lines"
 
 def code_objects(library: Path, work: Path) -> list[Path]:
     """The library's code objects, bundle by bundle, cut by LLVM 22's tools."""
-    work.mkdir(parents=True, exist_ok=True)
-    data = library.read_bytes()
-    found = []
-    for offset, size in llvm_pipeline.offload_sections(library):
-        section = data[offset:offset + size]
-        for bundle in llvm_pipeline.cut_bundles(section):
-            bundle_file = work / f"{offset:x}-{bundle.index}.bundle"
-            bundle_file.write_bytes(section[bundle.offset:bundle.offset + bundle.size])
-            found += [path for _entry, path in llvm_pipeline.unbundle(bundle_file, work) if path.stat().st_size]
-    return found
+    return llvm_pipeline.library_code_objects(library, work)
 
 
 def _objdump() -> list[str]:

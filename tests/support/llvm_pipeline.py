@@ -38,7 +38,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import yaml
 
@@ -165,6 +165,23 @@ def unbundle(bundle_file: Path, out_dir: Path, bundler: str | None = None) -> li
                     f"--targets={','.join(device)}", *[f"--output={o}" for o in outputs]],
                    check=True, capture_output=True)
     return list(zip(device, outputs))
+
+
+def library_code_objects(library: Path, work: Path,
+                         unbundle_one: Callable[[Path, Path], list[tuple[str, Path]]] = unbundle) -> list[Path]:
+    """The device code objects of a host library, bundle by bundle of each
+    offload section, cut into ``work`` by LLVM's tools (``unbundle_one``: how
+    one bundle file is unbundled; empty entries left out)."""
+    work.mkdir(parents=True, exist_ok=True)
+    data = library.read_bytes()
+    found = []
+    for offset, size in offload_sections(library):
+        section = data[offset:offset + size]
+        for bundle in cut_bundles(section):
+            bundle_file = work / f"{offset:x}-{bundle.index}.bundle"
+            bundle_file.write_bytes(section[bundle.offset:bundle.offset + bundle.size])
+            found += [path for _entry, path in unbundle_one(bundle_file, work) if path.stat().st_size]
+    return found
 
 
 @dataclass

@@ -236,3 +236,22 @@ def covered(found: dict[str, tuple[Path, dict]]) -> list[str]:
         if family and operands.available(family):
             names.append(name)
     return names
+
+
+def table_objdump(target: str) -> list[str]:
+    """argv of the llvm-objdump of the LLVM the target's family tables come
+    from (LLVM 22 reads gfx12 without true16: v_mul_lo_u16 v0.h, v1.h
+    op_sel:[0,1,1] printed as v0, v1, the op_sel that says "high half"
+    dropped); skips the test when that LLVM is not installed."""
+    import pytest
+    from support import isa_oracle
+    from spillway.isa import decoder
+    from spillway.isa.encodings import FAMILIES
+
+    family = decoder.family_of(target)
+    assert family, target
+    major = FAMILIES[family][2]
+    argv = isa_oracle.llvm_tool("llvm-objdump", major)
+    if argv is None:
+        pytest.skip(f"LLVM {major} not installed")
+    return argv
