@@ -27,8 +27,8 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_right
 from array import array
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
 
 from spillway.errors import InputError
 from spillway.formats.dwarf_lines import LineTable, read_lines
@@ -105,12 +105,12 @@ class KernelLines:
     by_line: tuple[LineTraffic, ...]   # by innermost-loop bytes, loop bytes, bytes, accesses (most first)
     entry: SourceLine | None = None    # the line of the kernel's first instruction
     # Other instructions' lines, placed on request (kernel_lines' ``more``: spillway code's register peaks,
-    # their definitions and last uses): (offset, line) by offset.
-    more: tuple[tuple[int, SourceLine | None], ...] = ()
+    # their definitions and last uses): offset -> line.
+    more: Mapping[int, SourceLine | None] = field(default_factory=dict)
 
     def line_at(self, offset: int) -> SourceLine | None:
         """The line of an instruction placed in ``more`` (None: not placed, or no line)."""
-        return dict(self.more).get(offset)
+        return self.more.get(offset)
 
 
 class ObjectLines:
@@ -319,7 +319,7 @@ def kernel_lines(listing: KernelListing, branches: Iterable[tuple[int, int]], li
                             + [0], blocks, code.code_bytes)
     loops = tuple(PlacedLoop(loop, ends[2 * n], ends[2 * n + 1]) for n, loop in enumerate(listing.loops))
     wanted = sorted(set(more))
-    extra = tuple(zip(wanted, lines.place_many(section, start, wanted, blocks, code.code_bytes))) if wanted else ()
+    extra = dict(zip(wanted, lines.place_many(section, start, wanted, blocks, code.code_bytes))) if wanted else {}
     return KernelLines(PLACED, lines_from, code.code_sha256, described, lines.comp_dir(section, start),
                        tuple(scratch), tuple(copies), loops, by_line(scratch, copies, code.loop_spans), ends[-1],
                        extra)

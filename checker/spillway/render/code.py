@@ -13,7 +13,7 @@ from spillway.formats.codeobject import function_symbol
 from spillway.isa.source_lines import KernelLines
 from spillway.render.code_lines import source_lines_text, where
 from spillway.render.models import CodeModel, View
-from spillway.isa.liveness import PeakHolders
+from spillway.isa.liveness import NOT_READ, PeakHolders
 from spillway.report.code_view import ViewedKernel
 from spillway.untrusted import visible
 
@@ -89,7 +89,7 @@ def pressure_text(viewed: ViewedKernel) -> list[str]:
     pressure = viewed.pressure
     if pressure is None:
         return []
-    if pressure.status.startswith("not read"):
+    if pressure.status.startswith(NOT_READ):
         return [f"  live registers: {pressure.status}"]
     peaks = ", ".join(f"{peak.registers} {name}" + ("" if peak.offset is None else f" (first at +{peak.offset:#x})")
                       for name, peak in (("VGPRs", pressure.vgprs), ("AGPRs", pressure.agprs),
