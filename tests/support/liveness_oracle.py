@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from support.operand_oracle import LINE, read_half
+from support.operand_oracle import read_line
 
 FUNCTION = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 TARGET = re.compile(r"<(.+)\+0x([0-9a-f]+)>\s*$")
@@ -63,24 +63,14 @@ def functions(text: str) -> dict[str, list[Step]]:
             current = out.setdefault(header.group(2), [])
             starts[header.group(2)] = int(header.group(1), 16)
             continue
-        match = LINE.match(line)
-        if not match or current is None:
+        read = read_line(line)
+        if read is None or current is None:
             continue
-        mnemonic, rest, address, _words = match.groups()
-        if mnemonic.startswith("<unknown>") or mnemonic == ".long":
-            continue
-        defs: set = set()
-        uses: set = set()
-        for half in (mnemonic + rest).split("::"):
-            name, _, operands = half.strip().partition(" ")
-            d, u = read_half(name, operands)
-            defs |= d
-            uses |= u
         target = None
         aim = TARGET.search(line)
-        if aim and (mnemonic == "s_branch" or mnemonic.startswith("s_cbranch_")):
+        if aim and (read.mnemonic == "s_branch" or read.mnemonic.startswith("s_cbranch_")):
             target = starts.get(aim.group(1), 0) + int(aim.group(2), 16)
-        current.append(Step(int(address, 16), mnemonic, frozenset(defs), frozenset(uses), target))
+        current.append(Step(read.offset, read.mnemonic, read.defs, read.uses, target))
     return out
 
 

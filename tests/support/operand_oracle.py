@@ -178,28 +178,31 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
     return defs, uses
 
 
+def read_line(line: str) -> Read | None:
+    """One instruction line of ``llvm-objdump -d`` text (None: not an
+    instruction, or one objdump could not decode)."""
+    match = LINE.match(line)
+    if not match:
+        return None
+    mnemonic, rest, address, words = match.groups()
+    if mnemonic.startswith("<unknown>") or mnemonic == ".long":
+        return None
+    defs: set[tuple[str, int]] = set()
+    uses: set[tuple[str, int]] = set()
+    halves = (mnemonic + rest).split("::")
+    for half in halves:
+        half = half.strip()
+        name, _, operands = half.partition(" ")
+        d, u = read_half(name, operands)
+        defs |= d
+        uses |= u
+    return Read(int(address, 16), len(words.split()), halves[0].split()[0] if len(halves) > 1 else mnemonic,
+                frozenset(defs), frozenset(uses))
+
+
 def read_listing(text: str) -> list[Read]:
     """Every instruction line of ``llvm-objdump -d`` text."""
-    out = []
-    for line in text.splitlines():
-        match = LINE.match(line)
-        if not match:
-            continue
-        mnemonic, rest, address, words = match.groups()
-        if mnemonic.startswith("<unknown>") or mnemonic == ".long":
-            continue
-        defs: set[tuple[str, int]] = set()
-        uses: set[tuple[str, int]] = set()
-        halves = (mnemonic + rest).split("::")
-        for half in halves:
-            half = half.strip()
-            name, _, operands = half.partition(" ")
-            d, u = read_half(name, operands)
-            defs |= d
-            uses |= u
-        out.append(Read(int(address, 16), len(words.split()), halves[0].split()[0] if len(halves) > 1 else mnemonic,
-                        frozenset(defs), frozenset(uses)))
-    return out
+    return [read for read in map(read_line, text.splitlines()) if read is not None]
 
 
 def objdump(path: Path, tool: str = "llvm-objdump-22") -> str:
