@@ -112,17 +112,38 @@ def _reach(encoding: Encoding) -> int:
     return 8 if top > 32 else 4
 
 
-def decode(code: bytes | memoryview, start: int, end: int, family: Family) -> Iterator[Instruction]:
+def decode(code: bytes | memoryview, start: int, end: int, family: Family,
+           memo: dict | None = None) -> Iterator[Instruction]:
     """Every instruction in ``code[start:end]``; raises DecodeError where an
-    encoding is unknown or an instruction runs past ``end``."""
+    encoding is unknown or an instruction runs past ``end``.  ``memo``: a
+    dict kept by the caller across calls of one family (isa.liveness reads
+    a code object's kernels through one), the decoding of each distinct
+    first 8 bytes kept: an instruction's encoding, opcode, length and form
+    depend on those bytes alone (its literals follow them), except a pair's
+    (not kept) and one running past ``end`` (checked again)."""
     view = memoryview(code)
     at = start
     while at < end:
+        head = view[at:at + 8].tobytes() if memo is not None and at + 8 <= end else None
+        known = memo.get(head) if head is not None else None      # type: ignore[union-attr]
+        if known is not None and at + known[0] <= end:
+            yield Instruction(at, known[0], known[1], known[2], known[3], known[4])
+            at += known[0]
+            continue
         instruction = _one(view, at, end, family)
         if instruction.opcode.pairs:
             instruction = _paired(view, instruction, end, family)
+        elif head is not None:
+            if len(memo) >= MEMO_LIMIT:         # type: ignore[arg-type]
+                memo.clear()                    # type: ignore[union-attr]
+            memo[head] = (instruction.length, instruction.encoding, instruction.opcode,   # type: ignore[index]
+                          instruction.bits, instruction.mnemonic)
         yield instruction
         at += instruction.length
+
+
+# The most entries a decode() memo holds before it is emptied (a hostile binary must not grow it without end).
+MEMO_LIMIT = 1 << 17
 
 
 def _paired(view: memoryview, first: Instruction, end: int, family: Family) -> Instruction:

@@ -46,8 +46,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spillway.formats.codeobject import EntryRegisters
-from spillway.isa.decoder import DecodeError, Instruction, decode, family_of, load_family
-from spillway.isa.evidence import BRANCH, CALL, COMPLETE, END, branch_target, classify
+from spillway.isa.decoder import MEMO_LIMIT, DecodeError, Instruction, decode, family_of, load_family
+from spillway.isa.evidence import BRANCH, CALL, COMPLETE, END, SALU_WRITE, branch_target, classify
 from spillway.isa.operands import AGPR, SGPR, VGPR, Operands, Registers, instruction_operands, load_operands
 
 PARTIAL = "partial"
@@ -169,16 +169,58 @@ class _Reasons:
         return f"{PARTIAL}: " + "; ".join(said)
 
 
+class PressureMemo:
+    """What kernel_pressure learnt of instructions by their bytes, kept for
+    the next kernels of the same family (a code object's kernels share most
+    of their instructions: 80-90% of the reads are found here): the decoder's
+    memo (decode()) and each distinct instruction's operands, their masks,
+    the reason it makes a kernel partial, and its class (evidence.classify).
+    Bounded: emptied when full."""
+
+    def __init__(self) -> None:
+        self.family: str | None = None
+        self.decoded: dict = {}
+        self.read: dict[bytes, tuple[Operands | None, int, int, str | None, int]] = {}
+
+    def of(self, family: str) -> PressureMemo:
+        if family != self.family:
+            self.family = family
+            self.decoded.clear()
+            self.read.clear()
+        return self
+
+
+def _read_instruction(table, raw: memoryview, instruction: Instruction
+                      ) -> tuple[Operands | None, int, int, str | None, int]:
+    """(operands, defs mask, uses mask, why it makes the kernel partial, class) of one instruction."""
+    mnemonic = instruction.mnemonic
+    found = instruction_operands(table, raw, instruction)
+    kind = classify(mnemonic, instruction.encoding)
+    why = None
+    if found is None:
+        why = "operands not read"
+    if mnemonic.startswith(_INDEXED):
+        why = f"indexed register access ({mnemonic})" if why is None else why + f"|indexed register access ({mnemonic})"
+    elif mnemonic == "s_set_vgpr_msb":
+        why = "VGPR MSB state (s_set_vgpr_msb)" if why is None else why + "|VGPR MSB state (s_set_vgpr_msb)"
+    elif kind == CALL:
+        why = "call" if why is None else why + "|call"
+    if found is None:
+        return None, 0, 0, why, kind
+    return found, _mask(found.defs), _mask(found.uses), why, kind
+
+
 def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str,
-                    entry: EntryRegisters | None, steps: bool = False, holders: bool = False
-                    ) -> KernelPressure:
+                    entry: EntryRegisters | None, steps: bool = False, holders: bool = False,
+                    memo: PressureMemo | None = None) -> KernelPressure:
     """The kernel at ``code[start:start + size]`` for ``target``: its peaks
     and status; with ``steps`` every instruction's operands and pressure;
     with ``holders`` what holds each file's peak (issue 41: the live
     registers there grouped by the instructions that defined them, and where
     they are used last).
-    ``entry``: KernelRange.entry (None: a callee).  Never raises on bad code:
-    what could not be read is in the status."""
+    ``entry``: KernelRange.entry (None: a callee); ``memo``: one PressureMemo
+    kept across the kernels of a code object (the same figures, faster).
+    Never raises on bad code: what could not be read is in the status."""
     name = family_of(target)
     if name is None:
         return _unread(f"no decoder for {target}")
@@ -190,34 +232,36 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
         return _unread("the kernel's code is not in its section")
     family = load_family(name)
     raw = view[start:start + size]
+    memo = (memo or PressureMemo()).of(name)
     reasons = _Reasons()
     decoded: list[Instruction] = []
     try:
-        for instruction in decode(raw, 0, size, family):
+        for instruction in decode(raw, 0, size, family, memo.decoded):
             decoded.append(instruction)
     except DecodeError as exc:
         reasons.add(f"undecodable word ({exc.message})", exc.offset)
     read: list[Operands | None] = []
     defs: list[int] = []
     uses: list[int] = []
+    kinds: list[int] = []
+    known = memo.read
+    if len(known) >= MEMO_LIMIT:
+        known.clear()
     for instruction in decoded:
-        mnemonic = instruction.mnemonic
-        found = instruction_operands(table, raw, instruction)
-        if found is None:
-            reasons.add("operands not read", instruction.offset)
-            defs.append(0)
-            uses.append(0)
-        else:
-            defs.append(_mask(found.defs))
-            uses.append(_mask(found.uses))
+        at = instruction.offset
+        key = raw[at:at + instruction.length].tobytes()
+        got = known.get(key)
+        if got is None:
+            got = known[key] = _read_instruction(table, raw, instruction)
+        found, defined, used, why, kind = got
         read.append(found)
-        if mnemonic.startswith(_INDEXED):
-            reasons.add(f"indexed register access ({mnemonic})", instruction.offset)
-        elif mnemonic == "s_set_vgpr_msb":
-            reasons.add("VGPR MSB state (s_set_vgpr_msb)", instruction.offset)
-        elif classify(mnemonic, instruction.encoding) == CALL:
-            reasons.add("call", instruction.offset)
-    successors = _successors(decoded, entry is not None, reasons)
+        defs.append(defined)
+        uses.append(used)
+        kinds.append(kind)
+        if why is not None:
+            for reason in why.split("|"):
+                reasons.add(reason, at)
+    successors = _successors(decoded, kinds, entry is not None, reasons)
     at_entry = entry_mask(entry)
     live_in, before = _dataflow(successors, defs, uses, at_entry)
 
@@ -232,7 +276,14 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     code_size = decoded[-1].offset + decoded[-1].length if decoded else 0
     points = min(CURVE_POINTS, len(decoded)) if holders else 0
     curve = [0] * points
-    for number, instruction in enumerate(decoded):
+    if not steps and not points:
+        _peaks_only(live_in, before, defs, uses, decoded, peaks)
+        for number in range(len(decoded)):
+            if uses[number] & ~before[number]:
+                undefined += 1
+                if first_undefined is None:
+                    first_undefined = decoded[number].offset
+    for number, instruction in enumerate(decoded if steps or points else ()):
         held = held_at(number)
         counts = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(), (held & _SGPRS).bit_count())
         if points:
@@ -261,6 +312,30 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
                           undefined, first_undefined, len(decoded), tuple(listed), tuple(held_by), tuple(curve),
                           code_size)
+
+
+def _peaks_only(live_in: list[int], before: list[int], defs: list[int], uses: list[int],
+                decoded: list[Instruction], peaks: list[list]) -> None:
+    """kernel_pressure's peaks (the most registers of each file counted at an
+    instruction, the first offset), without its curve or steps: one pass,
+    the AGPRs and SGPRs counted only where some are held."""
+    vgprs = agprs = sgprs = 0
+    at_v = at_a = at_s = -1
+    for number, defined in enumerate(defs):
+        held = (live_in[number] | defined) & (before[number] | defined)
+        count = (held & _VGPRS).bit_count()
+        if count > vgprs:
+            vgprs, at_v = count, number
+        if held >> 512:
+            count = (held & _AGPRS).bit_count()
+            if count > agprs:
+                agprs, at_a = count, number
+            count = (held >> 768).bit_count()
+            if count > sgprs:
+                sgprs, at_s = count, number
+    for peak, count, number in zip(peaks, (vgprs, agprs, sgprs), (at_v, at_a, at_s)):
+        if count:
+            peak[0], peak[1] = count, decoded[number].offset
 
 
 def _bits(mask: int) -> list[int]:
@@ -353,30 +428,34 @@ def _holders(file: str, peak: int, held: int, decoded: list[Instruction], succes
     return PeakHolders(file, decoded[peak].offset, tuple(out))
 
 
-def _successors(decoded: list[Instruction], kernel: bool, reasons: _Reasons) -> list[tuple[int, ...]]:
-    """Each instruction's successors (indexes into ``decoded``)."""
-    at = {instruction.offset: number for number, instruction in enumerate(decoded)}
+def _successors(decoded: list[Instruction], kinds: list[int], kernel: bool, reasons: _Reasons
+                ) -> list[tuple[int, ...]]:
+    """Each instruction's successors (indexes into ``decoded``); ``kinds``:
+    each one's evidence.classify."""
+    at: dict[int, int] | None = None
     last = len(decoded) - 1
-    out: list[tuple[int, ...]] = []
-    for number, instruction in enumerate(decoded):
+    out: list[tuple[int, ...]] = [(number + 1,) for number in range(last)] + [()] * (last >= 0)
+    for number, kind in enumerate(kinds):
+        if kind != BRANCH and kind != END and kind != SALU_WRITE:
+            continue                     # the next one follows (_INDIRECT's are SALU_WRITE: SOP1, SOP2, SOPK)
+        instruction = decoded[number]
         mnemonic = instruction.mnemonic
         following = (number + 1,) if number < last else ()
-        kind = classify(mnemonic, instruction.encoding)      # the evidence's classes (not _join/_fork)
         if mnemonic in _INDIRECT:
             returns = mnemonic in ("s_setpc_b64", "s_set_pc_i64")
             if kernel or not returns:       # a callee's s_setpc is its return
                 reasons.add(f"indirect branch ({mnemonic})", instruction.offset)
-            out.append(() if returns else following)
+            out[number] = () if returns else following
         elif kind == BRANCH:
+            if at is None:
+                at = {instruction.offset: number for number, instruction in enumerate(decoded)}
             target = at.get(branch_target(instruction.offset, instruction.bits))
             if target is None:
                 reasons.add("branch out of the kernel", instruction.offset)
             aim = () if target is None else (target,)
-            out.append(aim if mnemonic == "s_branch" else tuple(dict.fromkeys(aim + following)))
+            out[number] = aim if mnemonic == "s_branch" else tuple(dict.fromkeys(aim + following))
         elif kind == END:
-            out.append(())
-        else:
-            out.append(following)
+            out[number] = ()
     return out
 
 

@@ -202,3 +202,38 @@ def test_stray_bytes_at_the_end():
     with pytest.raises(DecodeError) as stop:
         list(decode(code, 0, len(code), load_family("gfx8")))
     assert stop.value.offset == 4
+
+
+def _code_objects():
+    from pathlib import Path
+
+    return sorted((Path(__file__).parents[2] / "data" / "isa" / "co").glob("*.co"))
+
+
+@pytest.mark.parametrize("path", _code_objects(), ids=lambda p: p.name)
+def test_a_memo_decodes_as_without_one(path):
+    """decode(memo=...) yields the same instructions as without, kernel after
+    kernel with one memo, and where a remembered instruction would run past a
+    shorter end it is decoded (and refused) again."""
+    from spillway.isa.evidence import kernel_ranges
+
+    target = path.name.split(".")[0]
+    family = load_family(family_of(target) or "")
+    code, ranges = kernel_ranges(path.read_bytes(), functions=True)
+    memo: dict = {}
+
+    def listed(start, end, memo=None):
+        out = []
+        try:
+            for instruction in decode(code, start, end, family, memo):
+                out.append(instruction)
+        except DecodeError as exc:
+            out.append((exc.message, exc.offset))
+        return out
+
+    for r in ranges:
+        assert listed(r.start, r.start + r.size, memo) == listed(r.start, r.start + r.size)
+    assert memo, "nothing remembered"
+    for r in ranges[:8]:
+        for cut in (r.size - 4, r.size - 2, r.size // 2):   # ends inside a remembered long instruction too
+            assert listed(r.start, r.start + cut, memo) == listed(r.start, r.start + cut)

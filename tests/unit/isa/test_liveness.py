@@ -113,3 +113,35 @@ def test_what_holds_the_peak_of_a_tiny_kernel():
     assert groups["v1"].defined_at == (0,) and groups["v1"].defined_by == ("v_mov_b32_e32",)
     assert groups["v2"].defined_at == (4,) and groups["v2"].last_used_at == (4,)    # never read: ends there
     assert all(group.last_used_at == (4,) for group in vgprs.groups)
+
+
+def test_a_memo_shared_by_a_code_objects_kernels_changes_no_figure():
+    """kernel_pressure with one PressureMemo across every kernel (and callee)
+    of the committed code objects of families with operand tables, two
+    families through the same memo, equals it without: peaks, status,
+    undefined reads, what holds the peaks and the curve."""
+    from pathlib import Path
+
+    from spillway.isa.evidence import kernel_ranges
+    from spillway.isa.liveness import PressureMemo
+    from spillway.isa.operands import available
+    from spillway.isa.decoder import family_of
+
+    folder = Path(__file__).parents[2] / "data" / "isa" / "co"
+    memo = PressureMemo()
+    checked = 0
+    for path in sorted(folder.glob("*.co")):
+        target = path.name.split(".")[0]
+        if not available(family_of(target) or ""):
+            continue
+        code, ranges = kernel_ranges(path.read_bytes(), functions=True)
+        for r in ranges:
+            alone = kernel_pressure(code, r.start, r.size, target, r.entry, holders=True)
+            shared = kernel_pressure(code, r.start, r.size, target, r.entry, holders=True, memo=memo)
+            peaks = kernel_pressure(code, r.start, r.size, target, r.entry, memo=memo)
+            assert shared == alone
+            assert (peaks.status, peaks.vgprs, peaks.agprs, peaks.sgprs, peaks.undefined_reads,
+                    peaks.first_undefined_read) == (alone.status, alone.vgprs, alone.agprs, alone.sgprs,
+                                                    alone.undefined_reads, alone.first_undefined_read)
+            checked += alone.instructions
+    assert checked > 50_000
