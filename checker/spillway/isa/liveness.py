@@ -302,11 +302,11 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
                                        *counts, reads_undefined))
     held_by: list[PeakHolders] = []
     if holders:
-        at = {instruction.offset: number for number, instruction in enumerate(decoded)}
+        index = {instruction.offset: number for number, instruction in enumerate(decoded)}
         for file, mask, (_count, offset) in zip((VGPR, AGPR, SGPR), (_VGPRS, _AGPRS, _SGPRS), peaks):
             if offset is None:
                 continue
-            number = at[offset]
+            number = index[offset]
             held_by.append(_holders(file, number, held_at(number) & mask, decoded, successors, defs, uses, live_in,
                                     at_entry))
     return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
