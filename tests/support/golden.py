@@ -537,6 +537,8 @@ def _isa_report_steps() -> list[Step]:
                                          "--sort", "spills"], columns=120)]
     # Without --isa: the table decodes the rows it prints (those using scratch).
     steps += _formats("report.isa.printed", ["report", *ISA_REPORT], ("table",))
+    # --pressure: the live registers of every kernel (issue 40 item 3), the VGPR peak's group (issue 41 item 4).
+    steps += _formats("report.pressure", ["report", *ISA_REPORT, "--all", "--pressure"], ("table", "json", "tsv"))
     steps += [Step("report.isa.new.json", ["report", *ISA_NEW, "--isa", "--json", "-o", "out/new.isa.report.json"],
                    files=("out/new.isa.report.json",)),
               Step("report.isa.old.json", ["report", *ISA_OLD, "--isa", "--json", "-o", "out/old.isa.report.json"],

@@ -106,7 +106,8 @@ def read_options(args) -> ReadOptions:
                        scan_embedded=args.scan_embedded, kpack_archives=args.kpack,
                        occupancy_model=getattr(args, "occupancy_model", None) or DEFAULT_MODEL,
                        verify_hashes=getattr(args, "verify_hashes", False), require_kernels=True,
-                       isa=getattr(args, "isa", False))
+                       isa=getattr(args, "isa", False) or getattr(args, "pressure", False),
+                       pressure=getattr(args, "pressure", False))
 
 
 # (rich is imported where a console is made: a JSON report needs none, and importing

@@ -43,6 +43,11 @@ def register(subparsers) -> None:
     parser.add_argument("--isa", action="store_true",
                         help="also decode each kernel's machine code: scratch traffic, loops, AGPR copies, "
                              "code SHA-256 (an isa object per JSON record, more TSV and table columns)")
+    parser.add_argument("--pressure", action="store_true",
+                        help="with --isa (implied): each kernel's live registers too (peak VGPRs, AGPRs and "
+                             "SGPRs, status, the source line of the VGPR peak and the largest group of "
+                             "registers held there; a pressure member in each isa object, a column in the table). "
+                             "Opt-in: about 12x the CPU of --isa on a whole library")
     add_output_options(parser, FORMATS)
     add_table_options(parser)
     add_read_options(parser)
@@ -111,7 +116,7 @@ def run(args) -> int:
     # The records as a stream the renderers ask for: with no FILTER the JSON document is written
     # while it is read, by the reader's workers (a ROCm library's report is half a gigabyte).
     code_of = functools.partial(printed_rows_evidence, list(paths), options)
-    emit(ReportModel(read, pattern, args.isa, options.occupancy_model, code_of,
-                     None if pattern else report_json_writers(list(paths), options)),
+    emit(ReportModel(read, pattern, options.isa, options.occupancy_model, code_of,
+                     None if pattern else report_json_writers(list(paths), options), options.pressure),
          fmt, args.output, View(args.names, args.limit, args.all))
     return 0

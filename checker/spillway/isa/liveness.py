@@ -46,9 +46,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spillway.formats.codeobject import EntryRegisters
-from spillway.isa.decoder import MEMO_LIMIT, DecodeError, Instruction, decode, family_of, load_family
+from spillway.isa.decoder import MEMO_LIMIT, DecodeError, Family, Instruction, decode, family_of, load_family
 from spillway.isa.evidence import BRANCH, CALL, COMPLETE, END, SALU_WRITE, branch_target, classify
-from spillway.isa.operands import AGPR, SGPR, VGPR, Operands, Registers, instruction_operands, load_operands
+from spillway.isa.operands import (AGPR, SGPR, VGPR, OperandTable, Operands, Registers, instruction_operands,
+                                   load_operands)
 
 PARTIAL = "partial"
 NOT_READ = "not read"
@@ -119,6 +120,9 @@ class KernelPressure:
     # (fewer for a short kernel), and the code's size in bytes.
     vgpr_curve: tuple[int, ...] = ()
     code_size: int = 0
+    # (with holders) each branch's (offset, target), for the basic blocks source lines are placed in
+    # (isa.source_lines.block_starts)
+    branches: tuple[tuple[int, int], ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -190,7 +194,7 @@ class PressureMemo:
         return self
 
 
-def _read_instruction(table, raw: memoryview, instruction: Instruction
+def _read_instruction(table: OperandTable, raw: memoryview, instruction: Instruction
                       ) -> tuple[Operands | None, int, int, str | None, int]:
     """(operands, defs mask, uses mask, why it makes the kernel partial, class) of one instruction."""
     mnemonic = instruction.mnemonic
@@ -210,30 +214,11 @@ def _read_instruction(table, raw: memoryview, instruction: Instruction
     return found, _mask(found.defs), _mask(found.uses), why, kind
 
 
-def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str,
-                    entry: EntryRegisters | None, steps: bool = False, holders: bool = False,
-                    memo: PressureMemo | None = None) -> KernelPressure:
-    """The kernel at ``code[start:start + size]`` for ``target``: its peaks
-    and status; with ``steps`` every instruction's operands and pressure;
-    with ``holders`` what holds each file's peak (issue 41: the live
-    registers there grouped by the instructions that defined them, and where
-    they are used last).
-    ``entry``: KernelRange.entry (None: a callee); ``memo``: one PressureMemo
-    kept across the kernels of a code object (the same figures, faster).
-    Never raises on bad code: what could not be read is in the status."""
-    name = family_of(target)
-    if name is None:
-        return _unread(f"no decoder for {target}")
-    table = load_operands(name)
-    if table is None:
-        return _unread(f"no operand table for {name} yet")
-    view = memoryview(code)
-    if size <= 0 or start < 0 or start + size > len(view):
-        return _unread("the kernel's code is not in its section")
-    family = load_family(name)
-    raw = view[start:start + size]
-    memo = (memo or PressureMemo()).of(name)
-    reasons = _Reasons()
+def _read_kernel(raw: memoryview, size: int, family: Family, table: OperandTable, memo: PressureMemo, reasons: _Reasons
+                 ) -> tuple[list[Instruction], list[Operands | None], list[int], list[int], list[int]]:
+    """A kernel's instructions, each one's operands, defs and uses masks and
+    class (evidence.classify), each distinct instruction read once (memo);
+    why any makes the kernel partial, in ``reasons``."""
     decoded: list[Instruction] = []
     try:
         for instruction in decode(raw, 0, size, family, memo.decoded):
@@ -261,6 +246,35 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
         if why is not None:
             for reason in why.split("|"):
                 reasons.add(reason, at)
+    return decoded, read, defs, uses, kinds
+
+
+def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str,
+                    entry: EntryRegisters | None, steps: bool = False, holders: bool | tuple[str, ...] = False,
+                    memo: PressureMemo | None = None, with_curve: bool | None = None) -> KernelPressure:
+    """The kernel at ``code[start:start + size]`` for ``target``: its peaks
+    and status; with ``steps`` every instruction's operands and pressure;
+    with ``holders`` what holds each file's peak (issue 41: the live
+    registers there grouped by the instructions that defined them, and where
+    they are used last; a tuple of files, e.g. ``(VGPR,)``: those files'
+    only); ``with_curve`` (default: with holders) the VGPR curve.
+    ``entry``: KernelRange.entry (None: a callee); ``memo``: one PressureMemo
+    kept across the kernels of a code object (the same figures, faster).
+    Never raises on bad code: what could not be read is in the status."""
+    name = family_of(target)
+    if name is None:
+        return _unread(f"no decoder for {target}")
+    table = load_operands(name)
+    if table is None:
+        return _unread(f"no operand table for {name} yet")
+    view = memoryview(code)
+    if size <= 0 or start < 0 or start + size > len(view):
+        return _unread("the kernel's code is not in its section")
+    family = load_family(name)
+    raw = view[start:start + size]
+    memo = (memo or PressureMemo()).of(name)
+    reasons = _Reasons()
+    decoded, read, defs, uses, kinds = _read_kernel(raw, size, family, table, memo, reasons)
     successors = _successors(decoded, kinds, entry is not None, reasons)
     at_entry = entry_mask(entry)
     live_in, before = _dataflow(successors, defs, uses, at_entry)
@@ -274,7 +288,7 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     first_undefined = None
     listed: list[PressureStep] = []
     code_size = decoded[-1].offset + decoded[-1].length if decoded else 0
-    points = min(CURVE_POINTS, len(decoded)) if holders else 0
+    points = min(CURVE_POINTS, len(decoded)) if (bool(holders) if with_curve is None else with_curve) else 0
     curve = [0] * points
     if not steps and not points:
         _peaks_only(live_in, before, defs, uses, decoded, peaks)
@@ -301,17 +315,20 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
             listed.append(PressureStep(instruction.offset, instruction.length, instruction.mnemonic, read[number],
                                        *counts, reads_undefined))
     held_by: list[PeakHolders] = []
-    if holders:
+    files = (VGPR, AGPR, SGPR) if holders is True else holders or ()
+    if files:
         index = {instruction.offset: number for number, instruction in enumerate(decoded)}
         for file, mask, (_count, offset) in zip((VGPR, AGPR, SGPR), (_VGPRS, _AGPRS, _SGPRS), peaks):
-            if offset is None:
+            if offset is None or file not in files:
                 continue
             number = index[offset]
             held_by.append(_holders(file, number, held_at(number) & mask, decoded, successors, defs, uses, live_in,
                                     at_entry))
+    branches = tuple((decoded[n].offset, branch_target(decoded[n].offset, decoded[n].bits))
+                     for n, kind in enumerate(kinds) if kind == BRANCH) if holders else ()
     return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
                           undefined, first_undefined, len(decoded), tuple(listed), tuple(held_by), tuple(curve),
-                          code_size)
+                          code_size, branches)
 
 
 def _peaks_only(live_in: list[int], before: list[int], defs: list[int], uses: list[int],
@@ -385,34 +402,42 @@ def _holders(file: str, peak: int, held: int, decoded: list[Instruction], succes
             continue
         seen[number] |= looking
         found = looking & defs[number]
-        for bit in _bits(found):
-            reaching.setdefault(bit, set()).add(number)
+        if found:
+            for bit in _bits(found):
+                reaching.setdefault(bit, set()).add(number)
         rest = looking & ~found
         if number == 0:
             at_entry |= rest & entry
-        work.extend((q, rest) for q in predecessors[number])
+        if rest:
+            work.extend((q, rest) for q in predecessors[number])
     for bit in _bits(at_entry):
         reaching.setdefault(bit, set()).add(-1)
     last: dict[int, set[int]] = {}
-    live_out = [0] * len(decoded)
-    for number, aims in enumerate(successors):
-        for aim in aims:
-            live_out[number] |= live_in[aim]
+
+    def live_out(number: int) -> int:
+        out = 0
+        for aim in successors[number]:
+            out |= live_in[aim]
+        return out
+
     visited = [0] * len(decoded)
-    for bit in _bits(held & ~live_out[peak]):           # last read at the peak, or defined there and never read
+    for bit in _bits(held & ~live_out(peak)):           # last read at the peak, or defined there and never read
         last.setdefault(bit, set()).add(peak)
-    work = [(aim, held & live_out[peak]) for aim in successors[peak]]
+    work = [(aim, held & live_out(peak)) for aim in successors[peak]]
     while work:
         number, tracking = work.pop()
         tracking &= ~visited[number]
         if not tracking:
             continue
         visited[number] |= tracking
-        ends = tracking & ~live_out[number]       # read here for the last time, or no longer needed past it
-        for bit in _bits(ends):
-            last.setdefault(bit, set()).add(number)
-        going = tracking & live_out[number] & ~(defs[number] & ~uses[number])   # a new value ends this one
-        work.extend((aim, going) for aim in successors[number])
+        after = live_out(number)
+        ends = tracking & ~after                  # read here for the last time, or no longer needed past it
+        if ends:
+            for bit in _bits(ends):
+                last.setdefault(bit, set()).add(number)
+        going = tracking & after & ~(defs[number] & ~uses[number])   # a new value ends this one
+        if going:
+            work.extend((aim, going) for aim in successors[number])
     groups: dict[tuple[int, ...], list[int]] = {}
     base = _BASE[file]
     for bit in _bits(held):

@@ -59,6 +59,7 @@ class ReportModel:
     occupancy_model: str             # the model the figures were read with
     code_of: Callable[[list[dict]], list[dict]]
     write_json: Optional[tuple[Callable[[int], None], Callable[[], Iterable[bytes]]]] = None
+    pressure: bool = False           # --pressure: every isa object carries the kernel's live registers
     title = "report"
 
     @cached_property

@@ -486,8 +486,10 @@ def _kernels(count: int) -> str:
 COPIES = "×"
 
 
-def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False) -> tuple[list, list]:
-    """(columns, rows) of the report table, one row per record, in order."""
+def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: bool = False,
+                pressure: bool = False) -> tuple[list, list]:
+    """(columns, rows) of the report table, one row per record, in order;
+    ``pressure`` (--pressure): the live registers' peaks too."""
     from spillway.resources.occupancy import next_step_text
 
     columns = [Column("kernel", name=True), Column("target"), Column("VGPRs", "right"),
@@ -504,6 +506,10 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
         # the end (its status in --json or --format tsv).
         columns[-2:-2] = [Column("code scratch B", "right", drop=3), Column("in loops", "right", drop=3),
                           Column("AGPR copies", "right", drop=3), Column("code", drop=2)]
+    if pressure:
+        # The most VGPRs/AGPRs/SGPRs live at once in the machine code (isa.liveness); "!" a kernel read
+        # partly (a call, an indirect branch...: its status in --json), "?" one not read.
+        columns[-2:-2] = [Column("live V/A/S", "right", drop=2)]
     rows = []
     for k in kernels:
         occupancy = "?" if k["occupancy"] is None else str(k["occupancy"])
@@ -520,10 +526,22 @@ def kernel_rows(kernels: list[dict], files: dict[str, str] | None = None, isa: b
             row[-2:-2] = [f"{found['scratch_load_bytes'] + found['scratch_store_bytes']}{complete}",
                           str(found["scratch_in_loops"]), str(found["agpr_writes"] + found["agpr_reads"]),
                           found["code_sha256"][:CODE_PREFIX] or NOT_READ]
+        if pressure:
+            row[-2:-2] = [live_cell(k["isa"].get("pressure"))]
         if files:
             row.insert(0, files.get(k["file"], k["file"]))
         rows.append(row)
     return columns, rows
+
+
+def live_cell(pressure: dict | None) -> str:
+    """report --pressure's table cell: peaks as V/A/S, "!" when read partly, "?" when not read."""
+    from spillway.isa.liveness import NOT_READ as NOT_READ_PRESSURE
+
+    if pressure is None or pressure["status"].startswith(NOT_READ_PRESSURE):
+        return "?"
+    mark = "" if pressure["status"] == "complete" else "!"
+    return f"{pressure['vgprs']['peak']}/{pressure['agprs']['peak']}/{pressure['sgprs']['peak']}{mark}"
 
 
 def row_key(row: list) -> tuple:
@@ -600,7 +618,7 @@ def report_table(model: ReportModel, console_, view: View) -> None:
     total = len(document["kernels"])
     inputs = sorted({k["file"] for k in document["kernels"]})
     files = short_files(inputs) if len(inputs) > 1 else None
-    columns, rows = kernel_rows(kernels, files, model.isa)
+    columns, rows = kernel_rows(kernels, files, model.isa, model.pressure)
     keys = [row_key(row) for row in rows]
     evidence = bool(kernels) and not model.isa
     printed: list[dict] = []

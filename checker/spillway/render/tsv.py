@@ -36,6 +36,11 @@ ISA_TSV_FIELDS = ("instructions", "code_bytes", "code_sha256", "scratch_loads", 
 TSV_HEADERS.add("\t".join(REPORT_TSV_FIELDS + ISA_TSV_FIELDS).encode())
 # (before the derived figures: still ours)
 TSV_HEADERS.add("\t".join(REPORT_TSV_FIELDS + ISA_TSV_FIELDS[:18]).encode())
+# --pressure: the live registers after them (isa.pressure; empty cells for a kernel whose code was not read),
+# the VGPR peak's source line as FILE:LINE.
+PRESSURE_TSV_FIELDS = ("pressure_status", "live_vgprs", "live_agprs", "live_sgprs", "vgpr_peak_offset",
+                       "vgpr_peak_line", "undefined_reads")
+TSV_HEADERS.add("\t".join(REPORT_TSV_FIELDS + ISA_TSV_FIELDS + PRESSURE_TSV_FIELDS).encode())
 
 # --format tsv: one line per kernel and metric.
 CHECK_TSV_FIELDS = ("target", "name", "key", "metric", "allowed", "actual", "passed", "new_kernel",
@@ -122,6 +127,17 @@ def _code_cells(k) -> tuple:
     return (k.code_verdict, ",".join(k.code_notes()), *(v for pair in pairs for v in pair))
 
 
+def pressure_tsv_cells(pressure: dict | None) -> list:
+    """An isa object's pressure in PRESSURE_TSV_FIELDS order (None: empty cells)."""
+    if pressure is None:
+        return [None] * len(PRESSURE_TSV_FIELDS)
+    at_peak = pressure["at_vgpr_peak"]
+    source = at_peak["source"] if at_peak is not None else None
+    return [pressure["status"], pressure["vgprs"]["peak"], pressure["agprs"]["peak"], pressure["sgprs"]["peak"],
+            pressure["vgprs"]["offset"], f"{source['file']}:{source['line']}" if source is not None else None,
+            pressure["undefined_reads"]]
+
+
 def isa_tsv_cells(isa: dict) -> list:
     """An isa object's values in ISA_TSV_FIELDS order, its lists as text."""
     cells = [isa[f] for f in ISA_TSV_FIELDS]
@@ -145,6 +161,10 @@ def document(model, view: View) -> Iterator[bytes]:
 
 @document.register
 def _(model: ReportModel, view: View) -> Iterator[bytes]:
+    if model.pressure:
+        rows = ([*(k.get(f) for f in REPORT_TSV_FIELDS), *isa_tsv_cells(k["isa"]),
+                 *pressure_tsv_cells(k["isa"].get("pressure"))] for k in model.kernels)
+        return tsv(REPORT_TSV_FIELDS + ISA_TSV_FIELDS + PRESSURE_TSV_FIELDS, rows)
     if model.isa:
         rows = ([*(k.get(f) for f in REPORT_TSV_FIELDS), *isa_tsv_cells(k["isa"])] for k in model.kernels)
         return tsv(REPORT_TSV_FIELDS + ISA_TSV_FIELDS, rows)

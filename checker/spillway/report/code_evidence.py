@@ -16,16 +16,18 @@ without one gives no such member (its records are as before).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+import dataclasses
+from typing import TYPE_CHECKING, Callable, Final
 
 from spillway.errors import InputError
 from spillway.formats.metadata import KernelMetadata
 from spillway.formats.codeobject import function_symbol
 from spillway.formats.dwarf_lines import has_line_table
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
+from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders
 from spillway.isa.listing import kernel_listing
-from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, NO_ROWS, PLACED, branches_of, decoded_kernel,
-                                       kernel_lines, line_object, loop_lines, object_lines)
+from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, NO_ROWS, PLACED, ObjectLines, SourceLine, branches_of,
+                                       decoded_kernel, kernel_lines, line_object, loop_lines, object_lines)
 from spillway.isa.mix import mix_object
 
 # The object's scalar and list members, in the order a record writes them (the fields of KernelCode);
@@ -57,20 +59,59 @@ def isa_object(code: KernelCode) -> dict:
     return found
 
 
+def source_object(source: SourceLine | None) -> dict | None:
+    """A placed instruction's line as JSON (None: it has none)."""
+    if source is None:
+        return None
+    return {"file": source.file, "line": source.line, "column": source.column, "inferred": source.inferred}
+
+
+def _peak(peak: FilePeak) -> dict:
+    return {"peak": peak.registers, "offset": peak.offset}
+
+
+def pressure_peaks(pressure: KernelPressure) -> dict:
+    """A kernel's peaks and status as JSON: what spillway code's ``pressure``
+    and report --pressure's share."""
+    return {"status": pressure.status, "vgprs": _peak(pressure.vgprs), "agprs": _peak(pressure.agprs),
+            "sgprs": _peak(pressure.sgprs), "undefined_reads": pressure.undefined_reads,
+            "first_undefined_read": pressure.first_undefined_read, "instructions": pressure.instructions}
+
+
+
+
+
+def holders_object(held: PeakHolders, line_at: Callable[[int], SourceLine | None]) -> dict:
+    """What holds one file's peak as JSON, each offset's line by ``line_at`` (None: no line)."""
+    return {"file": held.file, "offset": held.offset, "source": source_object(line_at(held.offset)),
+            "groups": [{"registers": [str(r) for r in group.registers], "count": group.count,
+                        "defined_at": list(group.defined_at), "defined_by": list(group.defined_by),
+                        "defined_source": [source_object(line_at(at)) for at in group.defined_at],
+                        "from_entry": group.from_entry, "last_used_at": list(group.last_used_at),
+                        "last_used_source": [source_object(line_at(at)) for at in group.last_used_at]}
+                       for group in held.groups]}
+
+
 def _unread(status: str) -> KernelCode:
     return KernelCode(0, 0, "", 0, 0, 0, 0, (), 0, 0, 0, 0, 0, 0, (), 0, 0, status)   # no code: no identity
 
 
 def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetadata], target: str,
-                          use_numpy: bool = True) -> list[dict]:
+                          use_numpy: bool = True, pressure: bool = False) -> list[dict]:
     """The ``isa`` object of each of ``kernels`` (a code object's, in its
-    order) from the code object's bytes ``payload``.  Never raises on bad
-    code: each kernel's ``status`` says what stopped the reading."""
+    order) from the code object's bytes ``payload``; ``pressure``: with
+    each kernel's live registers (``pressure``, pressure_object).  Never
+    raises on bad code: each kernel's ``status`` says what stopped the
+    reading."""
     try:
         code, ranges = kernel_ranges(payload)
     except InputError as exc:
         where = f" at {exc.offset:#x}" if exc.offset is not None else ""
-        return [isa_object(_unread(f"code not read: {exc.message}{where}")) for _ in kernels]
+        unread = [isa_object(_unread(f"code not read: {exc.message}{where}")) for _ in kernels]
+        if pressure:
+            for record in unread:
+                record["pressure"] = None
+        return unread
     by_name = {r.name: r for r in ranges}
     chosen = []
     for kernel in kernels:
@@ -82,41 +123,84 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
         figures = _vector.evidence_many(code, batch, target, keep=decoded, sparse=len(batch) * _SPARSE < len(ranges))
     else:
         figures = [evidence(code, start, size, target, psb) for start, size, psb in batch]
-    lines = _source_lines(payload, code, [r for r in chosen if r is not None], figures, target, decoded)
-    found = iter(zip(figures, lines))
+    present = [r for r in chosen if r is not None]
+    lines, table = _source_lines(payload, code, present, figures, target, decoded, every=pressure)
+    live = _pressure_objects(code, present, target, table) if pressure else [None] * len(present)
+    found = iter(zip(figures, lines, live))
     out = []
     for k, r in zip(kernels, chosen):
         if r is None:
-            out.append(isa_object(_unread(f"no STT_FUNC symbol {function_symbol(k.symbol)} with a descriptor in "
-                                          f"the code object")))
+            record = isa_object(_unread(f"no STT_FUNC symbol {function_symbol(k.symbol)} with a descriptor in "
+                                        f"the code object"))
+            if pressure:
+                record["pressure"] = None
+            out.append(record)
             continue
-        figure, placed = next(found)
+        figure, placed, registers = next(found)
         record = isa_object(figure)
         if placed is not None:
             record["source_lines"] = placed
+        if pressure:
+            record["pressure"] = registers
+        out.append(record)
+    return out
+
+
+def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, lines: ObjectLines | None
+                      ) -> list[dict]:
+    """Each kernel's ``pressure`` object (report --pressure): its peaks and
+    status (isa.liveness), and at the VGPR peak its source line and the
+    largest group of registers held there (issue 41 item 4), placed in the
+    code object's line table when it has one."""
+    from spillway.isa.liveness import PressureMemo, kernel_pressure
+    from spillway.isa.operands import VGPR
+    from spillway.isa.source_lines import block_starts
+
+    memo = PressureMemo()
+    out = []
+    for found in ranges:
+        pressure = kernel_pressure(code, found.start, found.size, target, found.entry, holders=(VGPR,), memo=memo,
+                                   with_curve=False)
+        record = pressure_peaks(pressure)
+        held = next((h for h in pressure.holders if h.file == "v"), None)
+        at_peak = None
+        if held is not None:
+            largest = dataclasses.replace(held, groups=held.groups[:1])
+            placed: dict[int, SourceLine | None] = {}
+            if lines is not None and lines.covers(found.section, found.start, found.size):
+                wanted = sorted({held.offset, *(at for group in largest.groups
+                                                for at in (*group.defined_at, *group.last_used_at))})
+                blocks = block_starts(pressure.branches, pressure.code_size)
+                placed = dict(zip(wanted, lines.place_many(found.section, found.start, wanted, blocks,
+                                                           pressure.code_size)))
+            at_peak = holders_object(largest, placed.get)
+        record["at_vgpr_peak"] = at_peak
         out.append(record)
     return out
 
 
 def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[KernelRange],
-                  figures: list[KernelCode], target: str, decoded: DecodedSection | None) -> list[dict | None]:
+                  figures: list[KernelCode], target: str, decoded: DecodedSection | None, every: bool = False
+                  ) -> tuple[list[dict | None], ObjectLines | None]:
     """Each kernel's ``source_lines`` object (None for every kernel when the
     code object has no line table): its lines with the most scratch bytes
-    in loops (source_lines.loop_lines).  Only the kernels with scratch
-    accesses or AGPR copies are placed (their sequences read, the others
-    skimmed).  A malformed line table is said in each kernel's status."""
+    in loops (source_lines.loop_lines), and the line tables read.  Only the
+    kernels with scratch accesses or AGPR copies are placed (their sequences
+    read, the others skimmed; ``every``: every kernel's sequences read, for
+    other lines to place).  A malformed line table is said in each kernel's
+    status."""
     if not has_line_table(payload):
-        return [None] * len(ranges)
+        return [None] * len(ranges), None
     busy = [n for n, f in enumerate(figures) if f.scratch_loads + f.scratch_stores + f.agpr_writes + f.agpr_reads]
     try:
         lines = object_lines(payload, [(ranges[n].section, ranges[n].start, ranges[n].start + ranges[n].size)
-                                       for n in busy])
+                                       for n in (range(len(ranges)) if every else busy)])
     except InputError as exc:
         where = f" at {exc.offset:#x}" if exc.offset is not None else ""
         return [{"status": f"{LINE_TABLE_NOT_READ}: {exc.message}{where}", "comp_dir": "", "top": [], "more": 0}
-                for _ in ranges]
+                for _ in ranges], None
     if lines is None:
-        return [None] * len(ranges)
+        return [None] * len(ranges), None
     # A kernel with nothing to place is not read (its sequences skimmed): placed, with no line to list, under
     # the one compilation directory of the code object's units when they share one.
     directories = {table.comp_dir for table in lines.tables}
@@ -145,7 +229,7 @@ def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[Ke
         top, more = loop_lines(rows, TOP_LINES)
         out[n]["top"] = [line_object(row) for row in top]
         out[n]["more"] = more
-    return list(out)
+    return list(out), lines
 
 
 def kernel_evidence(section: memoryview, start: int, size: int, target: str, psb: bool) -> KernelCode:

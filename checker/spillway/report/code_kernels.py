@@ -136,10 +136,11 @@ def object_pressure(section: memoryview, found: list[Optional[KernelRange]], tar
     """The live registers (isa.liveness.KernelPressure) of each kernel of one
     code object found (None where it was not), with what holds each peak;
     ``steps``: every instruction's too."""
-    from spillway.isa.liveness import kernel_pressure
+    from spillway.isa.liveness import PressureMemo, kernel_pressure
 
+    memo = PressureMemo()
     return [None if kernel is None else kernel_pressure(section, kernel.start, kernel.size, target, kernel.entry,
-                                                        steps=steps, holders=True)
+                                                        steps=steps, holders=True, memo=memo)
             for kernel in found]
 
 

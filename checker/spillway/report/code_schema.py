@@ -9,22 +9,10 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spillway.constants import INFERRED_LINE
 from spillway.isa.listing import KINDS, ROLES
 from spillway.json_codec import published_schema
 from spillway.report.code_view import CODE_SCHEMA
-from spillway.report.record import KernelIsa, LineTrafficRecord
-
-
-class SourceModel(BaseModel):
-    """An instruction's source line (DWARF line table: llvm-objdump -d -l's line at its address)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    file: str = Field(description="The path as the line table joins it (absolute when the build's were)")
-    line: int = Field(description="From 1")
-    column: int = Field(description="0: the row names no column")
-    inferred: bool = Field(description=INFERRED_LINE[0].upper() + INFERRED_LINE[1:])
+from spillway.report.record import AtPeakModel, KernelIsa, LineTrafficRecord, PressurePeaks, SourceModel
 
 
 class SourceLinesModel(BaseModel):
@@ -77,58 +65,11 @@ class InstructionModel(BaseModel):
                                                       "earlier line in its block; matrix ops and calls)")
 
 
-class PeakModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    peak: int = Field(description="The most registers of the file live at once (32-bit registers)")
-    offset: Optional[int] = Field(description="The first instruction where that many are live, bytes from the "
-                                              "kernel's start (null: none is ever live)")
-
-
-class HolderModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    registers: list[str] = Field(description="The registers, as runs ('v[40:71]', 'v80')")
-    count: int = Field(description="32-bit registers")
-    defined_at: list[int] = Field(description="Offsets of the instructions whose values may reach the peak in "
-                                              "them (several: defined on several paths)")
-    defined_by: list[str] = Field(description="Those instructions' mnemonics")
-    defined_source: list[Optional[SourceModel]] = Field(description="The source line of each of defined_at "
-                                                                    "(null: no line table, or no line)")
-    from_entry: bool = Field(description="Some path reaches the peak with the value the hardware set at entry")
-    last_used_at: list[int] = Field(description="Offsets after which no path from the peak needs them (their "
-                                                "last reads, or a loop's exit branch)")
-    last_used_source: list[Optional[SourceModel]] = Field(description="The source line of each of last_used_at")
-
-
-class AtPeakModel(BaseModel):
-    """What holds one register file's peak (issue 41)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    file: Literal["v", "a", "s"] = Field(description="VGPRs, AGPRs or SGPRs")
-    offset: int = Field(description="The peak instruction (the first where the peak is reached)")
-    source: Optional[SourceModel] = Field(description="Its source line (null: no line table, or no line)")
-    groups: list[HolderModel] = Field(description="The live registers grouped by the instructions that defined "
-                                                  "them, most registers first; they add up to the peak")
-
-
-class PressureModel(BaseModel):
+class PressureModel(PressurePeaks):
     """The kernel's live registers from its machine code (isa.liveness; version 3)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    status: str = Field(description="'complete'; 'partial: ...' naming each reason with its first offset (a "
-                                    "call, an indirect branch, a branch out of the kernel, an undecodable word, "
-                                    "operands not read, indexed register access, VGPR MSB state): the peaks "
-                                    "cover what was read; or 'not read: ...' (no operand table for the target)")
-    vgprs: PeakModel = Field(description="Architectural VGPRs")
-    agprs: PeakModel = Field(description="AGPRs (gfx908, gfx90a, gfx94x, gfx950)")
-    sgprs: PeakModel = Field(description="Numbered SGPRs (vcc, exec, m0, flat_scratch, ttmp not counted)")
-    undefined_reads: int = Field(description="Instructions reading a register no path from the entry has "
-                                             "written (not counted as live before the first write)")
-    first_undefined_read: Optional[int] = Field(description="The first such instruction's offset")
-    instructions: int = Field(description="Instructions read")
     at_peaks: list[AtPeakModel] = Field(description="What holds each file's peak (files with a peak above 0)")
     vgpr_curve: list[int] = Field(description="VGPR pressure along the code: the most VGPRs live in each of up to "
                                               "64 equal stretches of code_bytes (fewer for a short kernel)")

@@ -22,9 +22,9 @@ from typing import Final
 
 from spillway import __version__
 from spillway.isa.listing import KernelListing
-from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders, PressureStep
-from spillway.isa.source_lines import KernelLines, SourceLine, line_object, without_lines
-from spillway.report.code_evidence import isa_object
+from spillway.isa.liveness import KernelPressure, PressureStep
+from spillway.isa.source_lines import KernelLines, line_object, without_lines
+from spillway.report.code_evidence import holders_object, isa_object, pressure_peaks, source_object
 
 CODE_SCHEMA: Final = "spillway.code/3"
 # The record's members a viewed kernel keeps (where it is, what it is).
@@ -38,13 +38,6 @@ class ViewedKernel:
     lines: KernelLines | None = None     # None: not asked for (read as "no line table")
     pressure: KernelPressure | None = None   # the live registers (isa.liveness); None: not worked out
     all_instructions: bool = False           # show every instruction (pressure.steps), not only the curve
-
-
-def source_object(source: SourceLine | None) -> dict | None:
-    """A placed instruction's line as JSON (None: it has none)."""
-    if source is None:
-        return None
-    return {"file": source.file, "line": source.line, "column": source.column, "inferred": source.inferred}
 
 
 def lines_of(viewed: ViewedKernel) -> KernelLines:
@@ -77,29 +70,13 @@ def kernel_object(viewed: ViewedKernel) -> dict:
     return found
 
 
-def _peak(peak: FilePeak) -> dict:
-    return {"peak": peak.registers, "offset": peak.offset}
-
-
 def pressure_object(pressure: KernelPressure | None, lines: KernelLines) -> dict | None:
     """A kernel's live registers as JSON (None: not worked out)."""
     if pressure is None:
         return None
-    return {"status": pressure.status, "vgprs": _peak(pressure.vgprs), "agprs": _peak(pressure.agprs),
-            "sgprs": _peak(pressure.sgprs), "undefined_reads": pressure.undefined_reads,
-            "first_undefined_read": pressure.first_undefined_read, "instructions": pressure.instructions,
-            "at_peaks": [holders_object(held, lines) for held in pressure.holders],
+    return {**pressure_peaks(pressure),
+            "at_peaks": [holders_object(held, lines.line_at) for held in pressure.holders],
             "vgpr_curve": list(pressure.vgpr_curve), "code_bytes": pressure.code_size}
-
-
-def holders_object(held: PeakHolders, lines: KernelLines) -> dict:
-    return {"file": held.file, "offset": held.offset, "source": source_object(lines.line_at(held.offset)),
-            "groups": [{"registers": [str(r) for r in group.registers], "count": group.count,
-                        "defined_at": list(group.defined_at), "defined_by": list(group.defined_by),
-                        "defined_source": [source_object(lines.line_at(at)) for at in group.defined_at],
-                        "from_entry": group.from_entry, "last_used_at": list(group.last_used_at),
-                        "last_used_source": [source_object(lines.line_at(at)) for at in group.last_used_at]}
-                       for group in held.groups]}
 
 
 def step_object(step: PressureStep) -> dict:

@@ -113,6 +113,7 @@ _ENCODE = False     # workers hand back JSON lines (report --json), not tuples
 _SINK: "_Sink | None" = None    # with _ENCODE: the workers write the lines themselves
 _PROJECT: Callable[[tuple], tuple] | None = None   # rows handed back hold only these fields
 _ISA = False        # ReadOptions.isa: each row ends with its kernel's isa object (ROW_FIELDS)
+_PRESSURE = False   # ReadOptions.pressure: each isa object has the kernel's live registers too
 _MAX_KERNELS: int | None = None   # ReadOptions.max_kernels: more in one task is an InputError
 # ReadOptions.code_filter with _ISA: only the code of the kernels whose demangled name it
 # matches is decoded (the others' rows end with None), and only code objects holding one.
@@ -252,7 +253,7 @@ def _named(name: str, shared: dict) -> tuple[str, str, str]:
 def _code_evidence(payload, code: codeobject.CodeObject, kernels: list[KernelMetadata]) -> list[dict]:
     from spillway.report.code_evidence import code_objects_evidence
 
-    return code_objects_evidence(payload, kernels, code.target_id)
+    return code_objects_evidence(payload, kernels, code.target_id, pressure=_PRESSURE)
 
 
 # A record line's layout: FIELDS as a record json_codec encodes in C, without
@@ -445,7 +446,8 @@ def _tune_allocator() -> None:
 
 def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
                encode: bool = False, fields: tuple[str, ...] | None = None, isa: bool = False,
-               max_kernels: int | None = None, code_filter: Callable[[str], bool] | None = None):
+               max_kernels: int | None = None, code_filter: Callable[[str], bool] | None = None,
+               pressure: bool = False):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
     entries, SPIR-V entries, recorded command lines) per task, in order.  Raises the first InputError.
     ``encode``: the kernels come as EncodedKernels, not tuples.  ``fields``:
@@ -455,9 +457,11 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
     object, before its kernels are decoded) with more is an InputError; the
     caller counts the run's total (DecompressionBudget.charge_kernels).
     ``code_filter`` (with ``isa``): decode only the code of the kernels whose
-    demangled name it accepts; the others' rows end with None."""
-    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA, _MAX_KERNELS, _CODE_FILTER
-    _UNITS, _TARGETS, _MODEL, _ENCODE, _ISA = units, targets, model, encode, isa
+    demangled name it accepts; the others' rows end with None.  ``pressure``
+    (with ``isa``): each isa object has the kernel's live registers too
+    (report.code_evidence)."""
+    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA, _MAX_KERNELS, _CODE_FILTER, _PRESSURE
+    _UNITS, _TARGETS, _MODEL, _ENCODE, _ISA, _PRESSURE = units, targets, model, encode, isa, isa and pressure
     _MAX_KERNELS, _CODE_FILTER = max_kernels, code_filter
     _PROJECT = projection(fields) if fields else None
     total = sum(_unit_size(u) for u in units)
@@ -511,6 +515,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
                 yield result
     finally:
         _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA = [], [], occupancy.DEFAULT_MODEL, False, None, False
+        _PRESSURE = False
         _MAX_KERNELS = _CODE_FILTER = None
 
 
@@ -594,6 +599,8 @@ class ReadOptions:
     # With isa: decode only the code of the kernels whose demangled name this accepts
     # (report FILTER --isa: resources.names.NameFilter); the others' isa is None.
     code_filter: Callable[[str], bool] | None = None
+    # With isa: each kernel's live registers too (--pressure: isa.liveness, opt-in for its cost).
+    pressure: bool = False
 
     def budget(self) -> DecompressionBudget:
         return DecompressionBudget(self.max_inflation, self.max_decompressed_total, self.max_kernels)
@@ -688,7 +695,7 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact
     budget = budget or options.budget()
     for found, rows, bitcode, spirv_entries, command_lines in iter_units(
             scan.images, options.targets, progress, options.occupancy_model, fields=fields, isa=options.isa,
-            max_kernels=options.max_kernels, code_filter=options.code_filter):
+            max_kernels=options.max_kernels, code_filter=options.code_filter, pressure=options.pressure):
         budget.charge_kernels(len(rows), path)
         tally.add(found, len(rows), bitcode, spirv_entries, command_lines)
         if rows_sink is not None:
@@ -752,7 +759,7 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
             _SINK = sink
             for found, encoded, bitcode, spirv_entries, command_lines in iter_units(
                     scan.images, options.targets, progress, options.occupancy_model, encode=True,
-                    isa=options.isa, max_kernels=options.max_kernels):
+                    isa=options.isa, max_kernels=options.max_kernels, pressure=options.pressure):
                 budget.charge_kernels(encoded.kernels, path)
                 tally.add(found, encoded.kernels, bitcode, spirv_entries, command_lines)
                 for piece in encoded.pieces:

@@ -1,4 +1,4 @@
-"""The report document: ``{"schema": "spillway.report/4", "files": [...],
+"""The report document: ``{"schema": "spillway.report/5", "files": [...],
 "kernels": [...]}``.  Field names of kernel records are the AMDGPU metadata
 keys (without the leading dot) so users can cross-check with
 ``llvm-readelf --notes``."""
@@ -107,6 +107,81 @@ class SourceLines(BaseModel):
     more: int = Field(description="Further lines with scratch bytes in loops, not listed")
 
 
+class SourceModel(BaseModel):
+    """An instruction's source line (DWARF line table: llvm-objdump -d -l's line at its address)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="The path as the line table joins it (absolute when the build's were)")
+    line: int = Field(description="From 1")
+    column: int = Field(description="0: the row names no column")
+    inferred: bool = Field(description=INFERRED_LINE[0].upper() + INFERRED_LINE[1:])
+
+
+class PeakModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    peak: int = Field(description="The most registers of the file live at once (32-bit registers)")
+    offset: Optional[int] = Field(description="The first instruction where that many are live, bytes from the "
+                                              "kernel's start (null: none is ever live)")
+
+
+class HolderModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    registers: list[str] = Field(description="The registers, as runs ('v[40:71]', 'v80')")
+    count: int = Field(description="32-bit registers")
+    defined_at: list[int] = Field(description="Offsets of the instructions whose values may reach the peak in "
+                                              "them (several: defined on several paths)")
+    defined_by: list[str] = Field(description="Those instructions' mnemonics")
+    defined_source: list[Optional[SourceModel]] = Field(description="The source line of each of defined_at "
+                                                                    "(null: no line table, or no line)")
+    from_entry: bool = Field(description="Some path reaches the peak with the value the hardware set at entry")
+    last_used_at: list[int] = Field(description="Offsets after which no path from the peak needs them (their "
+                                                "last reads, or a loop's exit branch)")
+    last_used_source: list[Optional[SourceModel]] = Field(description="The source line of each of last_used_at")
+
+
+class AtPeakModel(BaseModel):
+    """What holds one register file's peak (issue 41)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: Literal["v", "a", "s"] = Field(description="VGPRs, AGPRs or SGPRs")
+    offset: int = Field(description="The peak instruction (the first where the peak is reached)")
+    source: Optional[SourceModel] = Field(description="Its source line (null: no line table, or no line)")
+    groups: list[HolderModel] = Field(description="The live registers grouped by the instructions that defined "
+                                                  "them, most registers first; they add up to the peak")
+
+
+class PressurePeaks(BaseModel):
+    """A kernel's live registers from its machine code: peaks and status (isa.liveness)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str = Field(description="'complete'; 'partial: ...' naming each reason with its first offset (a "
+                                    "call, an indirect branch, a branch out of the kernel, an undecodable word, "
+                                    "operands not read, indexed register access, VGPR MSB state): the peaks "
+                                    "cover what was read; or 'not read: ...' (no operand table for the target)")
+    vgprs: PeakModel = Field(description="Architectural VGPRs")
+    agprs: PeakModel = Field(description="AGPRs (gfx908, gfx90a, gfx94x, gfx950)")
+    sgprs: PeakModel = Field(description="Numbered SGPRs (vcc, exec, m0, flat_scratch, ttmp not counted)")
+    undefined_reads: int = Field(description="Instructions reading a register no path from the entry has "
+                                             "written (not counted as live before the first write)")
+    first_undefined_read: Optional[int] = Field(description="The first such instruction's offset")
+    instructions: int = Field(description="Instructions read")
+
+
+class ReportPressure(PressurePeaks):
+    """report --pressure: a kernel's live registers (version 5)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    at_vgpr_peak: Optional[AtPeakModel] = Field(description="At the VGPR peak: its source line and the largest "
+                                                            "group of registers held there (null: no VGPR is "
+                                                            "ever live)")
+
+
 class KernelIsa(BaseModel):
     """What the kernel's machine code shows (report --isa), read from its STT_FUNC symbol's bytes by
     spillway's own decoder; each count is what a reader of ``llvm-objdump -d -z`` output gets by the
@@ -158,6 +233,18 @@ class KernelIsa(BaseModel):
                                                                   "(version 4)")
 
 
+class ReportIsa(KernelIsa):
+    """What the kernel's machine code shows (report --isa), read from its STT_FUNC symbol's bytes by
+    spillway's own decoder; each count is what a reader of ``llvm-objdump -d -z`` output gets by the
+    same rule (docs/isa.md: "What the machine code shows")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pressure: Optional[ReportPressure] = Field(None, description="Only with --pressure: the kernel's live "
+                                                                 "registers (null: its code was not read; "
+                                                                 "version 5)")
+
+
 class KernelRecord(BaseModel):
     """One kernel for one target in one code object."""
 
@@ -203,7 +290,7 @@ class KernelRecord(BaseModel):
     archive: Optional[str] = Field(None, description="The .kpack archive the code object came from; null "
                                                      "when it was inside the file itself")
     # the machine code (report --isa; absent otherwise)
-    isa: Optional[KernelIsa] = Field(None, description="What the kernel's machine code shows; present only in "
+    isa: Optional[ReportIsa] = Field(None, description="What the kernel's machine code shows; present only in "
                                                        "reports written with --isa")
 
 
@@ -228,7 +315,7 @@ class FileRecord(BaseModel):
 class Report(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.report/4"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.report/5"] = Field(SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: Literal["llvm22", "llvm23", "llvm24", "producer"] = Field(
         UNNAMED_MODEL, description="The occupancy model asked for (producer: per code object, the model of the "
@@ -238,4 +325,4 @@ class Report(BaseModel):
 
 
 def json_schema() -> dict:
-    return published_schema(Report, "report-4.json")
+    return published_schema(Report, f"report-{SCHEMA.rsplit('/', 1)[1]}.json")
