@@ -411,6 +411,16 @@ def candidates(encoding: Encoding, key: int) -> list[int]:
     return out
 
 
+def fill_fallbacks(encoding: Encoding, key: int) -> list[int]:
+    """The plain fill less its last sources, tried only where LLVM refuses
+    the plain fill (LLVM 19 refuses gfx940's VOP3 with v0 in a source the
+    opcode lacks: v_add_f64 with src2 set), so that a base still reads
+    VGPRs in its sources (three empty fills, s[0:1] everywhere, hide the low
+    bit of a 64-bit source: LLVM reads s[1:2] as s[0:1])."""
+    bits = tables.opcode_bits(encoding, key)
+    return [tables._filled(bits, encoding.fill[:n]) for n in range(len(encoding.fill) - 1, 0, -1)]
+
+
 def field_of(bits: set[int]) -> tuple[int, int] | None:
     low, high = min(bits), max(bits)
     if len(bits) != high - low + 1:
@@ -530,19 +540,28 @@ def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict
             continue
         ctx = Context(name, command, cpu, encoding, layout, tables.encoding_words(encoding), descs, limit)
         # 1. bases
-        probes, owners = [], []
+        probes, owners, kinds = [], [], []
         for key in rows:
-            for bits in candidates(encoding, int(key)):
-                if tables.claims(LAYOUTS[layout], encoding, bits) and plain(encoding, bits):
-                    probes.append((bits, ctx.words))
-                    owners.append(key)
+            plain_fill, *others = candidates(encoding, int(key))
+            for kind, each in (("fill", [plain_fill]), ("fallback", fill_fallbacks(encoding, int(key))),
+                               ("other", others)):
+                for bits in each:
+                    if tables.claims(LAYOUTS[layout], encoding, bits) and plain(encoding, bits):
+                        probes.append((bits, ctx.words))
+                        owners.append(key)
+                        kinds.append(kind)
         # Bases by shape (operand count): global_* with saddr "off" read a 64-bit vaddr and no saddr.
         shapes: dict[str, list[tuple]] = defaultdict(list)
         bases: dict[tuple[str, int], list[tuple[int, Printed]]] = defaultdict(list)
-        for (bits, _w), key, printed in zip(probes, owners, show_inst(command, cpu, probes)):
+        fill_taken: set[str] = set()
+        for (bits, _w), key, kind, printed in zip(probes, owners, kinds, show_inst(command, cpu, probes)):
             row = rows[key]
             if printed is None or printed.mnemonic != row[0] or printed.length != row[1]:
                 continue
+            if kind == "fallback" and key in fill_taken:
+                continue
+            if kind == "fill":
+                fill_taken.add(key)
             if shape(printed) not in shapes[key]:
                 if any(len(_registers_named(printed)) == len(_registers_named(bases[(key, n)][0][1]))
                        for n in range(len(shapes[key])) if bases[(key, n)]):
