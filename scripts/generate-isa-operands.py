@@ -34,6 +34,10 @@ rows exist; scripts/generate-isa-tables.py is reused for its probes):
 - Widths that depend on fields (MIMG dmask, tfe/lwe, d16, ...): every
   combination of the width bits probed (at most 2**MAX_WIDTH_BITS), the
   width per combination stored.
+- Registers by name: LLVM 19 (gfx940's) prints numbers (``Reg:5761``); they
+  are named at generation time from that LLVM's own disassembler
+  (register_names: NAME_PROBES' register fields swept, each number read
+  beside the name printed), and a number it lacks stops the run.
 - Special registers (vcc, exec, m0, flat_scratch, ttmp, null), constants and
   literals are not operands here.  A numbered SGPR is s0..s(limit-1); the
   limit is the family's (gfx8/9: 102 -- s102 and up name flat_scratch and
