@@ -34,6 +34,10 @@ rows exist; scripts/generate-isa-tables.py is reused for its probes):
 - Widths that depend on fields (MIMG dmask, tfe/lwe, d16, ...): every
   combination of the width bits probed (at most 2**MAX_WIDTH_BITS), the
   width per combination stored.
+- Registers by name: LLVM 19 (gfx940's) prints numbers (``Reg:5761``); they
+  are named at generation time from that LLVM's own disassembler
+  (register_names: NAME_PROBES' register fields swept, each number read
+  beside the name printed), and a number it lacks stops the run.
 - Special registers (vcc, exec, m0, flat_scratch, ttmp, null), constants and
   literals are not operands here.  A numbered SGPR is s0..s(limit-1); the
   limit is the family's (gfx8/9: 102 -- s102 and up name flat_scratch and
@@ -102,11 +106,108 @@ class Printed(NamedTuple):
 
 # -- LLVM -----------------------------------------------------------------------------------------
 
-def show_inst(command: list[str], cpu: str, probes: list[tuple[int, int]]) -> list[Printed | None]:
+def show_inst(command: list[str], cpu: str, probes: list[tuple[int, int]], named: bool = True) -> list[Printed | None]:
+    """What LLVM prints for each probe; ``named``: registers by LLVM's name
+    (``Reg:VGPR4_VGPR5``) also where its -show-inst prints only their number
+    (LLVM 19: ``Reg:5761``), through register_names."""
     out: list[Printed | None] = []
     for first in range(0, len(probes), 20000):
         out.extend(_show_batch(command, cpu, probes[first:first + 20000]))
+    if named and any(p is not None and any(_numbered(o) for o in p.operands) for p in out):
+        names = register_names(tuple(command), cpu)
+        out = [None if p is None else p._replace(operands=tuple(_name(o, names, p) for o in p.operands))
+               for p in out]
     return out
+
+
+def _numbered(operand: str) -> bool:
+    return operand.startswith("Reg:") and operand[4:].isdigit()
+
+
+def _name(operand: str, names: dict[int, str], printed: Printed) -> str:
+    if not _numbered(operand):
+        return operand
+    number = int(operand[4:])
+    if number not in names:
+        sys.exit(f"llvm-mc: register #{number} of {printed.record} ({printed.text}) is not among the "
+                 f"{len(names)} register_names found: add a probe that prints it")
+    return "Reg:" + names[number]
+
+
+# Register names where -show-inst prints numbers (LLVM 19): per probe, an instruction assembled from text,
+# then each field swept over all its values (bit shift, width), the name read from the operand the
+# disassembler prints at that position and the number from the MCInst operand of that index.  The
+# disassembler also names the registers the assembler refuses (gfx90a and later: v[1:2], a[1:3]).
+NAME_PROBES: tuple[tuple[str, tuple[tuple[int, int, int, int], ...]], ...] = (
+    ("v_mov_b32_e32 v0, v0", ((17, 8, 0, 0), (0, 9, 1, 1))),                 # VOP1 vdst, src0
+    ("s_mov_b32 s0, s0", ((16, 7, 0, 0), (0, 8, 1, 1))),                      # SOP1 sdst, ssrc0
+    ("s_mov_b64 s[0:1], s[0:1]", ((16, 7, 0, 0), (0, 8, 1, 1))),
+    ("v_lshlrev_b64 v[0:1], 0, v[0:1]", ((0, 8, 0, 0), (41, 9, 2, 2))),      # VOP3 vdst, src1
+    ("v_accvgpr_write_b32 a0, v0", ((0, 8, 0, 0),)),
+    ("v_accvgpr_read_b32 v0, a0", ((32, 9, 1, 1),)),
+    *((f"global_load_{width} {file}{regs}, v[0:1], off", ((56, 8, 0, 0), (32, 8, 1, 1)))   # FLAT vdst, vaddr
+      for width, regs in (("dword", "0"), ("dwordx2", "[0:1]"), ("dwordx3", "[0:2]"), ("dwordx4", "[0:3]"))
+      for file in "va"),
+    *((f"s_load_{width} s{regs}, s[0:1], 0x0", ((6, 7, 0, 0), (0, 6, 1, 1)))             # SMEM sdata, sbase
+      for width, regs in (("dword", "0"), ("dwordx2", "[0:1]"), ("dwordx4", "[0:3]"), ("dwordx8", "[0:7]"),
+                          ("dwordx16", "[0:15]"))),
+    ("buffer_load_dword v0, off, s[0:3], 0", ((48, 5, 2, 1),)),                # MUBUF srsrc
+    *((f"{mfma} {file}{dst}, {src}, {src}, {file}{dst}", ((0, 8, 0, 0), (50, 9, 3, 3)))   # MFMA vdst, srcC
+      for mfma, dst, src in (("v_mfma_f64_16x16x4_f64", "[0:7]", "v[0:1]"),
+                             ("v_mfma_f32_16x16x1_4b_f32", "[0:15]", "v0"),
+                             ("v_mfma_f32_32x32x1_2b_f32", "[0:31]", "v0"))
+      for file in "va"),
+)
+_TOKEN = re.compile(r"^([vas])(?:(\d+)|\[(\d+):(\d+)\])$")
+
+
+def _register_name(token: str) -> str:
+    """LLVM's record name of a register objdump prints as ``token``: v[4:5]
+    is VGPR4_VGPR5; special registers (vcc, ttmp[0:1]) keep their token."""
+    match = _TOKEN.match(token)
+    if not match:
+        return token
+    prefix = {"v": "VGPR", "a": "AGPR", "s": "SGPR"}[match.group(1)]
+    first = int(match.group(2) or match.group(3))
+    last = int(match.group(2) or match.group(4))
+    return "_".join(f"{prefix}{n}" for n in range(first, last + 1))
+
+
+@lru_cache(maxsize=None)
+def register_names(command: tuple[str, ...], cpu: str) -> dict[int, str]:
+    """Register number -> LLVM's name, learnt from that llvm-mc (its
+    numbering is the build's own): NAME_PROBES assembled, each field swept,
+    every number seen under one name and every numbered register's name
+    under one number (else a fault)."""
+    run = tables._run(list(command), ["-show-encoding", f"-mcpu={cpu}"], "\n".join(t for t, _f in NAME_PROBES) + "\n")
+    encoded = [bytes(int(x, 16) for x in m.group(2).split(",")) for m in map(tables.LINE.match, run.stdout.splitlines())
+               if m]
+    if len(encoded) != len(NAME_PROBES):
+        sys.exit(f"llvm-mc {cpu}: {len(encoded)} of {len(NAME_PROBES)} register-name probes assembled: "
+                 f"{run.stderr[:300]}")
+    probes, owners = [], []
+    for (_text, fields), data in zip(NAME_PROBES, encoded):
+        base = int.from_bytes(data, "little")
+        for shift, width, position, index in fields:
+            for value in range(1 << width):
+                if width == 9 and value in tables._MARKERS9:
+                    continue            # a literal, DPP or SDWA: other operands
+                probes.append((base & ~(((1 << width) - 1) << shift) | value << shift, len(data) // 4))
+                owners.append((position, index))
+    names: dict[int, str] = {}
+    numbers: dict[str, int] = {}
+    for (position, index), printed in zip(owners, show_inst(list(command), cpu, probes, named=False)):
+        if printed is None or index >= len(printed.operands) or not _numbered(printed.operands[index]):
+            continue                    # an inline constant, or not decoded
+        printed_operands = printed.text.partition(" ")[2].split(", ")
+        # LLVM 19 notes an operand of another class: "s0/*Invalid register, operand has ... class*/"
+        name = _register_name(printed_operands[position].split()[0].partition("/*")[0])
+        number = int(printed.operands[index][4:])
+        if names.setdefault(number, name) != name:
+            sys.exit(f"llvm-mc {cpu}: register #{number} printed as {names[number]} and as {name}")
+        if REG.match(name.split("_")[0]) and numbers.setdefault(name, number) != number:
+            sys.exit(f"llvm-mc {cpu}: {name} is register #{numbers[name]} and #{number}")
+    return names
 
 
 def _show_batch(command: list[str], cpu: str, batch: list[tuple[int, int]]) -> list[Printed | None]:
@@ -174,7 +275,7 @@ def descriptors(major: int) -> dict[int, tuple[int, int]]:
     root = tables.sid_root() if tables.llvm_mc(major)[0] == "chroot" else ""
     library = Path(f"{root}/usr/lib/x86_64-linux-gnu/libLLVM-{major}.so")
     data = library.read_bytes()
-    probe = show_inst(tables.llvm_mc(major), "gfx900", [(0x7E000300, 1)])[0]   # v_mov_b32_e32 v0, v0
+    probe = show_inst(tables.llvm_mc(major), "gfx900", [(0x7E000300, 1)], named=False)[0]   # v_mov_b32_e32 v0, v0
     assert probe is not None and probe.record.startswith("V_MOV_B32_e32"), probe
     # LLVM 19 and 22: opcode u16, operands u16, defs u8; LLVM 24: opcode u32, operands u16, defs u8.
     for layout in ("<HHB", "<IHB"):
@@ -314,6 +415,16 @@ def candidates(encoding: Encoding, key: int) -> list[int]:
     return out
 
 
+def fill_fallbacks(encoding: Encoding, key: int) -> list[int]:
+    """The plain fill less its last sources, tried only where LLVM refuses
+    the plain fill (LLVM 19 refuses gfx940's VOP3 with v0 in a source the
+    opcode lacks: v_add_f64 with src2 set), so that a base still reads
+    VGPRs in its sources (three empty fills, s[0:1] everywhere, hide the low
+    bit of a 64-bit source: LLVM reads s[1:2] as s[0:1])."""
+    bits = tables.opcode_bits(encoding, key)
+    return [tables._filled(bits, encoding.fill[:n]) for n in range(len(encoding.fill) - 1, 0, -1)]
+
+
 def field_of(bits: set[int]) -> tuple[int, int] | None:
     low, high = min(bits), max(bits)
     if len(bits) != high - low + 1:
@@ -433,19 +544,28 @@ def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict
             continue
         ctx = Context(name, command, cpu, encoding, layout, tables.encoding_words(encoding), descs, limit)
         # 1. bases
-        probes, owners = [], []
+        probes, owners, kinds = [], [], []
         for key in rows:
-            for bits in candidates(encoding, int(key)):
-                if tables.claims(LAYOUTS[layout], encoding, bits) and plain(encoding, bits):
-                    probes.append((bits, ctx.words))
-                    owners.append(key)
+            plain_fill, *others = candidates(encoding, int(key))
+            for kind, each in (("fill", [plain_fill]), ("fallback", fill_fallbacks(encoding, int(key))),
+                               ("other", others)):
+                for bits in each:
+                    if tables.claims(LAYOUTS[layout], encoding, bits) and plain(encoding, bits):
+                        probes.append((bits, ctx.words))
+                        owners.append(key)
+                        kinds.append(kind)
         # Bases by shape (operand count): global_* with saddr "off" read a 64-bit vaddr and no saddr.
         shapes: dict[str, list[tuple]] = defaultdict(list)
         bases: dict[tuple[str, int], list[tuple[int, Printed]]] = defaultdict(list)
-        for (bits, _w), key, printed in zip(probes, owners, show_inst(command, cpu, probes)):
+        fill_taken: set[str] = set()
+        for (bits, _w), key, kind, printed in zip(probes, owners, kinds, show_inst(command, cpu, probes)):
             row = rows[key]
             if printed is None or printed.mnemonic != row[0] or printed.length != row[1]:
                 continue
+            if kind == "fallback" and key in fill_taken:
+                continue
+            if kind == "fill":
+                fill_taken.add(key)
             if shape(printed) not in shapes[key]:
                 if any(len(_registers_named(printed)) == len(_registers_named(bases[(key, n)][0][1]))
                        for n in range(len(shapes[key])) if bases[(key, n)]):

@@ -136,28 +136,52 @@ def _operand_generator():
     return module
 
 
-def test_generator_check_rederives_part_of_a_table(tmp_path):
-    """``--check --only=SOPK,VOP1 gfx11.5`` re-derives two encodings of the
+@pytest.mark.parametrize("family", ["gfx11.5", "gfx940"])
+def test_generator_check_rederives_part_of_a_table(tmp_path, family):
+    """``--check --only=SOPK,VOP1 FAMILY`` re-derives two encodings of the
     committed table from LLVM (seconds; a whole family takes minutes) and
     finds them equal; the same with one operand's role changed in the
-    committed copy finds the difference."""
+    committed copy finds the difference.  gfx940's LLVM 19 prints register
+    numbers (``Reg:491``): the generator names them from that LLVM's own
+    disassembler (register_names)."""
     import json
     import shutil
     generator = _operand_generator()
-    major = FAMILIES["gfx11.5"][2]
+    major = FAMILIES[family][2]
     command = isa_oracle.llvm_tool("llvm-mc", major)
     library = Path(f"/usr/lib/x86_64-linux-gnu/libLLVM-{major}.so")
     if command is None or not library.is_file():
         pytest.skip(f"llvm-mc-{major} and libLLVM-{major}.so are needed")
-    committed = generator.OUT / "gfx11.5.json"
+    committed = generator.OUT / f"{family}.json"
     data = json.loads(committed.read_text())
     version = generator.tables.llvm_version(command)
     if version != data["llvm"]:
-        pytest.skip(f"gfx11.5.json comes from LLVM {data['llvm']}, llvm-mc-{major} is {version}")
+        pytest.skip(f"{family}.json comes from LLVM {data['llvm']}, llvm-mc-{major} is {version}")
     generator.OUT = tmp_path
-    shutil.copy(committed, tmp_path / "gfx11.5.json")
-    assert generator.main(["--check", "--only=SOPK,VOP1", "gfx11.5"]) == 0
+    shutil.copy(committed, tmp_path / f"{family}.json")
+    assert generator.main(["--check", "--only=SOPK,VOP1", family]) == 0
     row = data["encodings"]["VOP1"]["1"]            # v_mov_b32: its destination
     row["operands"][0]["role"] = "u"
-    (tmp_path / "gfx11.5.json").write_text(json.dumps(data))
-    assert generator.main(["--check", "--only=SOPK,VOP1", "gfx11.5"]) == 1
+    (tmp_path / f"{family}.json").write_text(json.dumps(data))
+    assert generator.main(["--check", "--only=SOPK,VOP1", family]) == 1
+
+
+def test_register_names_of_llvm_19():
+    """LLVM 19's register numbers named by its own disassembler: every VGPR
+    and AGPR, their tuples at every start (v[1:2], which gfx940's assembler
+    refuses), the numbered SGPRs and their aligned tuples, each one number."""
+    generator = _operand_generator()
+    command = isa_oracle.llvm_tool("llvm-mc", 19)
+    if command is None:
+        pytest.skip("llvm-mc-19 is needed")
+    names = generator.register_names(tuple(command), "gfx940")
+    numbered = [name for name in names.values() if name.startswith(("VGPR", "AGPR", "SGPR"))]
+    by_name = {name: number for number, name in names.items()}
+    assert len(set(numbered)) == len(numbered)      # special registers may share a name (ttmp of two generations)
+    for file in ("VGPR", "AGPR"):
+        for width in (1, 2, 3, 4, 8, 16, 32):
+            assert all("_".join(f"{file}{n}" for n in range(first, first + width)) in by_name
+                       for first in range(257 - width)), (file, width)
+    assert all(f"SGPR{n}" in by_name for n in range(102))
+    assert "SGPR4_SGPR5" in by_name and "SGPR5_SGPR6" not in by_name
+    assert {"vcc", "exec", "m0", "flat_scratch", "ttmp[0:1]"} <= set(by_name)

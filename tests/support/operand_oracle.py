@@ -215,7 +215,9 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
     kernels.cpp and rare/ sets, the other committed linked code objects
     (source lines, relocatable device code, v_cmpx; not the relocatable .o
     files objdump reads without relocations): their target from
-    llvm-readelf-22, disassembled with LLVM 22."""
+    llvm-readelf-22, or bookworm's llvm-readelf-19 where LLVM 22 names no
+    processor (gfx940, gfx941: "Flags: 0x540, xnack, sramecc"); the LLVM
+    recorded is the one that named it."""
     from support import isa_oracle
     from spillway.isa import decoder
 
@@ -223,9 +225,12 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
     repo = Path(__file__).resolve().parents[2]
     for folder in ("lines", "rdc", "vcmpx"):
         for path in sorted((repo / "tests" / "data" / "isa" / folder / "co").glob("*.co")):
-            target = isa_oracle.readelf_target(["llvm-readelf-22"], path) if path.is_file() else "unknown"
-            if decoder.family_of(target) and target not in ("gfx940", "gfx941"):
-                out[f"{folder}/{path.name}"] = (path, {"target": target, "llvm": 22})
+            for version in (22, 19):
+                argv = isa_oracle.llvm_tool("llvm-readelf", version)
+                target = isa_oracle.readelf_target(argv, path) if argv and path.is_file() else "unknown"
+                if decoder.family_of(target):
+                    out[f"{folder}/{path.name}"] = (path, {"target": target, "llvm": version})
+                    break
     return out
 
 

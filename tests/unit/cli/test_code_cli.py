@@ -93,15 +93,14 @@ def test_all_instructions_lists_every_instruction_with_its_operands(capsys, tmp_
                         "vgprs": 1, "agprs": 0, "sgprs": 9, "undefined_read": False}
 
 
-def test_a_family_without_operand_tables_says_so(capsys):
-    from spillway.isa import decoder, operands
-    untabled = [(path, decoder.family_of(path.name.split(".")[0])) for path in sorted(CO.glob("gfx*.co"))]
-    untabled = [(path, family) for path, family in untabled if family and not operands.available(family)]
-    if not untabled:
-        pytest.skip("every family of the fixtures has an operand table")
-    path, family = untabled[0]
+def test_a_family_without_operand_tables_says_so(capsys, monkeypatch):
+    # Every family the decoder reads has a table (gfx940's last): one without is load_operands answering None.
+    path = CO / "gfx940.clang19.co"
     status, out, _ = cli(capsys, "code", str(path), "spill_in_loop")
-    assert status == 0 and f"  live registers: not read: no operand table for {family} yet" in out
+    assert status == 0 and "  live registers: not read" not in out
+    monkeypatch.setattr("spillway.isa.liveness.load_operands", lambda family: None)
+    status, out, _ = cli(capsys, "code", str(path), "spill_in_loop")
+    assert status == 0 and "  live registers: not read: no operand table for gfx940 yet" in out
 
 
 def test_target_chooses_among_targets(capsys):
