@@ -97,6 +97,30 @@ class Holder:
                                          # a loop's exit branch, where a value read in the loop dies)
 
 
+# What defined a group of registers held at a peak, when no one instruction did (Holder.origin).
+FROM_ENTRY = "set at entry"
+SEVERAL_PATHS = "defined on several paths"
+
+
+def origin(group: Holder) -> str:
+    """What defined a group's registers, how the registers at a peak are summed (spillway code's
+    "26 v_accvgpr_write_b32, 16 v_mfma..."; report --pressure's vgpr_peak_origins): the mnemonic of the
+    one instruction, FROM_ENTRY, or where several paths reach the peak with different definitions (a
+    loop-carried accumulator: its initial move and the loop's matrix op) their mnemonics, distinct and
+    sorted, joined by " or " (at most ORIGIN_NAMES, then SEVERAL_PATHS for the rest)."""
+    if len(group.defined_by) == 1 and not group.from_entry:
+        return group.defined_by[0]
+    if not group.defined_by:
+        return FROM_ENTRY
+    names = sorted(set(group.defined_by)) + ([FROM_ENTRY] if group.from_entry else [])
+    if len(names) > ORIGIN_NAMES:
+        names = names[:ORIGIN_NAMES] + [SEVERAL_PATHS]
+    return " or ".join(names)
+
+
+ORIGIN_NAMES = 3
+
+
 @dataclass(frozen=True)
 class PeakHolders:
     """What holds one file's peak: its live registers grouped by where they were defined, most first."""

@@ -13,7 +13,7 @@ from spillway.formats.codeobject import function_symbol
 from spillway.isa.source_lines import KernelLines
 from spillway.render.code_lines import source_lines_text, where
 from spillway.render.models import CodeModel, View
-from spillway.isa.liveness import NOT_READ, PeakHolders
+from spillway.isa.liveness import NOT_READ, PeakHolders, origin
 from spillway.report.code_view import ViewedKernel
 from spillway.untrusted import visible
 
@@ -122,8 +122,7 @@ def _holders_text(held: PeakHolders, lines: KernelLines | None) -> list[str]:
     total = sum(group.count for group in held.groups)
     by_mnemonic: dict[str, int] = {}
     for group in held.groups:
-        name = group.defined_by[0] if len(group.defined_by) == 1 and not group.from_entry else \
-            "set at entry" if group.from_entry and not group.defined_by else "defined on several paths"
+        name = origin(group)
         by_mnemonic[name] = by_mnemonic.get(name, 0) + group.count
     kinds = ", ".join(f"{count} {name}" for name, count in sorted(by_mnemonic.items(), key=lambda kv: -kv[1]))
     out = [f"    at the {_FILE_NAMES[held.file][:-1]} peak ({_at(held.offset, lines)}, {total}): {kinds}"]

@@ -24,7 +24,7 @@ from spillway.formats.metadata import KernelMetadata
 from spillway.formats.codeobject import function_symbol
 from spillway.formats.dwarf_lines import has_line_table
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
-from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders
+from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders, origin
 from spillway.isa.listing import kernel_listing
 from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, NO_ROWS, PLACED, ObjectLines, SourceLine, branches_of,
                                        decoded_kernel, kernel_lines, line_object, loop_lines, object_lines)
@@ -146,6 +146,23 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
     return out
 
 
+def _origins(held: PeakHolders, line_at: Callable[[int], SourceLine | None]) -> list[dict]:
+    """The registers held at a peak summed by what defined them: the
+    mnemonic (isa.liveness.origin) and, for a group one instruction defined,
+    its source line; most registers first, at most ORIGINS."""
+    sums: dict[tuple, int] = {}
+    for group in held.groups:
+        line = line_at(group.defined_at[0]) if len(group.defined_at) == 1 and not group.from_entry else None
+        key = (origin(group), line)
+        sums[key] = sums.get(key, 0) + group.count
+    ranked = sorted(sums.items(), key=lambda item: -item[1])[:ORIGINS]
+    return [{"count": count, "defined_by": name, "source": source_object(line)} for (name, line), count in ranked]
+
+
+# The most (mnemonic, line) sums report --pressure lists of what holds a kernel's VGPR peak.
+ORIGINS: Final = 4
+
+
 def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, lines: ObjectLines | None
                       ) -> list[dict]:
     """Each kernel's ``pressure`` object (report --pressure): its peaks and
@@ -164,17 +181,20 @@ def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, 
         record = pressure_peaks(pressure)
         held = next((h for h in pressure.holders if h.file == "v"), None)
         at_peak = None
+        origins: list[dict] = []
         if held is not None:
             largest = dataclasses.replace(held, groups=held.groups[:1])
             placed: dict[int, SourceLine | None] = {}
             if lines is not None and lines.covers(found.section, found.start, found.size):
-                wanted = sorted({held.offset, *(at for group in largest.groups
-                                                for at in (*group.defined_at, *group.last_used_at))})
+                wanted = sorted({held.offset, *(at for group in largest.groups for at in group.last_used_at),
+                                 *(at for group in held.groups for at in group.defined_at)})
                 blocks = block_starts(pressure.branches, pressure.code_size)
                 placed = dict(zip(wanted, lines.place_many(found.section, found.start, wanted, blocks,
                                                            pressure.code_size)))
             at_peak = holders_object(largest, placed.get)
+            origins = _origins(held, placed.get)
         record["at_vgpr_peak"] = at_peak
+        record["vgpr_peak_origins"] = origins
         out.append(record)
     return out
 

@@ -172,6 +172,19 @@ class PressurePeaks(BaseModel):
     instructions: int = Field(description="Instructions read")
 
 
+class PeakOrigin(BaseModel):
+    """Registers held at a peak that instructions of one mnemonic and line defined."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(description="32-bit registers")
+    defined_by: str = Field(description="The defining instructions' mnemonic; 'set at entry' (the hardware's "
+                                        "value); where paths bring different definitions, their mnemonics "
+                                        "joined by ' or ' (at most 3, then 'defined on several paths')")
+    source: Optional[SourceModel] = Field(description="Their source line, when one instruction defined each "
+                                                      "group and the code object has a line table")
+
+
 class ReportPressure(PressurePeaks):
     """report --pressure: a kernel's live registers (version 5)."""
 
@@ -180,6 +193,8 @@ class ReportPressure(PressurePeaks):
     at_vgpr_peak: Optional[AtPeakModel] = Field(description="At the VGPR peak: its source line and the largest "
                                                             "group of registers held there (null: no VGPR is "
                                                             "ever live)")
+    vgpr_peak_origins: list[PeakOrigin] = Field(description="The VGPRs held at the peak summed by what defined "
+                                                            "them, most first (at most 4)")
 
 
 class KernelIsa(BaseModel):

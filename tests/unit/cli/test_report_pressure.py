@@ -54,6 +54,15 @@ def test_every_kernel_has_the_peaks_spillway_code_finds(capsys, tmp_path, path):
         # the VGPR peak's line and its largest group, as spillway code shows them
         assert pressure["at_vgpr_peak"] == {**at_vgpr_peak, "groups": at_vgpr_peak["groups"][:1]}
         placed += pressure["at_vgpr_peak"]["source"] is not None
+        # what holds the peak, summed by mnemonic and line: all of it when at most 4 sums are listed
+        origins = pressure["vgpr_peak_origins"]
+        counts = [origin["count"] for origin in origins]
+        assert counts == sorted(counts, reverse=True) and 1 <= len(origins) <= 4
+        assert sum(counts) <= pressure["vgprs"]["peak"]
+        if len(origins) < 4:
+            assert sum(counts) == pressure["vgprs"]["peak"]
+        largest = pressure["at_vgpr_peak"]["groups"][0]
+        assert any(origin["count"] >= largest["count"] for origin in origins)
         # within the compiler's counts (the arch VGPRs: .vgpr_count less the AGPRs where they share the file)
         assert pressure["vgprs"]["peak"] <= record["vgpr_count"] - (record["agpr_count"] or 0) \
             or record["target"].startswith("gfx908")

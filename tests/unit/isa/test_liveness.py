@@ -148,3 +148,19 @@ def test_a_memo_shared_by_a_code_objects_kernels_changes_no_figure():
                                                     alone.undefined_reads, alone.first_undefined_read)
             checked += alone.instructions
     assert checked > 50_000
+
+
+def test_what_defined_a_group_held_at_a_peak():
+    from spillway.isa.liveness import FROM_ENTRY, SEVERAL_PATHS, Holder, origin
+    from spillway.isa.operands import Registers
+
+    def group(by, entry=False):
+        return Holder((Registers(VGPR, 0, 4),), 4, tuple(range(len(by))), tuple(by), entry, ())
+
+    assert origin(group(["v_mfma_f32_32x32x8f16"])) == "v_mfma_f32_32x32x8f16"
+    assert origin(group([], entry=True)) == FROM_ENTRY
+    # a loop-carried accumulator: its initial move and the loop's matrix op
+    assert origin(group(["v_mov_b32_e32", "v_mfma_i32_16x16x16i8", "v_mfma_i32_16x16x16i8"])) == \
+        "v_mfma_i32_16x16x16i8 or v_mov_b32_e32"
+    assert origin(group(["v_add_u32_e32"], entry=True)) == f"v_add_u32_e32 or {FROM_ENTRY}"
+    assert origin(group(["d", "c", "b", "a"])) == f"a or b or c or {SEVERAL_PATHS}"
