@@ -314,14 +314,14 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     code_size = decoded[-1].offset + decoded[-1].length if decoded else 0
     points = min(CURVE_POINTS, len(decoded)) if (bool(holders) if with_curve is None else with_curve) else 0
     curve = [0] * points
-    if not steps and not points:
-        _peaks_only(live_in, before, defs, uses, decoded, peaks)
+    if not steps:
+        _peaks_only(live_in, before, defs, uses, decoded, peaks, curve, code_size)
         for number in range(len(decoded)):
             if uses[number] & ~before[number]:
                 undefined += 1
                 if first_undefined is None:
                     first_undefined = decoded[number].offset
-    for number, instruction in enumerate(decoded if steps or points else ()):
+    for number, instruction in enumerate(decoded if steps else ()):
         held = held_at(number)
         counts = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(), (held & _SGPRS).bit_count())
         if points:
@@ -356,15 +356,21 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
 
 
 def _peaks_only(live_in: list[int], before: list[int], defs: list[int], uses: list[int],
-                decoded: list[Instruction], peaks: list[list]) -> None:
+                decoded: list[Instruction], peaks: list[list], curve: list[int], code_size: int) -> None:
     """kernel_pressure's peaks (the most registers of each file counted at an
-    instruction, the first offset), without its curve or steps: one pass,
-    the AGPRs and SGPRs counted only where some are held."""
+    instruction, the first offset) and the VGPR curve (``curve``: its cells,
+    none for no curve), without its steps: one pass, the AGPRs and SGPRs
+    counted only where some are held."""
     vgprs = agprs = sgprs = 0
     at_v = at_a = at_s = -1
+    points = len(curve)
     for number, defined in enumerate(defs):
         held = (live_in[number] | defined) & (before[number] | defined)
         count = (held & _VGPRS).bit_count()
+        if points:
+            cell = decoded[number].offset * points // code_size
+            if count > curve[cell]:
+                curve[cell] = count
         if count > vgprs:
             vgprs, at_v = count, number
         if held >> 512:

@@ -177,7 +177,7 @@ def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, 
     out = []
     for found in ranges:
         pressure = kernel_pressure(code, found.start, found.size, target, found.entry, holders=(VGPR,), memo=memo,
-                                   with_curve=False)
+                                   with_curve=True)
         record = pressure_peaks(pressure)
         held = next((h for h in pressure.holders if h.file == "v"), None)
         at_peak = None
@@ -195,6 +195,8 @@ def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, 
             origins = _origins(held, placed.get)
         record["at_vgpr_peak"] = at_peak
         record["vgpr_peak_origins"] = origins
+        record["vgpr_curve"] = list(pressure.vgpr_curve)
+        record["code_bytes"] = pressure.code_size
         out.append(record)
     return out
 

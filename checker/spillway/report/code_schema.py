@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from spillway.isa.listing import KINDS, ROLES
 from spillway.json_codec import published_schema
 from spillway.report.code_view import CODE_SCHEMA
-from spillway.report.record import AtPeakModel, KernelIsa, LineTrafficRecord, PressurePeaks, SourceModel
+from spillway.report.record import (CURVE_CODE_BYTES, VGPR_CURVE, AtPeakModel, KernelIsa, LineTrafficRecord,
+                                    PressurePeaks, SourceModel)
 
 
 class SourceLinesModel(BaseModel):
@@ -71,9 +72,8 @@ class PressureModel(PressurePeaks):
     model_config = ConfigDict(extra="forbid")
 
     at_peaks: list[AtPeakModel] = Field(description="What holds each file's peak (files with a peak above 0)")
-    vgpr_curve: list[int] = Field(description="VGPR pressure along the code: the most VGPRs live in each of up to "
-                                              "64 equal stretches of code_bytes (fewer for a short kernel)")
-    code_bytes: int = Field(description="The bytes of code read (the curve's stretches divide them)")
+    vgpr_curve: list[int] = Field(description=VGPR_CURVE)
+    code_bytes: int = Field(description=CURVE_CODE_BYTES)
 
 
 class StepModel(BaseModel):

@@ -154,6 +154,11 @@ class AtPeakModel(BaseModel):
                                                   "them, most registers first; they add up to the peak")
 
 
+VGPR_CURVE = ("VGPR pressure along the code: the most VGPRs live in each of up to 64 equal stretches of "
+              "code_bytes (fewer for a short kernel)")
+CURVE_CODE_BYTES = "The bytes of code read (the curve's stretches divide them)"
+
+
 class PressurePeaks(BaseModel):
     """A kernel's live registers from its machine code: peaks and status (isa.liveness)."""
 
@@ -195,6 +200,8 @@ class ReportPressure(PressurePeaks):
                                                             "ever live)")
     vgpr_peak_origins: list[PeakOrigin] = Field(description="The VGPRs held at the peak summed by what defined "
                                                             "them, most first (at most 4)")
+    vgpr_curve: list[int] = Field(description=VGPR_CURVE)
+    code_bytes: int = Field(description=CURVE_CODE_BYTES)
 
 
 class KernelIsa(BaseModel):

@@ -9,6 +9,7 @@ matrix (matrix compare)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -138,6 +139,40 @@ def test_report_page(library, browser, tmp_path):
     assert "scale" in name
     assert len(browser.find_elements("css selector", "#detail .curve-chart svg")) == 2
     assert browser.find_elements("css selector", "#detail circle.pos")
+
+
+def test_report_page_draws_the_live_vgprs_along_the_code(browser, tmp_path):
+    """report --pressure --format html (issue 41 item 6): a kernel's detail draws its VGPR curve (one flat
+    segment per stretch of vgpr_curve, in order), its loops shaded (isa.loop_spans), the VGPRs it was given
+    and the occupancy steps' VGPR limits in range, and the peak marked; without --pressure, no chart."""
+    co = REPO / "tests" / "data" / "isa" / "co" / "gfx90a.clang22.co"
+    page = tmp_path / "report.html"
+    assert spillway("report", co, "spill_in_loop", "--pressure", "--format", "html", "-o", page).returncode == 0
+    record = json.loads(spillway("report", co, "spill_in_loop", "--pressure", "--json").stdout)["kernels"]
+    isa = next(k["isa"] for k in record if k.get("isa"))
+    pressure = isa["pressure"]
+    load(browser, page)
+    click_row(browser)
+    chart = browser.find_element("id", "pressure")
+    assert f"peak {pressure['vgprs']['peak']}" in chart.text and "At the peak: " in chart.text
+    path = chart.find_element("css selector", "path.pressure").get_attribute("d")
+    points = [tuple(map(float, pair.split())) for pair in re.findall(r"[ML]([-0-9.e]+ [-0-9.e]+)", path)]
+    assert len(points) == 2 * len(pressure["vgpr_curve"])
+    heights = [y for _x, y in points[::2]]
+    lefts = [x for x, _y in points[::2]]
+    assert lefts == sorted(lefts)
+    # each stretch higher on the page (a smaller y) exactly where more VGPRs are live
+    for (live_a, y_a), (live_b, y_b) in itertools.combinations(zip(pressure["vgpr_curve"], heights), 2):
+        assert (live_a > live_b) == (y_a < y_b - 1e-6) or live_a == live_b
+    assert len(chart.find_elements("css selector", "rect.loop")) == len(isa["loop_spans"]) > 0
+    assert chart.find_elements("css selector", "line.limit") and "waves" in chart.text
+    assert "given " in chart.text and chart.find_elements("css selector", "circle.pos")
+    # --isa alone: no pressure, no chart
+    plain = tmp_path / "plain.html"
+    assert spillway("report", co, "spill_in_loop", "--isa", "--format", "html", "-o", plain).returncode == 0
+    load(browser, plain)
+    click_row(browser)
+    assert not browser.find_elements("id", "pressure")
 
 
 def test_compare_page(builds, browser, tmp_path):  # noqa: F811

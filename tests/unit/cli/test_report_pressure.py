@@ -18,7 +18,8 @@ from spillway.report.record import Report, json_schema
 DATA = Path(__file__).resolve().parents[2] / "data" / "isa"
 LINES = DATA / "lines" / "co" / "gfx1100.clang22.dwarf5.co"      # a line table (-gline-tables-only)
 GFX90A = DATA / "co" / "gfx90a.clang22.co"                         # AGPRs
-PEAKS = ("status", "vgprs", "agprs", "sgprs", "undefined_reads", "first_undefined_read", "instructions")
+PEAKS = ("status", "vgprs", "agprs", "sgprs", "undefined_reads", "first_undefined_read", "instructions", "vgpr_curve",
+         "code_bytes")
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:

@@ -159,9 +159,70 @@
         'resource alone; the kernel\u2019s own figure is the lowest over all of them.'}));
   }
 
+  // report --pressure: the VGPRs live along the kernel's code (the most in each stretch), its loops
+  // shaded, the VGPRs it was given and each occupancy step's VGPR limit in range drawn across.
+  function pressureChart(isa, curve, allocated, agprs) {
+    var p = isa && isa.pressure;
+    if (!p || !p.vgpr_curve || !p.vgpr_curve.length || !p.code_bytes) return null;
+    var W = 640, H = 240, L = 44, B = 36, T = 16, R = 96;
+    var cells = p.vgpr_curve, size = p.code_bytes, n = cells.length;
+    var steps = (curve && curve.vgpr) || [];
+    var top = Math.max(p.vgprs.peak, allocated || 0, 1);
+    var limits = steps.filter(function (st) { return st[0] <= top * 1.25; });
+    limits.forEach(function (st) { if (st[0] > top) top = st[0]; });
+    top = Math.ceil(top * 1.05);
+    var X = function (x) { return L + (W - L - R) * x / size; };
+    var Y = function (v) { return T + (H - T - B) * (1 - v / top); };
+    var title = 'Live VGPRs along the code (peak ' + p.vgprs.peak + ', ' + p.status + ')';
+    var svg = s('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': title,
+                        'class': 'pressure-chart'});
+    (isa.loop_spans || []).forEach(function (span) {
+      svg.appendChild(s('rect', {'class': 'loop', x: X(span[0]), y: T, width: Math.max(X(span[1]) - X(span[0]), 1),
+                                 height: H - T - B}, s('title', {text: 'loop +0x' + span[0].toString(16) +
+                                 ' .. +0x' + span[1].toString(16)})));
+    });
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (f) {
+      var v = Math.round(top * f);
+      svg.appendChild(s('line', {'class': 'gridline', x1: L, x2: W - R, y1: Y(v), y2: Y(v)}));
+      svg.appendChild(s('text', {x: L - 4, y: Y(v) + 4, 'text-anchor': 'end', text: v}));
+    });
+    limits.forEach(function (st) {
+      svg.appendChild(s('line', {'class': 'limit', x1: L, x2: W - R, y1: Y(st[0]), y2: Y(st[0])}));
+      svg.appendChild(s('text', {'class': 'limit-label', x: W - R + 4, y: Y(st[0]) + 4,
+                                 text: '\u2264 ' + st[0] + ': ' + st[1] + ' waves'}));
+    });
+    if (allocated) {
+      svg.appendChild(s('line', {'class': 'next', x1: L, x2: W - R, y1: Y(allocated), y2: Y(allocated)}));
+      svg.appendChild(s('text', {'class': 'next-label', x: L + 4, y: Y(allocated) - 4,
+                                 text: 'given ' + allocated + ' VGPRs' + (agprs ? ' (AGPRs included)' : '')}));
+    }
+    var d = '';
+    cells.forEach(function (v, i) {
+      var x0 = X(size * i / n), x1 = X(size * (i + 1) / n);
+      d += (i ? ' L' : 'M') + x0 + ' ' + Y(v) + ' L' + x1 + ' ' + Y(v);
+    });
+    svg.appendChild(s('path', {'class': 'curve pressure', d: d}));
+    if (p.vgprs.offset !== null) {
+      svg.appendChild(s('circle', {'class': 'pos', cx: X(p.vgprs.offset), cy: Y(p.vgprs.peak), r: 5},
+        s('title', {text: 'peak ' + p.vgprs.peak + ' VGPRs at +0x' + p.vgprs.offset.toString(16)})));
+    }
+    [0, 0.5, 1].forEach(function (f) {
+      svg.appendChild(s('text', {x: X(size * f), y: H - B + 14, 'text-anchor': f === 1 ? 'end' : 'middle',
+                                 text: '+0x' + Math.round(size * f).toString(16)}));
+    });
+    svg.appendChild(s('text', {x: (W - R + L) / 2, y: H - 4, 'text-anchor': 'middle', text: 'code offset'}));
+    svg.appendChild(s('line', {'class': 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B}));
+    svg.appendChild(s('line', {'class': 'axis', x1: L, x2: L, y1: T, y2: H - B}));
+    var held = (p.vgpr_peak_origins || []).map(function (o) {
+      return o.count + ' ' + o.defined_by + (o.source ? ' (' + o.source.file + ':' + o.source.line + ')' : '');
+    }).join(', ');
+    return h('div', {'class': 'card curve-chart', id: 'pressure'}, h('h3', {text: title}), svg,
+      held ? h('p', {'class': 'note', text: 'At the peak: ' + held}) : null);
+  }
+
   function isaBlock(isa, label) {
     if (!isa || typeof isa !== 'object') return null;
-    var rows = Object.keys(isa).map(function (k) {
+    var rows = Object.keys(isa).filter(function (k) { return k !== 'pressure'; }).map(function (k) {
       var v = isa[k];
       return h('tr', null, h('th', {text: k}),
         h('td', {'class': typeof v === 'number' ? 'num' : null,
@@ -327,6 +388,7 @@
           h('h2', {text: 'Occupancy'}),
           curvesFor(D.curves[r[C.curve]], [{label: 'this kernel', vgprs: r[C.VGPRs], lds: r[C['LDS B']]}],
                     r[C.next]),
+          pressureChart(r[C.isa], D.curves[r[C.curve]], r[C.VGPRs], r[C.AGPRs]),
           isaBlock(r[C.isa])]);
       }});
     add(app, t.node);
