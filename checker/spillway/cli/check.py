@@ -56,6 +56,11 @@ def register(subparsers) -> None:
     parser.add_argument("--lines-from", action="append", metavar="TWIN", dest="lines_from",
                         help="take those source lines from TWIN, the binaries built again with "
                              "-gline-tables-only (a debug twin), where a kernel's code is the same; repeatable")
+    parser.add_argument("--pressure", action="store_true",
+                        help="a failing kernel's VGPR peak too, from its machine code (isa.liveness): how many "
+                             "VGPRs are live at once, the source line where the most are (with a line table) "
+                             "and what holds them, in every format that shows the failure's code. Opt-in for "
+                             "its cost: about 12 us of CPU per instruction of each failing kernel")
     add_table_options(parser)
     add_read_options(parser)
     parser.set_defaults(run=run)
@@ -114,7 +119,7 @@ def run(args) -> int:
     if result.failures and binaries:
         failing = {(f.target, f.key) for f in result.failures}
         details = failure_details(binaries, options, inputs.usage, inputs.places, failing, failing,
-                                  args.source_root, args.lines_from)
+                                  args.source_root, args.lines_from, pressure=args.pressure)
         code = details.code
         result = dataclasses.replace(result, sources=details.sources)
     model = CheckModel(result, commands, baseline_bytes, args.suite or junit.suite_name_for(args.baseline), code)

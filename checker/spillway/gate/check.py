@@ -39,7 +39,8 @@ def raw(text: str) -> str:
     return text
 
 
-CHECK_SCHEMA: Final = "spillway.check/3"     # version 2 with removed_targets and fewer_kernels; removals fail
+# version 2 with removed_targets and fewer_kernels; removals fail; 4: a failure's code.vgpr_peak (--pressure)
+CHECK_SCHEMA: Final = "spillway.check/4"
 
 
 @dataclass(slots=True)
@@ -227,7 +228,7 @@ class CheckResult:
         return found
 
     def to_json(self, code: Optional[Mapping[tuple[str, str], "FailureCode"]] = None) -> dict:
-        """The spillway.check/3 document; ``code``: the failing kernels' machine code by
+        """The spillway.check/4 document; ``code``: the failing kernels' machine code by
         (target, key) (gate.failure_code), each failure's ``code`` member."""
         return {
             "schema": CHECK_SCHEMA,

@@ -1,7 +1,9 @@
-"""The published JSON schema of ``spillway check --json`` (spillway.check/3:
-version 2 with ``removed_targets`` and ``fewer_kernels``, the kernels and
-targets no longer built failing the check, and each failure's optional
-``source`` and ``code``; docs/schemas/check-2.json stays published).
+"""The published JSON schema of ``spillway check --json`` (spillway.check/4:
+version 3 with a failure's optional ``code.vgpr_peak`` (check --pressure);
+version 3: version 2 with ``removed_targets`` and ``fewer_kernels``, the
+kernels and targets no longer built failing the check, and each failure's
+optional ``source`` and ``code``; docs/schemas/check-2.json and check-3.json
+stay published).
 
 Its models live here, apart from gate.check, so that only ``spillway schema``
 (spillway.schemas names this module, imported on demand) pays for them."""
@@ -33,6 +35,36 @@ class SourceModel(BaseModel):
     chosen_by: Literal["the line with the most scratch traffic", "the kernel's first instruction"]
 
 
+class HeldByModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(description="VGPRs")
+    defined_by: str = Field(description="The defining instructions' mnemonic, or several joined by ' or ' "
+                                        "(isa.liveness.origin)")
+
+
+class PeakNoteModel(BaseModel):
+    """gate.failure_code.PeakNote: a failing kernel's VGPR peak (isa.liveness)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vgprs: int = Field(description="The most VGPRs live at once")
+    offset: int = Field(description="The first instruction where they are, bytes from the kernel's start")
+    status: str = Field(description="The liveness' status: complete, or partial: ... (the peak covers what was read)")
+    source: Optional[PeakSourceModel] = Field(description="Its source line (null: no line table, or no line)")
+    held_by: list[HeldByModel] = Field(description="What holds the peak, summed by what defined it, most first "
+                                                   "(at most 4)")
+
+
+class PeakSourceModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="As the line table names it (from the binary)")
+    line: int
+    column: int = Field(description="0: the line table names none")
+    inferred: bool = Field(description=INFERRED_LINE[0].upper() + INFERRED_LINE[1:])
+
+
 class CodeModel(BaseModel):
     """gate.failure_code: the failing kernel's machine code, each figure at its worst instance."""
 
@@ -47,6 +79,8 @@ class CodeModel(BaseModel):
     status: str = Field(description="\"complete\", or the first instance's decoding status that is not (the "
                                     "figures cover the code read before it)")
     instances: int = Field(description="Instances of the kernel (code objects) read; each figure is the worst")
+    vgpr_peak: Optional[PeakNoteModel] = Field(None, description="check --pressure: the VGPR peak of the instance "
+                                                                 "with the most (version 4)")
 
 
 class CheckFailure(BaseModel):
@@ -112,7 +146,7 @@ class FewerKernels(BaseModel):
 class CheckDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.check/3"] = Field(CHECK_SCHEMA, alias="schema")
+    schema_: Literal["spillway.check/4"] = Field(CHECK_SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: OccupancyModelChoice = Field(
         description="The occupancy model the build's figures follow: the one the baseline was written with "
@@ -140,4 +174,4 @@ class CheckDocument(BaseModel):
 
 def json_schema() -> dict:
     """The JSON schema of ``check --json``."""
-    return published_schema(CheckDocument, "check-3.json")
+    return published_schema(CheckDocument, f"check-{CHECK_SCHEMA.rsplit('/', 1)[1]}.json")

@@ -8,11 +8,37 @@ them all: json, junit, sarif, html): a green check costs nothing more."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from typing import Callable
+from typing import Callable, Optional
 
 from spillway.isa.evidence import COMPLETE, KernelCode
+from spillway.isa.source_lines import SourceLine
+
+
+@dataclass(frozen=True)
+class PeakNote:
+    """check --pressure: a failing kernel's VGPR peak (isa.liveness) and where it is."""
+    vgprs: int                      # the most VGPRs live at once
+    offset: int                     # the first instruction where they are (bytes from the kernel's start)
+    source: Optional[SourceLine]    # its line (None: no line table, or no line)
+    held_by: tuple[tuple[int, str], ...]   # what holds it: (registers, what defined them), most first
+    status: str                     # the liveness' status (complete, partial: ...)
+
+    def as_dict(self) -> dict:
+        source = self.source
+        return {"vgprs": self.vgprs, "offset": self.offset, "status": self.status,
+                "source": None if source is None else {"file": source.file, "line": source.line,
+                                                       "column": source.column, "inferred": source.inferred},
+                "held_by": [{"count": count, "defined_by": name} for count, name in self.held_by]}
+
+    def text(self, quote: Callable[[str], str] = str) -> str:
+        """``VGPR peak 128 at gemm.hip:88 (+0x80c): 84 v_mfma_i32_16x16x16i8 or v_mov_b32_e32, 18 ds_read2_b32``"""
+        where = f"+{self.offset:#x}" if self.source is None else \
+            f"{quote(self.source.file)}:{self.source.line} (+{self.offset:#x})"
+        held = ", ".join(f"{count} {quote(name)}" for count, name in self.held_by[:2])
+        partial = "" if self.status == COMPLETE else " (read partly)"
+        return f"VGPR peak {self.vgprs}{partial} at {where}" + (f": {held}" if held else "")
 
 
 @dataclass(frozen=True)
@@ -25,6 +51,7 @@ class FailureCode:
     calls: int                  # calls (the callees' code is not in the figures)
     status: str                 # "complete", or the first instance's status that is not
     instances: int
+    peak: Optional[PeakNote] = None     # check --pressure: the VGPR peak of the instance with the most
 
     @classmethod
     def fold(cls, codes: list[KernelCode]) -> "FailureCode":
@@ -35,12 +62,12 @@ class FailureCode:
                    stopped[0] if stopped else COMPLETE, len(codes))
 
     def as_dict(self) -> dict:
-        """The figures by name: a failure's ``code`` member in check --json (spillway.check/3),
+        """The figures by name: a failure's ``code`` member in check --json (spillway.check/4),
         its SARIF result's ``code`` property, the HTML page's detail."""
         return {"scratch_load_bytes": self.scratch_load_bytes, "scratch_store_bytes": self.scratch_store_bytes,
                 "scratch_accesses": self.scratch_accesses, "scratch_in_loops": self.scratch_in_loops,
                 "agpr_copies": self.agpr_copies, "calls": self.calls, "status": self.status,
-                "instances": self.instances}
+                "instances": self.instances, **({"vgpr_peak": self.peak.as_dict()} if self.peak else {})}
 
     def text(self, prefix: str = "code: ", quote: Callable[[str], str] = str) -> str:
         """``code: scratch 64 B loaded + 64 B stored per lane, 12 of 16 accesses in loops, 0 AGPR
@@ -54,8 +81,17 @@ class FailureCode:
         text += ", complete" if self.status == COMPLETE else f", decoding stopped: {quote(self.status)}"
         if self.instances > 1:
             text += f" (worst of {self.instances} instances)"
+        if self.peak is not None:
+            text += "; " + self.peak.text(quote)
         return text
 
 
-def failures_code(found: dict[tuple[str, str], list[KernelCode]]) -> dict[tuple[str, str], FailureCode]:
-    return {kernel: FailureCode.fold(codes) for kernel, codes in found.items() if codes}
+def failures_code(found: dict[tuple[str, str], list[KernelCode]],
+                  peaks: Optional[dict[tuple[str, str], list[PeakNote]]] = None) -> dict[tuple[str, str], FailureCode]:
+    """Each kernel's FailureCode; ``peaks`` (check --pressure): with the VGPR peak of the instance that has
+    the most."""
+    out = {kernel: FailureCode.fold(codes) for kernel, codes in found.items() if codes}
+    for kernel, notes in (peaks or {}).items():
+        if kernel in out and notes:
+            out[kernel] = replace(out[kernel], peak=max(notes, key=lambda note: note.vgprs))
+    return out

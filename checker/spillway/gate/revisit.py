@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
-from spillway.gate.failure_code import FailureCode, failures_code
+from spillway.gate.failure_code import FailureCode, PeakNote, failures_code
 from spillway.gate.kernels import Kernel, KernelUsage
 from spillway.gate.source_location import SourceLocation, failure_locations, locate
 from spillway.isa.evidence import KernelCode
@@ -27,17 +27,19 @@ class FailureDetails:
 
 def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Kernel, KernelUsage],
                     places: Mapping[Kernel, list[tuple]], code_for: Iterable[Kernel], lines_for: Iterable[Kernel],
-                    root: str, twin: Optional[list[str]] = None) -> FailureDetails:
+                    root: str, twin: Optional[list[str]] = None, pressure: bool = False) -> FailureDetails:
     """The machine code of the kernels ``code_for`` (every instance, folded at
     its worst) and the source location of those of ``lines_for`` (the first
     instance that gives one; from the debug twin ``twin`` when given, which is
     read as gate.source_location reads it), from the binaries ``binaries``
-    read again at ``places`` only (Inputs.places of the read that found them)."""
-    from spillway.report.code_kernels import object_figures, object_listings
+    read again at ``places`` only (Inputs.places of the read that found them).
+    ``pressure`` (check --pressure): the code's VGPR peak too, with its line
+    where the code object has a line table (gate.failure_code.PeakNote)."""
+    from spillway.report.code_kernels import object_figures, object_listings, object_peaks
     from spillway.report.kernel_code import each_code_object
 
     code_for, lines_for = set(code_for), set(lines_for)
-    own_lines = bool(lines_for) and not twin
+    own_lines = (bool(lines_for) or pressure) and not twin
     records: list[dict] = []
     for ident in sorted(code_for | (lines_for if own_lines else set())):
         for (file, bundle_index, image_offset, archive), symbol in places.get(ident, ()):
@@ -48,22 +50,29 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
     located: dict[tuple[str, str], bool] = {}
 
     def work(_records, section, found, target: str, payload) -> list[Optional[tuple]]:
-        # (figures, lines or None) of each kernel
-        if own_lines and not may_locate(payload, root, located):
-            return [None if figures is None else (figures, None)
+        # (figures, lines or None, VGPR peak or None) of each kernel
+        peaks = object_peaks(section, found, target) if pressure else [None] * len(found)
+        if own_lines and not pressure and not may_locate(payload, root, located):
+            return [None if figures is None else (figures, None, None)
                     for figures in object_figures(section, found, target)]
-        return [None if answer is None else (answer[0].code, answer[1])
-                for answer in object_listings(payload, section, found, target, own_lines=own_lines)]
+        more = [[] if peak is None or peak.holders == () else [peak.holders[0].offset] for peak in peaks]
+        return [None if answer is None else (answer[0].code, answer[1], peak)
+                for answer, peak in zip(object_listings(payload, section, found, target, own_lines=own_lines,
+                                                        more=more), peaks)]
 
     found = each_code_object(binaries, options, records, work) if records else []
     details = FailureDetails()
     if code_for and binaries:
         codes: dict[Kernel, list[KernelCode]] = {}
+        notes: dict[Kernel, list[PeakNote]] = {}
         for record, answer in zip(records, found):
             ident = (record["target"], record["key"])
             if answer is not None and ident in code_for:
                 codes.setdefault(ident, []).append(answer[0])
-        details.code = failures_code(codes)
+                note = peak_note(answer[2], answer[1])
+                if note is not None:
+                    notes.setdefault(ident, []).append(note)
+        details.code = failures_code(codes, notes)
     if lines_for and twin:
         details.sources = failure_locations(binaries, options, lines_for, root, twin)
     elif lines_for:
@@ -75,6 +84,22 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
             if location is not None:
                 details.sources[ident] = location
     return details
+
+
+def peak_note(pressure, lines) -> Optional[PeakNote]:
+    """check --pressure's note of a kernel's VGPR peak (isa.liveness.KernelPressure with its VGPR holders;
+    ``lines``: its KernelLines, None without a line table); None: no VGPR is live, or not read."""
+    from spillway.isa.liveness import origin
+
+    if pressure is None or not pressure.holders:
+        return None
+    held = pressure.holders[0]
+    sums: dict[str, int] = {}
+    for group in held.groups:
+        sums[origin(group)] = sums.get(origin(group), 0) + group.count
+    ranked = tuple((count, name) for name, count in sorted(sums.items(), key=lambda item: -item[1]))
+    source = lines.line_at(held.offset) if lines is not None else None
+    return PeakNote(pressure.vgprs.registers, held.offset, source, ranked[:4], pressure.status)
 
 
 def may_locate(payload, root: str, located: dict[tuple[str, str], bool]) -> bool:

@@ -144,6 +144,19 @@ def object_pressure(section: memoryview, found: list[Optional[KernelRange]], tar
             for kernel in found]
 
 
+def object_peaks(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:
+    """The VGPR peak of each kernel of one code object found (None where it
+    was not): isa.liveness.KernelPressure with what holds the VGPR peak only,
+    no curve (check --pressure)."""
+    from spillway.isa.liveness import PressureMemo, kernel_pressure
+    from spillway.isa.operands import VGPR
+
+    memo = PressureMemo()
+    return [None if kernel is None else kernel_pressure(section, kernel.start, kernel.size, target, kernel.entry,
+                                                        holders=(VGPR,), memo=memo, with_curve=False)
+            for kernel in found]
+
+
 def object_figures(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:
     """The evidence figures (isa.evidence.KernelCode) of each kernel of one
     code object found (None where it was not), decoded together: what
