@@ -159,7 +159,7 @@ def record(symbol: str, *, target: str = TARGET, scratch: int = 0, vgpr_spills: 
            vgprs: int = 32, sgprs: int = 16, lds: int = 0, occupancy: int | None = 16,
            dynamic_stack: bool = False, file: str = "lib.so", compiler: str = "clang version 22",
            code_object_version: int = 6) -> dict:
-    """A report record (spillway.report/4) with the given figures."""
+    """A report record (spillway.report/5, as REPORT_SCHEMA) with the given figures."""
     cause = "spill" if vgpr_spills else "dynamic_stack" if dynamic_stack else "private" if scratch else "none"
     values = {
         "file": file, "bundle_index": 0, "target": target, "code_object_version": code_object_version,
@@ -175,7 +175,7 @@ def record(symbol: str, *, target: str = TARGET, scratch: int = 0, vgpr_spills: 
 
 
 def write_report(path: Path, records: list[dict]) -> Path:
-    """A spillway.report/4 document holding ``records`` (usable as PATH)."""
+    """A report document (REPORT_SCHEMA) holding ``records`` (usable as PATH)."""
     files = sorted({r["file"] for r in records})
     document = {"schema": REPORT_SCHEMA, "spillway_version": __version__,
                 "files": [{"path": f, "kind": "ELF", "bundles": 1, "code_objects": 1,

@@ -300,7 +300,7 @@ def test_check_and_compare_documents_v2(capsys, tmp_path):
     status, out, _ = run(capsys, "check", extra, "--baseline", baseline, "--json")
     document = json.loads(out)
     jsonschema.validate(document, schema_for("check"))
-    assert document["schema"] == "spillway.check/3"      # version 2 with the removed targets (issue 31)
+    assert document["schema"] == "spillway.check/4"      # version 2 with the removed targets (issue 31)
     assert document["summary"] == {"kernels": 2, "failed_kernels": 2, "failures": 2, "by_metric": {"scratch": 2},
                                    "added": 1, "removed": 2, "removed_targets": 0}
     assert document["sentence"].startswith("FAIL: 2 of 2 kernels")

@@ -13,6 +13,7 @@ import pytest
 from support.gate_fixtures import (TARGET, assert_one_line_error, builds, load_json, oracle, record,  # noqa: F401
                            run_cli, write_report)
 from spillway import atomic
+from spillway.constants import REPORT_SCHEMA
 from spillway.gate.commands import quote_every_path
 from spillway.gate.baseline import SCHEMA, SourceHasher, load_baseline, render, sha256_path, short_name
 from spillway.report.record import Report
@@ -51,7 +52,7 @@ def entries(path) -> list[dict]:
 
 
 def test_synthetic_records_are_valid_reports():
-    Report.model_validate({"schema": "spillway.report/4", "spillway_version": "0", "files": [],
+    Report.model_validate({"schema": REPORT_SCHEMA, "spillway_version": "0", "files": [],
                            "kernels": [record(TOPK, scratch=272)]})
 
 

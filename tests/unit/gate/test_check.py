@@ -127,7 +127,7 @@ def test_metric_override_and_json(builds, baselines, capsys, tmp_path):
     # --json alone on stdout: only the document.
     run = run_cli(capsys, "check", builds.new, "--baseline", baselines["old"], "--json")
     assert run.status == 1
-    assert orjson.loads(run.out)["schema"] == "spillway.check/3"
+    assert orjson.loads(run.out)["schema"] == "spillway.check/4"
 
 
 def test_junit_one_case_per_kernel_and_metric(builds, baselines, capsys, tmp_path):

@@ -34,7 +34,7 @@ def test_vanished_kernel_fails_until_its_removal_is_accepted(tmp_path):
     as_json = run("check", after, "--baseline", baseline, "--json")
     assert as_json.returncode == 1
     document = json.loads(as_json.stdout)
-    assert document["schema"] == "spillway.check/3" and document["passed"] is False
+    assert document["schema"] == "spillway.check/4" and document["passed"] is False
     assert [v["name"] for v in document["removed"]] == ["gone"]
     assert document["failures"] == [] and document["summary"]["removed"] == 1
 

@@ -73,7 +73,7 @@ def test_a_removed_kernel_and_target_fail_in_every_format(case, capsys, monkeypa
     elif fmt == "json":
         document = json.loads(run.out)
         jsonschema.validate(document, schema_for("check"))
-        assert document["schema"] == "spillway.check/3" and document["passed"] is False
+        assert document["schema"] == "spillway.check/4" and document["passed"] is False
         assert document["failures"] == [] and document["sentence"] == sentence
         assert document["removed"] == [{"target": "gfx1100", "key": SILU, "name": "silu_mul(float const*, float "
                                                                                "const*, float*, int)"}]
