@@ -150,7 +150,7 @@ class PeakSide:
     vgprs: int
     agprs: int
     sgprs: int
-    vgpr_offset: int                # the first instruction at the VGPR peak
+    vgpr_offset: Optional[int]      # the first instruction at the VGPR peak (None: no VGPR is ever live)
     source: Optional[Source]        # its source line (None: no line table, or no line there)
     group: Optional[PeakGroup]      # the largest group live there (None: no VGPR is ever live)
 

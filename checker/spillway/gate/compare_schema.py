@@ -109,7 +109,8 @@ class PeakSideModel(BaseModel):
     vgprs: int = Field(description="Peak live architectural VGPRs")
     agprs: int = Field(description="Peak live AGPRs")
     sgprs: int = Field(description="Peak live numbered SGPRs")
-    vgpr_peak_offset: int = Field(description="The first instruction at the VGPR peak, from the kernel's start")
+    vgpr_peak_offset: Optional[int] = Field(description="The first instruction at the VGPR peak, from the kernel's "
+                                                        "start (null: no VGPR is ever live)")
     vgpr_peak_source: Optional[PeakSourceModel] = Field(description="Its source line (null: no line table or no line)")
     largest_group: Optional[PeakGroupModel] = Field(description="The largest group held at the VGPR peak (null: "
                                                                 "no VGPR is ever live)")

@@ -116,10 +116,10 @@ def code_detail(diff: KernelDiff, arrow: str = " -> ", lines_shown: int = 3) -> 
     return "; ".join(parts)
 
 
-def _where(source: Optional[Source], offset: int, quote: Callable[[str], str]) -> str:
+def _where(source: Optional[Source], offset: Optional[int], quote: Callable[[str], str]) -> str:
     """``kernels.cpp:77`` (the file quoted: it comes from the binary), or the offset without a line."""
     if source is None:
-        return f"+{offset:#x}"
+        return "no instruction" if offset is None else f"+{offset:#x}"
     return quote(f"{source[0]}:{source[1]}") + (" (inferred)" if source[3] else "")
 
 

@@ -201,7 +201,7 @@ def pressure_ok(pressure: Any) -> bool:
     for name in ("vgprs", "agprs", "sgprs"):
         peak = pressure.get(name)
         if not isinstance(peak, dict) or not type_ok(peak.get("peak"), "count") \
-                or not type_ok(peak.get("offset"), "count"):
+                or not type_ok(peak.get("offset"), "count or null"):
             return False
     held = pressure.get("at_vgpr_peak")
     if held is None:
