@@ -16,6 +16,11 @@ the same figures but changed code, and for changed code the scratch bytes,
 scratch in loops and AGPR copies before and after ("spills moved into a
 loop" when none were in a loop before).
 
+With ``--pressure`` (both sides' isa objects holding report --pressure's
+live registers) each kernel on both sides also says where its VGPR peak
+moved and by how much, with the largest group held at the new peak
+(KernelDiff.peak_shift, gate.code_change.PeakShift).
+
 Against a baseline written without --record-all (the default: it records
 only the kernels its gate finds non-zero), a kernel of NEW that the baseline
 does not record, on a target it was written from, is *not in the baseline*,

@@ -169,3 +169,27 @@ def test_a_malformed_pressure_object_is_a_one_line_error(capsys, tmp_path, press
     status, out, err = cli(capsys, "compare", path, "--against", path, "--pressure")
     assert status != 0 and out == ""
     assert err.count("\n") == 1 and "kernel 0: isa.pressure is" in err, err
+
+
+def test_the_binarys_strings_are_never_printed_raw(capsys, tmp_path, monkeypatch):
+    """A file name and a mnemonic from a (hostile) report go through each sink's quoting."""
+    new_path, report = _report(capsys, tmp_path, NEW, "--pressure")
+    old_path, _ = _report(capsys, tmp_path, OLD, "--pressure")
+    hostile = "evil\x1b[31m|`x\nline"
+    for record in report["kernels"]:
+        held = record["isa"]["pressure"]["at_vgpr_peak"]
+        if held is not None and held["source"] is not None and held["groups"] and held["groups"][0]["defined_by"]:
+            held["source"]["file"] = hostile
+            held["groups"][0]["defined_by"][0] = hostile
+    new_path.write_text(json.dumps(report))
+    monkeypatch.setenv("COLUMNS", "400")
+    status, out, err = cli(capsys, "compare", new_path, "--against", old_path, "--pressure", "--all")
+    assert (status, err) == (0, "")
+    peaks = [line for line in out.splitlines() if line.startswith("peak: ")]
+    assert any("evil" in line for line in peaks) and not any("\x1b" in line for line in peaks)
+    status, out, err = cli(capsys, "compare", new_path, "--against", old_path, "--pressure", "--all", "--format",
+                           "markdown")
+    assert (status, err) == (0, "")
+    rows = [line for line in out.splitlines() if "peak " in line and "VGPRs (" in line]
+    assert any("evil" in row for row in rows) and all("\x1b" not in row and row.endswith("|") for row in rows)
+    assert not any(line.startswith("line") for line in out.splitlines())
