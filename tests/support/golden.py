@@ -557,6 +557,12 @@ def _isa_compare_steps() -> list[Step]:
               Step("compare.isa.report_without_isa", ["compare", *ISA_NEW, "--against", "out/old.report.json",
                                                       "--isa"]),
               Step("compare.isa.baseline", ["compare", *ISA_NEW, "--against", "out/code-base.json", "--isa"])]
+    # --pressure: where each kernel's VGPR peak moved (issue 41 item 5); a side without live registers: null.
+    pressure = ["compare", *ISA_NEW, "--against", *ISA_OLD, "--pressure"]
+    steps += _formats("compare.pressure", pressure, ("table", "json", "markdown"))
+    steps += [Step("compare.pressure.report_without_pressure", ["compare", *ISA_NEW, "--against",
+                                                                "out/old.isa.report.json", "--pressure", "--format",
+                                                                "json"])]
     return steps
 
 

@@ -24,6 +24,10 @@ def register(subparsers) -> None:
                         help="also compare the kernels' machine code (binaries decoded; report JSON written with "
                              "report --isa): identical code, same figures but changed code, and the scratch bytes, "
                              "scratch in loops and AGPR copies before and after")
+    parser.add_argument("--pressure", action="store_true",
+                        help="implies --isa; also compare the kernels' live registers (binaries decoded; report "
+                             "JSON written with report --pressure): where each kernel's VGPR peak moved and by how "
+                             "much, and the largest group of registers held at the new peak")
     parser.add_argument("--fail-on-worse", action="store_true",
                         help="exit 1 when a kernel got worse (or mixed), or a kernel only in NEW uses scratch")
     add_output_options(parser, FORMATS, github_auto=True,
@@ -49,7 +53,7 @@ def run(args) -> int:
     with progress_shown(args.against, options) as shown:
         old = read_sources(args.against, shown, allow_baseline=True, side="OLD")
     comparison = compare(new.usage, old.usage, args.new, args.against, occupancy_model=options.occupancy_model,
-                         code=args.isa, unrecorded=old.unrecorded_held)
+                         code=args.isa or args.pressure, unrecorded=old.unrecorded_held)
     model = CompareModel(comparison, tuple(args.new), tuple(args.against), tuple(old.baselines + new.baselines),
                          "error" if args.fail_on_worse else "warning")
     emit(model, fmt, args.output, View(args.names, args.limit, args.all))

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Final, Optional
 
 from spillway.constants import MIX_CLASSES
+from spillway.paths import relative_path
 
 ARITHMETIC: Final = ("valu", "salu", "vmem", "smem", "lds", "matrix")
 SPILL_TRAFFIC: Final = ("scratch", "agpr_copy")
@@ -121,3 +122,85 @@ def lines_change(old: Optional[tuple[tuple[str, int, int], ...]], old_complete: 
     lost = sorted((c for c in changes if c.new < c.old), key=lambda c: (c.new - c.old, c.file, c.line))
     return LinesChange(tuple(gained[:SHOWN_LINES]), tuple(lost[:SHOWN_LINES]),
                        max(len(gained) - SHOWN_LINES, 0), max(len(lost) - SHOWN_LINES, 0))
+
+
+# -- where the VGPR peak moved (compare --pressure, issue 41 item 5) ------------------------------------------
+
+Source = tuple[str, int, int, bool]      # (file relative to its comp_dir when under it, line, column, inferred)
+
+
+@dataclass(frozen=True)
+class PeakGroup:
+    """The largest group of registers live at a side's VGPR peak (report --pressure's at_vgpr_peak)."""
+    count: int                                   # 32-bit registers
+    defined_by: tuple[str, ...]                  # the defining instructions' mnemonics
+    defined_at: tuple[int, ...]                  # their offsets from the kernel's start
+    defined_source: tuple[Optional[Source], ...]
+    from_entry: bool                             # some path reaches the peak with the entry's value
+
+    def as_dict(self) -> dict:
+        return {"count": self.count, "defined_by": list(self.defined_by), "defined_at": list(self.defined_at),
+                "defined_source": [source_dict(s) for s in self.defined_source], "from_entry": self.from_entry}
+
+
+@dataclass(frozen=True)
+class PeakSide:
+    """One side's live registers (report --pressure's ``pressure`` object)."""
+    status: str                     # complete, "partial: ...", "not read: ..."
+    vgprs: int
+    agprs: int
+    sgprs: int
+    vgpr_offset: Optional[int]      # the first instruction at the VGPR peak (None: no VGPR is ever live)
+    source: Optional[Source]        # its source line (None: no line table, or no line there)
+    group: Optional[PeakGroup]      # the largest group live there (None: no VGPR is ever live)
+
+    @classmethod
+    def from_object(cls, pressure: dict, comp_dir: str = "") -> "PeakSide":
+        """From a ``pressure`` object report_input.pressure_ok accepted; files made relative to ``comp_dir``."""
+        def source(found: Optional[dict]) -> Optional[Source]:
+            if found is None:
+                return None
+            return relative_path(found["file"], comp_dir), found["line"], found["column"], found["inferred"]
+
+        held = pressure.get("at_vgpr_peak")
+        group = None
+        if held is not None and held["groups"]:
+            first = held["groups"][0]
+            group = PeakGroup(first["count"], tuple(first["defined_by"]), tuple(first["defined_at"]),
+                              tuple(source(s) for s in first["defined_source"]), first["from_entry"])
+        return cls(pressure["status"], pressure["vgprs"]["peak"], pressure["agprs"]["peak"],
+                   pressure["sgprs"]["peak"], pressure["vgprs"]["offset"],
+                   None if held is None else source(held["source"]), group)
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "vgprs": self.vgprs, "agprs": self.agprs, "sgprs": self.sgprs,
+                "vgpr_peak_offset": self.vgpr_offset, "vgpr_peak_source": source_dict(self.source),
+                "largest_group": None if self.group is None else self.group.as_dict()}
+
+
+def source_dict(source: Optional[Source]) -> Optional[dict]:
+    if source is None:
+        return None
+    file, line, column, inferred = source
+    return {"file": file, "line": line, "column": column, "inferred": inferred}
+
+
+@dataclass(frozen=True)
+class PeakShift:
+    """Each side's live registers and how the VGPR peak changed."""
+    old: PeakSide
+    new: PeakSide
+
+    @property
+    def vgpr_change(self) -> int:
+        return self.new.vgprs - self.old.vgprs
+
+    def as_dict(self) -> dict:
+        return {"old": self.old.as_dict(), "new": self.new.as_dict(), "vgpr_change": self.vgpr_change}
+
+
+def higher_peak(a: Optional[PeakSide], b: Optional[PeakSide]) -> Optional[PeakSide]:
+    """Two instances' live registers folded: the one with more VGPRs at its peak (None when either has none)."""
+    if a is None or b is None:
+        return None
+    return b if b.vgprs > a.vgprs else a

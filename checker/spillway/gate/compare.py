@@ -16,6 +16,11 @@ the same figures but changed code, and for changed code the scratch bytes,
 scratch in loops and AGPR copies before and after ("spills moved into a
 loop" when none were in a loop before).
 
+With ``--pressure`` (both sides' isa objects holding report --pressure's
+live registers) each kernel on both sides also says where its VGPR peak
+moved and by how much, with the largest group held at the new peak
+(KernelDiff.peak_shift, gate.code_change.PeakShift).
+
 Against a baseline written without --record-all (the default: it records
 only the kernels its gate finds non-zero), a kernel of NEW that the baseline
 does not record, on a target it was written from, is *not in the baseline*,
@@ -34,14 +39,14 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, Mapping, Optional, Sequence
 
 from spillway import __version__
-from spillway.gate.code_change import (ONLY_SPILL_AND_ALU, ONLY_SPILL_TRAFFIC, LinesChange, MixChange, lines_change,
-                                       mix_change)
+from spillway.gate.code_change import (ONLY_SPILL_AND_ALU, ONLY_SPILL_TRAFFIC, LinesChange, MixChange, PeakShift,
+                                       lines_change, mix_change)
 from spillway.gate.kernels import CodeFigures, Kernel, KernelUsage, Resources
 from spillway.gate.totals import Totals, totals
 from spillway.json_codec import document_chunks
 from spillway.resources.occupancy import DEFAULT_MODEL
 
-COMPARE_SCHEMA: Final = "spillway.compare/4"   # version 3 and not_in_baseline
+COMPARE_SCHEMA: Final = "spillway.compare/5"   # version 4 and code.pressure (compare --pressure)
 Status = Literal["worse", "mixed", "better", "same"]
 STATUS_ORDER = {"worse": 0, "mixed": 1, "better": 2, "same": 3}
 # What --isa says of a kernel's code on both sides.
@@ -100,6 +105,14 @@ class KernelDiff:
         if old is None or new is None or not old.read or not new.read:
             return None
         return lines_change(old.loop_lines, old.lines_complete, new.loop_lines, new.lines_complete)
+
+    def peak_shift(self) -> Optional[PeakShift]:
+        """Each side's live registers (compare --pressure; None: a side has
+        none: read without --pressure, a baseline, code not read)."""
+        old, new = self.old_code, self.new_code
+        if old is None or new is None or old.pressure is None or new.pressure is None:
+            return None
+        return PeakShift(old.pressure, new.pressure)
 
     @property
     def status(self) -> Status:
@@ -264,6 +277,11 @@ class Comparison:
             if verdicts.count(ONLY_SPILL_AND_ALU):
                 said.append(f"{kernels(verdicts.count(ONLY_SPILL_AND_ALU))} with the same matrix and memory work "
                             f"and only spill traffic and ALU changed")
+            peaks = [shift.vgpr_change for k in self.kernels if (shift := k.peak_shift()) is not None]
+            if peaks:
+                moved_peaks = sum(1 for change in peaks if change)
+                said.append(f"{kernels(moved_peaks)} with another VGPR peak ({sum(1 for c in peaks if c > 0)} "
+                            f"higher)")
             sentence += " Code: " + ", ".join(said) + "."
         return sentence
 
@@ -316,11 +334,12 @@ CODE_COUNT_NAMES = {"identical code": "identical", "same figures, code changed":
 
 
 def _code_json(diff: KernelDiff) -> dict:
-    mix, lines = diff.mix_change(), diff.lines_change()
+    mix, lines, peaks = diff.mix_change(), diff.lines_change(), diff.peak_shift()
     return {"verdict": diff.code_verdict, "notes": diff.code_notes(),
             "old": None if diff.old_code is None else diff.old_code.as_dict(),
             "new": None if diff.new_code is None else diff.new_code.as_dict(),
-            "mix": None if mix is None else mix.as_dict(), "lines": None if lines is None else lines.as_dict()}
+            "mix": None if mix is None else mix.as_dict(), "lines": None if lines is None else lines.as_dict(),
+            "pressure": None if peaks is None else peaks.as_dict()}
 
 
 def _usage_json(usage: KernelUsage) -> dict:

@@ -1,5 +1,6 @@
-"""The published JSON schema of ``spillway compare --format json`` (spillway.compare/4: version 3 and
-``not_in_baseline``: the kernels a default baseline on the OLD side does not record, held to zero).
+"""The published JSON schema of ``spillway compare --format json`` (spillway.compare/5: version 4 and each
+kernel's ``code.pressure``, compare --pressure; version 4: ``not_in_baseline``, the kernels a default
+baseline on the OLD side does not record, held to zero).
 
 Its models live here, apart from gate.compare, so that only ``spillway schema``
 (spillway.schemas names this module, imported on demand) pays for importing pydantic."""
@@ -76,6 +77,53 @@ class LinesChangeModel(BaseModel):
     more_lost: int
 
 
+class PeakSourceModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="From the DWARF line table; relative to the compile unit's DW_AT_comp_dir "
+                                  "when under it")
+    line: int
+    column: int = Field(description="0: the row names none")
+    inferred: bool = Field(description="The table said line 0 there: the first real line after it in the same "
+                                       "block")
+
+
+class PeakGroupModel(BaseModel):
+    """The largest group of registers live at the VGPR peak (report --pressure's at_vgpr_peak.groups[0])."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(description="32-bit VGPRs in the group")
+    defined_by: list[str] = Field(description="Mnemonics of the instructions whose values may reach the peak")
+    defined_at: list[int] = Field(description="Their offsets from the kernel's start")
+    defined_source: list[Optional[PeakSourceModel]] = Field(description="Their source lines (null: none)")
+    from_entry: bool = Field(description="Some path from the entry reaches the peak with the entry's value")
+
+
+class PeakSideModel(BaseModel):
+    """One side's live registers (report --pressure), its instance with the highest VGPR peak."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str = Field(description="'complete', 'partial: ...' or 'not read: ...' (report --pressure's status)")
+    vgprs: int = Field(description="Peak live architectural VGPRs")
+    agprs: int = Field(description="Peak live AGPRs")
+    sgprs: int = Field(description="Peak live numbered SGPRs")
+    vgpr_peak_offset: Optional[int] = Field(description="The first instruction at the VGPR peak, from the kernel's "
+                                                        "start (null: no VGPR is ever live)")
+    vgpr_peak_source: Optional[PeakSourceModel] = Field(description="Its source line (null: no line table or no line)")
+    largest_group: Optional[PeakGroupModel] = Field(description="The largest group held at the VGPR peak (null: "
+                                                                "no VGPR is ever live)")
+
+
+class PeakShiftModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    old: PeakSideModel
+    new: PeakSideModel
+    vgpr_change: int = Field(description="new.vgprs - old.vgprs")
+
+
 class CodeDiffModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -92,6 +140,10 @@ class CodeDiffModel(BaseModel):
     lines: Optional[LinesChangeModel] = Field(None, description="Source lines that gained or lost scratch bytes "
                                                                 "per lane in loops (null: a side has no DWARF "
                                                                 "line table)")
+    pressure: Optional[PeakShiftModel] = Field(None, description="Each side's live registers and the change of the "
+                                                                 "VGPR peak (compare --pressure; null: a side has "
+                                                                 "none: read without --pressure, a baseline, code "
+                                                                 "not read; version 5)")
 
 
 class DiffModel(BaseModel):
@@ -245,7 +297,7 @@ class TotalsModel(BaseModel):
 class CompareDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.compare/4"] = Field(COMPARE_SCHEMA, alias="schema")
+    schema_: Literal["spillway.compare/5"] = Field(COMPARE_SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: OccupancyModelChoice = Field(
         description="The one occupancy model applied to both sides (binaries read with it, report records "
@@ -265,4 +317,4 @@ class CompareDocument(BaseModel):
 
 def json_schema() -> dict:
     """The JSON schema of ``compare --format json``."""
-    return published_schema(CompareDocument, "compare-4.json")
+    return published_schema(CompareDocument, f"compare-{COMPARE_SCHEMA.rsplit('/', 1)[1]}.json")

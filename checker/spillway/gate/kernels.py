@@ -19,6 +19,7 @@ from typing import Annotated, Iterable, Optional
 from pydantic import ConfigDict, Field
 
 from spillway.constants import MIX_CLASSES
+from spillway.gate.code_change import PeakSide, higher_peak
 from spillway.paths import relative_path
 from spillway.report.fields import FIELDS, RESOURCE_FIELDS
 from spillway.report.report_input import NEED_ORDER   # occupancy_next's resources, as it lists them
@@ -120,6 +121,9 @@ class CodeFigures:
     # Every instance's code was read: it has a code SHA-256 (a report before issue 42 gave an unread
     # kernel the SHA-256 of no bytes, which is not an identity either).
     read: bool = True
+    # Its live registers (report --pressure's pressure object: the instance with the highest VGPR peak);
+    # None when an instance was read without them or its code was not read.
+    pressure: Optional[PeakSide] = None
 
     @classmethod
     def from_isa(cls, isa: dict) -> "CodeFigures":
@@ -133,10 +137,13 @@ class CodeFigures:
                                 row["loop_load_bytes"] + row["loop_store_bytes"]) for row in lines["top"])
             complete = not lines.get("more")
         read = isa["code_sha256"] not in ("", _NO_BYTES_SHA256)
+        live = isa.get("pressure")
+        pressure = None if live is None else PeakSide.from_object(
+            live, lines.get("comp_dir", "") if isinstance(lines, dict) else "")
         return cls((isa["code_sha256"],) if read else (), isa["scratch_load_bytes"] + isa["scratch_store_bytes"],
                    isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"], isa["status"] == "complete",
                    tuple(mix[name] for name in MIX_CLASSES) if isinstance(mix, dict) else None, loop_lines,
-                   complete, read)
+                   complete, read, pressure)
 
     def worst(self, other: "CodeFigures") -> "CodeFigures":
         return CodeFigures(tuple(sorted(set(self.code_sha256) | set(other.code_sha256))),
@@ -145,7 +152,8 @@ class CodeFigures:
                            max(self.agpr_copies, other.agpr_copies), self.complete and other.complete,
                            self.mix if self.mix == other.mix else None,
                            self.loop_lines if self.loop_lines == other.loop_lines else None,
-                           self.lines_complete and other.lines_complete, self.read and other.read)
+                           self.lines_complete and other.lines_complete, self.read and other.read,
+                           higher_peak(self.pressure, other.pressure))
 
     def as_dict(self) -> dict:
         return {"code_sha256": list(self.code_sha256), "scratch_bytes": self.scratch_bytes,

@@ -4,9 +4,10 @@ actual figure, a diff's ``old -> new`` cells, a kernel's next step."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from spillway.gate.check import Finding
+from spillway.gate.code_change import PeakGroup, Source
 from spillway.gate.compare import KernelDiff
 from spillway.gate.kernels import Resources
 from spillway.resources.occupancy import next_step_text
@@ -113,6 +114,45 @@ def code_detail(diff: KernelDiff, arrow: str = " -> ", lines_shown: int = 3) -> 
                            for c in changes[:lines_shown])
         parts.append(f"lines in loops: {listed} B/lane" + (f" (+{more} more lines)" if more > 0 else ""))
     return "; ".join(parts)
+
+
+def _where(source: Optional[Source], offset: Optional[int], quote: Callable[[str], str]) -> str:
+    """``kernels.cpp:77`` (the file quoted: it comes from the binary), or the offset without a line."""
+    if source is None:
+        return "no instruction" if offset is None else f"+{offset:#x}"
+    return quote(f"{source[0]}:{source[1]}") + (" (inferred)" if source[3] else "")
+
+
+def _group_text(group: PeakGroup, quote: Callable[[str], str]) -> str:
+    """``32 VGPRs defined by v_mfma_f32_32x32x8f16 at gemm.hip:72`` (and how many other definitions reach it)."""
+    sites = [f"{quote(mnemonic)} at {_where(source, offset, quote)}"
+             for mnemonic, offset, source in zip(group.defined_by, group.defined_at, group.defined_source)]
+    registers = f"{group.count} VGPR" + ("" if group.count == 1 else "s")
+    if not sites:
+        return f"{registers} set at the entry"
+    others = len(sites) - 1 + group.from_entry
+    return f"{registers} defined by {sites[0]}" + (f" (+{others} more definitions)" if others else "")
+
+
+def peak_text(diff: KernelDiff, quote: Callable[[str], str], arrow: str = " -> ") -> str:
+    """Where a kernel's VGPR peak moved (compare --pressure, issue 41 item 5):
+    "peak 232 -> 256 VGPRs (+24) at gemm.hip:88 (was gemm.hip:80); largest
+    group at the new peak: 32 VGPRs defined by v_mfma_f32_32x32x8f16 at
+    gemm.hip:72"; "" when the peaks are equal or a side has none.  ``quote``
+    makes the binary's strings (files, mnemonics) safe for the sink."""
+    shift = diff.peak_shift()
+    if shift is None or shift.vgpr_change == 0:
+        return ""
+    old, new = shift.old, shift.new
+    text = (f"peak {old.vgprs}{arrow}{new.vgprs} VGPRs ({shift.vgpr_change:+d}) at "
+            f"{_where(new.source, new.vgpr_offset, quote)} (was {_where(old.source, old.vgpr_offset, quote)})")
+    if old.agprs != new.agprs:
+        text += f", AGPRs {old.agprs}{arrow}{new.agprs}"
+    if old.status != "complete" or new.status != "complete":
+        text += " (partly read)"
+    if new.group is not None:
+        text += f"; largest group at the new peak: {_group_text(new.group, quote)}"
+    return text
 
 
 def diff_next_step(diff: KernelDiff, arrow: str = " -> ") -> str:

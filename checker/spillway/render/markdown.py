@@ -13,7 +13,7 @@ from spillway.gate.failure_code import FailureCode
 from spillway.gate.kernels import KernelUsage
 from spillway.gate.totals import FIGURES, METRIC_LABELS, Totals, side_line, signed
 from spillway.gate.wording import (actual_text, allowed_text, cells, code_detail, code_text, diff_next_step,
-                                   next_step, scratch_text, spilled_text)
+                                   next_step, peak_text, scratch_text, spilled_text)
 from spillway.resources.names import table_name
 from spillway.untrusted import command_word, markdown_code, markdown_text, markdown_word, visible
 from spillway.render.models import CheckModel, CompareModel, MatrixPairModel, MatrixSummaryModel, View
@@ -106,8 +106,10 @@ def compare_markdown(comparison: Comparison, everything: bool = False, limit: in
     def diff_line(diff: KernelDiff) -> str:
         vgprs, spilled, scratch, occupancy = cells(diff)
         detail = code_detail(diff) if comparison.code else ""
-        # (the mix's and the lines' text holds file names from the binary)
-        code = f" {code_text(diff)}{'; ' + markdown_text(detail) if detail else ''} |" if comparison.code else ""
+        # (the mix's and the lines' text holds file names from the binary; the peak's quotes its own)
+        moved = peak_text(diff, md_code) if comparison.code else ""
+        code = (f" {code_text(diff)}{'; ' + markdown_text(detail) if detail else ''}"
+                f"{'; ' + moved if moved else ''} |") if comparison.code else ""
         return (f"| {diff.status} | {md_code(table_name(diff.name, names))} | {md_code(diff.target)} "
                 f"| {vgprs} | {spilled} | {scratch} | {occupancy} | {diff_next_step(diff)} |{code}")
 

@@ -224,7 +224,7 @@ def print_compare(comparison: Comparison, console, *, everything: bool, limit: i
 def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[str]:
     """What the table's left-out columns would have shown: the next step of each row
     whose occupancy changed, and each row's code (compare --isa), one line each."""
-    from spillway.gate.wording import code_detail, code_text, diff_next_step
+    from spillway.gate.wording import code_detail, code_text, diff_next_step, peak_text
 
     lines: list[str] = []
     if not rows:
@@ -243,6 +243,11 @@ def _note_lines(comparison: Comparison, rows: list, grid, names: str) -> list[st
             detail = code_detail(diff)
             if detail:
                 lines.append(f"mix: {name_shown(diff.name, names)} [{shown(diff.target)}]: {detail}")
+        # Where the VGPR peak moved (compare --pressure): a line for each row shown whose peak changed.
+        for diff in rows:
+            moved = peak_text(diff, shown)
+            if moved:
+                lines.append(f"peak: {name_shown(diff.name, names)} [{shown(diff.target)}]: {moved}")
     return lines
 
 

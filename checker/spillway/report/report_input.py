@@ -149,6 +149,11 @@ def _check_each_field(record: Any, index: int, file: str) -> None:
                          file=file)
     isa = record.get("isa")
     if isa is not None and not isa_ok(isa):
+        if isa.get("pressure") is not None and all(name in isa and type_ok(isa[name], kind)
+                                                   for name, kind in ISA_TYPES.items()):
+            raise InputError(f"kernel {index}: isa.pressure is {shown(isa['pressure'])}, not report --pressure's "
+                             f"object (status, vgprs, agprs and sgprs with peak and offset, at_vgpr_peak)",
+                             file=file)
         wanted = ", ".join(f"{name} ({kind})" for name, kind in ISA_TYPES.items())
         raise InputError(f"kernel {index}: isa is {shown(isa)}, not an object with {wanted}", file=file)
     if len(_SOUND_SHAPES) < _SHAPES_KEPT:
@@ -166,8 +171,44 @@ def _reader(names: list[str]) -> Callable[[dict], tuple]:
 
 
 def isa_ok(isa: dict) -> bool:
-    """The members of report --isa's object that compare reads, of their kinds."""
-    return all(name in isa and type_ok(isa[name], kind) for name, kind in ISA_TYPES.items())
+    """The members of report --isa's object that compare reads, of their kinds (``pressure``, of report
+    --pressure, only when present: an object pressure_ok accepts, or null)."""
+    return (all(name in isa and type_ok(isa[name], kind) for name, kind in ISA_TYPES.items())
+            and (isa.get("pressure") is None or pressure_ok(isa["pressure"])))
+
+
+def _source_ok(source: Any) -> bool:
+    return source is None or (isinstance(source, dict) and type_ok(source.get("file"), "string")
+                              and type_ok(source.get("line"), "count") and type_ok(source.get("column"), "count")
+                              and type_ok(source.get("inferred"), "boolean"))
+
+
+def _group_ok(group: Any) -> bool:
+    if not isinstance(group, dict) or not type_ok(group.get("count"), "count") \
+            or not type_ok(group.get("from_entry"), "boolean"):
+        return False
+    by, at, sources = group.get("defined_by"), group.get("defined_at"), group.get("defined_source")
+    return (isinstance(by, list) and isinstance(at, list) and isinstance(sources, list)
+            and len(by) == len(at) == len(sources) and all(type_ok(m, "string") for m in by)
+            and all(type_ok(o, "count") for o in at) and all(_source_ok(s) for s in sources))
+
+
+def pressure_ok(pressure: Any) -> bool:
+    """What compare reads of report --pressure's ``pressure`` object: the status, each file's peak and
+    offset, and at the VGPR peak its source line and largest group (null: none)."""
+    if not isinstance(pressure, dict) or not type_ok(pressure.get("status"), "string"):
+        return False
+    for name in ("vgprs", "agprs", "sgprs"):
+        peak = pressure.get(name)
+        if not isinstance(peak, dict) or not type_ok(peak.get("peak"), "count") \
+                or not type_ok(peak.get("offset"), "count or null"):
+            return False
+    held = pressure.get("at_vgpr_peak")
+    if held is None:
+        return True
+    groups = held.get("groups") if isinstance(held, dict) else None
+    return (isinstance(groups, list) and _source_ok(held.get("source"))
+            and all(_group_ok(group) for group in groups[:1]))
 
 
 def next_step_ok(step: dict) -> bool:
