@@ -167,8 +167,8 @@ def test_an_older_report_is_still_read(tmp_path, version):
 
 def test_a_report_of_an_unknown_version_is_refused(tmp_path):
     kernels = records()
-    newer = dict(head(kernels), schema="spillway.report/5")
-    with pytest.raises(InputError, match="report schema spillway.report/5 is not one this spillway"):
+    newer = dict(head(kernels), schema="spillway.report/6")
+    with pytest.raises(InputError, match="report schema spillway.report/6 is not one this spillway"):
         collect(write(tmp_path, json.dumps(dict(newer, kernels=kernels)).encode()))
 
 
