@@ -153,6 +153,8 @@ class PeakSide:
     vgpr_offset: Optional[int]      # the first instruction at the VGPR peak (None: no VGPR is ever live)
     source: Optional[Source]        # its source line (None: no line table, or no line there)
     group: Optional[PeakGroup]      # the largest group live there (None: no VGPR is ever live)
+    curve: tuple[int, ...] = ()     # the VGPRs live along the code (report --pressure's vgpr_curve; () none)
+    code_bytes: int = 0             # the code the curve's stretches divide
 
     @classmethod
     def from_object(cls, pressure: dict, comp_dir: str = "") -> "PeakSide":
@@ -170,12 +172,14 @@ class PeakSide:
                               tuple(source(s) for s in first["defined_source"]), first["from_entry"])
         return cls(pressure["status"], pressure["vgprs"]["peak"], pressure["agprs"]["peak"],
                    pressure["sgprs"]["peak"], pressure["vgprs"]["offset"],
-                   None if held is None else source(held["source"]), group)
+                   None if held is None else source(held["source"]), group,
+                   tuple(pressure.get("vgpr_curve") or ()), pressure.get("code_bytes") or 0)
 
     def as_dict(self) -> dict:
         return {"status": self.status, "vgprs": self.vgprs, "agprs": self.agprs, "sgprs": self.sgprs,
                 "vgpr_peak_offset": self.vgpr_offset, "vgpr_peak_source": source_dict(self.source),
-                "largest_group": None if self.group is None else self.group.as_dict()}
+                "largest_group": None if self.group is None else self.group.as_dict(),
+                "vgpr_curve": list(self.curve), "code_bytes": self.code_bytes}
 
 
 def source_dict(source: Optional[Source]) -> Optional[dict]:

@@ -114,6 +114,10 @@ class PeakSideModel(BaseModel):
     vgpr_peak_source: Optional[PeakSourceModel] = Field(description="Its source line (null: no line table or no line)")
     largest_group: Optional[PeakGroupModel] = Field(description="The largest group held at the VGPR peak (null: "
                                                                 "no VGPR is ever live)")
+    vgpr_curve: list[int] = Field(description="The VGPRs live along the code: the most in each of up to 64 equal "
+                                              "stretches of code_bytes (report --pressure's; empty from a report "
+                                              "without one)")
+    code_bytes: int = Field(description="The bytes of code the curve's stretches divide (0: no curve)")
 
 
 class PeakShiftModel(BaseModel):

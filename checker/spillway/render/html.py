@@ -276,9 +276,14 @@ def _code(code) -> Optional[dict]:
     """A side's code evidence (compare --isa: gate.kernels.CodeFigures) for the kernel's detail."""
     if code is None:
         return None
-    # The names of compare --isa --json's code objects.
-    return {"code_sha256": ", ".join(code.code_sha256), "scratch_bytes": code.scratch_bytes,
-            "scratch_in_loops": code.scratch_in_loops, "agpr_copies": code.agpr_copies, "complete": code.complete}
+    # The names of compare --isa --json's code objects; with --pressure, the VGPR curve the detail draws.
+    found = {"code_sha256": ", ".join(code.code_sha256), "scratch_bytes": code.scratch_bytes,
+             "scratch_in_loops": code.scratch_in_loops, "agpr_copies": code.agpr_copies, "complete": code.complete}
+    peak = code.pressure
+    if peak is not None and peak.curve:
+        found["pressure"] = {"vgprs": peak.vgprs, "offset": peak.vgpr_offset, "status": peak.status,
+                             "vgpr_curve": list(peak.curve), "code_bytes": peak.code_bytes}
+    return found
 
 
 def _row(status: str, target: str, name: int, old: Optional[Resources], new: Optional[Resources],

@@ -203,6 +203,10 @@ def pressure_ok(pressure: Any) -> bool:
         if not isinstance(peak, dict) or not type_ok(peak.get("peak"), "count") \
                 or not type_ok(peak.get("offset"), "count or null"):
             return False
+    curve = pressure.get("vgpr_curve", [])
+    if not isinstance(curve, list) or not all(type_ok(v, "count") for v in curve) \
+            or not type_ok(pressure.get("code_bytes", 0), "count"):
+        return False
     held = pressure.get("at_vgpr_peak")
     if held is None:
         return True

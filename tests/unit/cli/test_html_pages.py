@@ -175,6 +175,30 @@ def test_report_page_draws_the_live_vgprs_along_the_code(browser, tmp_path):
     assert not browser.find_elements("id", "pressure")
 
 
+def test_compare_page_overlays_both_builds_live_vgprs(browser, tmp_path):
+    """compare --pressure --format html (issue 41 item 6): a kernel's detail draws both builds' VGPR curves
+    over the fraction of their own code, the old dashed; each path has one flat segment per stretch of its
+    side's vgpr_curve (compare --json's code.pressure)."""
+    co = REPO / "tests" / "data" / "isa" / "co"
+    argv = ["compare", co / "gfx90a.clang22.co", "--against", co / "gfx90a.clang19.co", "--pressure"]
+    page = tmp_path / "compare.html"
+    assert spillway(*argv, "--format", "html", "-o", page).returncode in (0, 1)
+    document = json.loads(spillway(*argv, "--json").stdout)
+    shifts = {k["name"]: k["code"]["pressure"] for k in document["kernels"]
+              if k.get("code") and k["code"].get("pressure")}
+    assert shifts
+    load(browser, page)
+    set_filter(browser, "spill_pressure")
+    click_row(browser)
+    shift = shifts["spill_pressure"]
+    chart = browser.find_element("id", "pressure-overlay")
+    assert f"peak {shift['old']['vgprs']} \u2192 {shift['new']['vgprs']}" in chart.text
+    for side, css in (("old", "path.old-curve"), ("new", "path.new-curve")):
+        path = chart.find_element("css selector", css).get_attribute("d")
+        points = re.findall(r"[ML]([-0-9.e]+) ([-0-9.e]+)", path)
+        assert len(points) == 2 * len(shift[side]["vgpr_curve"]) > 0
+
+
 def test_compare_page(builds, browser, tmp_path):  # noqa: F811
     page = tmp_path / "compare.html"
     done = spillway("compare", builds.new, "--against", builds.old, "--format", "html", "-o", page)

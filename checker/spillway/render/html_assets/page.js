@@ -220,6 +220,35 @@
       held ? h('p', {'class': 'note', text: 'At the peak: ' + held}) : null);
   }
 
+  // compare --pressure: both builds' live VGPRs along their code, each over its own code's length
+  // (the two codes differ: x is the fraction of the code), the old dashed under the new.
+  function overlayChart(old, now) {
+    if (!old || !now || !old.vgpr_curve.length || !now.vgpr_curve.length) return null;
+    var W = 640, H = 220, L = 44, B = 36, T = 16, R = 12;
+    var top = Math.ceil(Math.max(old.vgprs, now.vgprs, 1) * 1.1);
+    var X = function (f) { return L + (W - L - R) * f; };
+    var Y = function (v) { return T + (H - T - B) * (1 - v / top); };
+    var title = 'Live VGPRs along the code, old and new (peak ' + old.vgprs + ' \u2192 ' + now.vgprs + ')';
+    var svg = s('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': title});
+    [0, 0.5, 1].forEach(function (f) {
+      var v = Math.round(top * f);
+      svg.appendChild(s('line', {'class': 'gridline', x1: L, x2: W - R, y1: Y(v), y2: Y(v)}));
+      svg.appendChild(s('text', {x: L - 4, y: Y(v) + 4, 'text-anchor': 'end', text: v}));
+    });
+    [[old, 'curve old-curve'], [now, 'curve new-curve']].forEach(function (side) {
+      var cells = side[0].vgpr_curve, n = cells.length, d = '';
+      cells.forEach(function (v, i) { d += (i ? ' L' : 'M') + X(i / n) + ' ' + Y(v) + ' L' + X((i + 1) / n) + ' ' + Y(v); });
+      svg.appendChild(s('path', {'class': side[1], d: d}, s('title', {text: (side[0] === old ? 'old' : 'new') +
+        ': peak ' + side[0].vgprs + ' VGPRs, ' + side[0].code_bytes + ' bytes of code'})));
+    });
+    svg.appendChild(s('text', {x: (W + L) / 2, y: H - 4, 'text-anchor': 'middle',
+                               text: 'along the code (each build over its own length)'}));
+    svg.appendChild(s('line', {'class': 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B}));
+    svg.appendChild(s('line', {'class': 'axis', x1: L, x2: L, y1: T, y2: H - B}));
+    return h('div', {'class': 'card curve-chart', id: 'pressure-overlay'}, h('h3', {text: title}), svg,
+      h('p', {'class': 'note', text: 'old dashed, new solid'}));
+  }
+
   function isaBlock(isa, label) {
     if (!isa || typeof isa !== 'object') return null;
     var rows = Object.keys(isa).filter(function (k) { return k !== 'pressure'; }).map(function (k) {
@@ -526,6 +555,7 @@
       h('table', {'class': 'small', id: 'detail-figures'}, h('thead', null, h('tr', null, h('th'),
         h('th', {'class': 'num', text: 'old'}), h('th', {'class': 'num', text: 'new'}))), h('tbody', null, rows)),
       h('h2', {text: 'Occupancy'}), curvesFor(D.curves[r[F.curve]], positions, r[F.next]),
+      overlayChart(r[F.old_isa] && r[F.old_isa].pressure, r[F.new_isa] && r[F.new_isa].pressure),
       isaBlock(r[F.old_isa], 'old'), isaBlock(r[F.new_isa], 'new')]);
   }
 
