@@ -338,13 +338,13 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
             tails = map(recorded_tails.get, idents, map(absent_tails.__getitem__, map(id, resources)))
             # (target, key) is unique: the findings after them are never compared.
             order = sorted(zip(map(_TARGET, idents), map(_NAME, kernels), map(_KEY, idents), tails))
-            counts = [len(entry[3]) for entry in order[:1]]
-            if not counts or not counts[0]:         # (no kernel, or no gated metric: no finding)
+            if not order or not gate:               # (no kernel, or no gated metric: no finding)
                 return ((),) * len(Finding.__slots__)
+            # (every kernel has a finding per gated metric)
             targets, names, keys, kernel_tails = zip(*order)
-            counts = list(map(len, kernel_tails))
-            if counts.count(1) == len(counts):      # one gated metric: a finding per kernel
+            if len(gate) == 1:
                 return (targets, keys, names, *zip(*map(_FIRST, kernel_tails)))
+            counts = list(map(len, kernel_tails))
             return (*(list(chain.from_iterable(map(repeat, column, counts))) for column in (targets, keys, names)),
                     *zip(*chain.from_iterable(kernel_tails)))
         finally:
