@@ -15,6 +15,8 @@ from is a note (``fewer_kernels``), as the kernels gone cannot be named."""
 from __future__ import annotations
 
 import gc
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Callable, Final, Iterable, Mapping, Optional
@@ -172,6 +174,14 @@ class CheckResult:
             return self.findings.rows()
         return map(_fields, self.findings)
 
+    def finding_columns(self) -> tuple[Sequence, ...]:
+        """Every finding's fields a column each (``finding_rows``' fields, in its order):
+        what a listing of every kernel makes its lines of, a column at a time."""
+        if isinstance(self.findings, _Findings):
+            return self.findings.columns()
+        rows = list(map(_fields, self.findings))
+        return tuple(zip(*rows)) if rows else ((),) * len(Finding.__slots__)
+
     @property
     def failures(self) -> list[Finding]:
         assert self.failing is not None
@@ -305,34 +315,44 @@ def check(usage: dict[Kernel, KernelUsage], baseline: "Baseline", gate: Iterable
     new_kernels.sort(key=lambda v: (v[0], v[2], v[1]))
     removed_targets, vanished, fewer = _removals(usage, baseline, targets or [], declared_targets)
 
-    def every_row() -> list[tuple]:
-        # Every finding as a tuple of its fields (Finding.__slots__' order): TSV and JUnit list
-        # all 178,610 kernels of librocsparse1 6.4.3 and need no object per kernel (made one
-        # each, the findings took 0.66 CPU-s); _Findings makes the objects for those who ask.
+    def every_column() -> tuple[Sequence, ...]:
+        # Every finding, a column per field (Finding.__slots__' order): TSV and JUnit list all
+        # 178,610 kernels of librocsparse1 6.4.3 and need no object per kernel (made one each, the
+        # findings took 0.66 CPU-s).  Made without a Python step per kernel (map, zip and sorted
+        # run in C: a loop making a tuple per kernel and another per finding took 0.25 CPU-s).
         # Nothing here makes a reference cycle: the collector's passes are spared, as
         # gate.kernels spares them.
         collecting = gc.isenabled()
         gc.disable()
         try:
+            idents = list(usage)
+            kernels = list(usage.values())
+            resources = list(map(_RESOURCES, kernels))
             # A kernel's findings after its target, key and name: an absent kernel's worked out
             # once per Resources object (shared, as above: 30,422 of 178,610), a recorded one's
             # against its entry.
-            shared = {id(kernel.resources): kernel.resources for kernel in usage.values()}
-            absent_tails = {address: _absent_figures(resources, absent_rules) for address, resources in shared.items()}
+            shared = dict(zip(map(id, resources), resources))
+            absent_tails = {address: _absent_figures(figures, absent_rules) for address, figures in shared.items()}
             recorded_tails = {ident: [_fields(f)[3:] for f in _kernel_findings(ident, usage[ident], entry, gate,
                                                                              absent_rules)]
                               for ident, entry in entries.items() if ident in usage}
+            tails = map(recorded_tails.get, idents, map(absent_tails.__getitem__, map(id, resources)))
             # (target, key) is unique: the findings after them are never compared.
-            recorded = recorded_tails.get
-            order = sorted([(ident[0], kernel.name, ident[1],
-                             recorded(ident) or absent_tails[id(kernel.resources)])
-                            for ident, kernel in usage.items()])
-            return [(target, key, name) + tail for target, name, key, tails in order for tail in tails]
+            order = sorted(zip(map(_TARGET, idents), map(_NAME, kernels), map(_KEY, idents), tails))
+            if not order or not gate:               # (no kernel, or no gated metric: no finding)
+                return ((),) * len(Finding.__slots__)
+            # (every kernel has a finding per gated metric)
+            targets, names, keys, kernel_tails = zip(*order)
+            if len(gate) == 1:
+                return (targets, keys, names, *zip(*map(_FIRST, kernel_tails)))
+            counts = list(map(len, kernel_tails))
+            return (*(list(chain.from_iterable(map(repeat, column, counts))) for column in (targets, keys, names)),
+                    *zip(*chain.from_iterable(kernel_tails)))
         finally:
             if collecting:
                 gc.enable()
 
-    return CheckResult(baseline_path, gate, len(usage), _Findings(every_row), vanished, new_kernels,
+    return CheckResult(baseline_path, gate, len(usage), _Findings(every_column), vanished, new_kernels,
                        occupancy_model or baseline.occupancy_model or UNNAMED_MODEL, failing, removed_targets, fewer)
 
 
@@ -399,6 +419,14 @@ def _absent_figures(resources, absent_rules: list) -> list[tuple]:
     return figures
 
 
+# (the fields every_column takes, in C: a kernel's resources and name, an ident's target and key, a tail)
+_RESOURCES = attrgetter("resources")
+_NAME = attrgetter("name")
+_TARGET = itemgetter(0)
+_KEY = itemgetter(1)
+_FIRST = itemgetter(0)
+
+
 def _fields(finding: Finding) -> tuple:
     """A finding's fields as a tuple, in Finding.__slots__' order (Finding(*fields) is it again)."""
     return (finding.target, finding.key, finding.name, finding.metric, finding.allowed, finding.actual,
@@ -406,18 +434,24 @@ def _fields(finding: Finding) -> tuple:
 
 
 class _Findings(Sequence):
-    """Every finding of a check, made on first use (in order): as tuples of
-    their fields (``rows``: all a listing of every kernel needs), as Finding
-    objects when asked."""
+    """Every finding of a check, made on first use (in order): a column per
+    field (``columns``: all a listing of every kernel needs), as tuples of
+    their fields (``rows``), as Finding objects when asked."""
 
-    def __init__(self, make: Callable[[], list[tuple]]):
-        self._make: Callable[[], list[tuple]] | None = make
-        self._rows: list[tuple] = []
+    def __init__(self, make: Callable[[], tuple[Sequence, ...]]):
+        self._make: Callable[[], tuple[Sequence, ...]] | None = make
+        self._columns: tuple[Sequence, ...] = ()
+        self._rows: list[tuple] | None = None
         self._findings: list[Finding] | None = None
 
-    def rows(self) -> list[tuple]:
+    def columns(self) -> tuple[Sequence, ...]:
         if self._make is not None:
-            self._rows, self._make = self._make(), None
+            self._columns, self._make = self._make(), None
+        return self._columns
+
+    def rows(self) -> list[tuple]:
+        if self._rows is None:
+            self._rows = list(zip(*self.columns()))
         return self._rows
 
     def _all(self) -> list[Finding]:
@@ -426,7 +460,7 @@ class _Findings(Sequence):
         return self._findings
 
     def __len__(self) -> int:
-        return len(self.rows())
+        return len(self.columns()[0])
 
     def __getitem__(self, index):
         return self._all()[index]

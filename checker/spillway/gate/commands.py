@@ -96,14 +96,23 @@ def accept_removed_command(paths: Iterable[str], baseline: str, keys: Iterable[s
     """``spillway baseline write PATH... -o BASELINE [--target T] --allow-removed-key KEY...
     --allow-removed-target TARGET... --reason TEXT``: accepts that baseline kernels (by their
     stable key, exactly, as accept_command), or whole targets, are no longer built (issue 31)."""
-    words = ["spillway", "baseline", "write", *paths, "-o", baseline]
-    if targets is not None:
-        words += ["--target", targets]
+    words = _removal_head(paths, baseline, targets)
     for key in keys:
         words += ["--allow-removed-key", key]
     for target in removed_targets:
         words += ["--allow-removed-target", target]
-    return " ".join(shell_word(word(w), quote) for w in words) + " --reason TEXT"
+    return _shell_words(words, quote, word) + " --reason TEXT"
+
+
+def _removal_head(paths: Iterable[str], baseline: str, targets: Optional[str]) -> list[str]:
+    """The words of accept_removed_command before what it accepts."""
+    return ["spillway", "baseline", "write", *paths, "-o", baseline] + (["--target", targets] if targets is not None
+                                                                          else [])
+
+
+def _shell_words(words: Iterable[str], quote: Quote = shlex.quote, word: Quote = _whole) -> str:
+    """``words`` as a command line: each quoted by shell_word, after ``word``."""
+    return " ".join(shell_word(word(w), quote) for w in words)
 
 
 @dataclass(frozen=True)
@@ -150,8 +159,15 @@ class CheckCommands:
             return (self._removed(keys[:ACCEPT_ALL_MAX], [t.target for t in result.removed_targets]),
                     max(0, len(keys) - ACCEPT_ALL_MAX))
 
-        return RemovalCommands(lambda key: self._removed([key], []), lambda target: self._removed([], [target.target]),
-                               every)
+        # One kernel's: the words before its key quoted once (a check listing 3,931 kernels no longer
+        # built quoted the paths again for each).
+        head = _shell_words(_removal_head(self.paths, self.baseline, ",".join(self.targets) if self.targets else None),
+                            word=self.word)
+
+        def kernel(key: str) -> str:
+            return f"{head} {_shell_words(['--allow-removed-key', key], word=self.word)} --reason TEXT"
+
+        return RemovalCommands(kernel, lambda target: self._removed([], [target.target]), every)
 
     def write_missing(self) -> str:
         text = write_command(self.paths, self.baseline)

@@ -66,12 +66,11 @@ TSV_HEADERS.add("\t".join(COMPARE_TSV_FIELDS + COMPARE_CODE_TSV_FIELDS).encode()
 CHECK_TSV_ORDER = (0, 2, 1, 3, 4, 5, 6, 7, 8)
 
 
-def check_tsv_rows(result: CheckResult):
-    """One row per kernel and metric, a finding's fields (CHECK_TSV_ORDER gives them in
-    CHECK_TSV_FIELDS' order; no Finding object per kernel); then a failing row, metric
-    ``built``, per target no longer built (name and key empty) and per baseline kernel no
-    longer built."""
-    yield from result.finding_rows()
+def check_tsv_removals(result: CheckResult) -> Iterator[tuple]:
+    """After the findings (CheckResult.finding_columns: a column per field, no tuple nor
+    Finding object per kernel and metric; CHECK_TSV_ORDER gives them in CHECK_TSV_FIELDS'
+    order), a failing row, metric ``built``, per target no longer built (name and key empty)
+    and per baseline kernel no longer built, in a finding's fields."""
     for t in result.removed_targets:
         yield (t.target, "", "", "built", None, None, False, False, False)
     for target, key, name in result.vanished:
@@ -146,12 +145,14 @@ def isa_tsv_cells(isa: dict) -> list:
     cells[ISA_TSV_FIELDS.index("loop_spans")] = ",".join(f"{lo:#x}-{hi:#x}" for lo, hi in isa["loop_spans"])
     return cells
 
-def tsv(header: Sequence[str], rows: Iterable[Sequence], order: Sequence[int] | None = None) -> Iterator[bytes]:
+def tsv(header: Sequence[str], rows: Iterable[Sequence], order: Sequence[int] | None = None,
+        columns: Sequence[Sequence] = ()) -> Iterator[bytes]:
     """Tab-separated values: the header line, then one line per row (render.grid.tsv_cell), as
-    UTF-8 in pieces; ``order``: the rows' items to show, in this order (default: all)."""
+    UTF-8 in pieces; ``columns``: rows given a column each, before ``rows``; ``order``: the
+    rows' items to show, in this order (default: all)."""
     from spillway.render.grid import tsv as table_tsv
 
-    return table_tsv(header, rows, order)
+    return table_tsv(header, rows, order, columns)
 
 
 @singledispatch
@@ -173,7 +174,8 @@ def _(model: ReportModel, view: View) -> Iterator[bytes]:
 
 @document.register
 def _(model: CheckModel, view: View) -> Iterator[bytes]:
-    return tsv(CHECK_TSV_FIELDS, check_tsv_rows(model.result), CHECK_TSV_ORDER)    # (removals: metric "built")
+    return tsv(CHECK_TSV_FIELDS, check_tsv_removals(model.result), CHECK_TSV_ORDER,      # (metric "built")
+               model.result.finding_columns())
 
 
 @document.register
