@@ -382,6 +382,70 @@ def test_a_bad_compressed_section_is_a_one_line_error(section, message):
     assert ".debug_line" in str(caught.value)             # the section is named
 
 
+def _large_compressed(*, line_tail: bytes = b""):
+    """(whole, compressed) ELFs of one DWARF 5 table whose sections are read in part: a compile unit
+    whose comp_dir runs past the first inflation step, then 200 kB of its other entries, and a
+    line program of 5,000 sequences.  ``line_tail``: bytes that replace the compressed .debug_line's
+    last ones (a stream corrupt past the header)."""
+    import zlib
+
+    comp_dir = "/build/" + "d" * 6000
+    info, abbrev = compile_unit(5, comp_dir, "k.cpp")
+    body = info[4:] + bytes(200_000)       # the unit's other entries (never read)
+    info = struct.pack("<I", len(body)) + body
+    strings = bytearray()
+    header = header_v5(["/build"], [("k.cpp", 0), ("k.h", 0)], strings)
+    program = (set_address(TEXT_ADDRESS) + special(0, 1) + advance_pc(4) + END) * 5000
+    line = unit(5, header, program)
+    plain = elf({".debug_line": line, ".debug_info": info, ".debug_abbrev": abbrev,
+                 ".debug_line_str": bytes(strings)})
+    packed_line = zlib.compress(line)
+    packed_line = packed_line[:len(packed_line) - len(line_tail)] + line_tail
+    packed = elf({".debug_line": struct.pack("<IIQQ", 1, 0, len(line), 1) + packed_line,
+                  ".debug_info": compress(info, "zlib"), ".debug_abbrev": abbrev,
+                  ".debug_line_str": compress(bytes(strings), "zlib")},
+                 compressed=frozenset({".debug_line", ".debug_info", ".debug_line_str"}))
+    return plain, packed, comp_dir
+
+
+def test_compressed_sections_are_inflated_as_far_as_they_are_read(monkeypatch):
+    """With no sequence wanted, .debug_line is inflated as far as its headers, .debug_info as far as its
+    compile units' first entries (here read again past the first step): the same tables, headers and
+    directories as a whole reading's."""
+    from spillway.formats import elf as elf_module
+
+    plain, packed, comp_dir = _large_compressed()
+    sections = []
+    contents_on_demand = elf_module.ElfImage.contents_on_demand
+
+    def spied(self, names):
+        found = contents_on_demand(self, names)
+        sections.append(found)
+        return found
+
+    monkeypatch.setattr(elf_module.ElfImage, "contents_on_demand", spied)
+    monkeypatch.setattr(elf_module.ElfImage, "contents", None)      # (no whole reading behind the answer)
+    tables = read_lines(packed, [])
+    (expected,) = read_lines(plain, [])
+    assert [(t.offset, t.comp_dir, t.unit_name, t.directories, t.files, len(t.rows)) for t in tables] == \
+        [(0, comp_dir, "k.cpp", expected.directories, expected.files, 0)]
+    assert tables[0].file_path(1) == "/build/k.h"
+    inflated = {name: (found.filled, len(found)) for name, found in sections[0].items()
+                if isinstance(found, elf_module.PartlyInflated)}
+    assert inflated[".debug_line"][0] < inflated[".debug_line"][1] // 4
+    assert 6000 < inflated[".debug_info"][0] < inflated[".debug_info"][1] // 4
+
+
+def test_a_partly_inflated_reading_sees_no_corruption_past_what_it_reads(monkeypatch):
+    """A .debug_line stream corrupt past the headers: no sequence wanted, the headers are read; the
+    sequences wanted (or all of them), the error a whole reading gives."""
+    plain, packed, _ = _large_compressed(line_tail=b"\xff" * 16)
+    assert [t.comp_dir for t in read_lines(packed, [])] == [t.comp_dir for t in read_lines(plain, [])]
+    for wanted in (None, [(".text", 0, 4)]):
+        with pytest.raises(InputError, match=r"\.debug_line \(zlib\): zlib stream is (corrupt|truncated)"):
+            read_lines(packed, wanted)
+
+
 def test_no_debug_line_no_tables():
     assert read_lines(elf({})) == ()
 
