@@ -67,7 +67,7 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
     order) from the code object's bytes ``payload``.  Never raises on bad
     code: each kernel's ``status`` says what stopped the reading."""
     try:
-        code, ranges = kernel_ranges(payload)
+        code, ranges = kernel_ranges(payload, entries=False)
     except InputError as exc:
         where = f" at {exc.offset:#x}" if exc.offset is not None else ""
         return [isa_object(_unread(f"code not read: {exc.message}{where}")) for _ in kernels]
