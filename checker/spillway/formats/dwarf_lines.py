@@ -415,7 +415,10 @@ def _table(data: bytes | bytearray, start: int, sections: _Sections,
         file_formats, at = _entry_formats(data, at)
         count, at = _entry_count(data, at, program, file_formats, "file names")
         files: list[SourceFile | None] = []
-        for _ in range(count):
+        line_strings = sections.get(".debug_line_str")
+        if file_formats == _LLVM_FILE_FORMATS and offset_size == 4 and isinstance(line_strings, bytes):
+            files, at = _llvm_files(data, at, count, directories, line_strings)
+        for _ in range(count - len(files)):
             entry, at = _entry(data, at, file_formats, offset_size, sections)
             directory = entry.get(_LNCT_DIRECTORY_INDEX, 0)
             index = directory if isinstance(directory, int) else 0
@@ -458,6 +461,39 @@ def _table(data: bytes | bytearray, start: int, sections: _Sections,
     recorded = tuple(directories) if version >= 5 else tuple(directories[1:])
     return LineTable(start, version, comp_dir, unit[1], recorded, tuple(files), rows, tuple(sequences),
                      skipped), end
+
+
+# The file entries' formats LLVM writes (DWARF 5): the path in .debug_line_str, the directory index, an MD5.
+_LNCT_MD5 = 5
+_LLVM_FILE_FORMATS = [(_LNCT_PATH, _FORM_LINE_STRP), (_LNCT_DIRECTORY_INDEX, _FORM_UDATA), (_LNCT_MD5, _FORM_DATA16)]
+_SOURCE_FILE_FIELDS = ("name", "directory", "directory_index")
+
+
+def _llvm_files(data: _Data, at: int, count: int, directories: list[str], line_strings: bytes
+                ) -> tuple[list[SourceFile | None], int]:
+    """The file entries of _LLVM_FILE_FORMATS (32-bit DWARF), as _entry reads
+    them, without a dict per entry (a code object of librocsparse1 7.2.4
+    names a hundred files, each header read by report --isa), up to the
+    first whose path _entry would refuse (the caller reads it, and says why)."""
+    files: list[SourceFile | None] = []
+    new, fill = object.__new__, _SOURCE_FILE_FIELDS
+    limit = len(line_strings)
+    for _ in range(count):
+        offset = int.from_bytes(data[at:at + 4], "little")
+        end = line_strings.find(b"\0", offset) if offset < limit else -1
+        if end < 0:
+            break
+        index = data[at + 4]
+        if index < 0x80:
+            after = at + 5
+        else:
+            index, after = _uleb(data, at + 4)
+        found = new(SourceFile)          # (the frozen dataclass's fields, without its __setattr__ per field)
+        found.__dict__.update(zip(fill, (line_strings[offset:end].decode("utf-8", "replace"),
+                                         directories[index] if index < len(directories) else "", index)))
+        files.append(found)
+        at = after + 16
+    return files, at
 
 
 def _entry_formats(data: _Data, at: int) -> tuple[list[tuple[int, int]], int]:

@@ -307,6 +307,40 @@ def test_dwarf5_files_and_directories_by_line_strp_with_the_unit_directory():
         "/work/build/k.cpp", "/work/build/include/ops.h", "/opt/rocm/include/hip.h", "/abs/x.h", ""]
 
 
+@pytest.mark.parametrize("damage", [None, "outside", "unterminated"])
+def test_llvm_file_entries_read_as_the_general_reader_reads_them(monkeypatch, damage):
+    """The file entries LLVM writes (line_strp path, udata directory, MD5) are read by a loop of their own
+    (formats.dwarf_lines._llvm_files): the same files (a directory index of two ULEB bytes too), and the
+    same error where a path is refused, as the reader of any entry format gives."""
+    from spillway.formats import dwarf_lines
+
+    strings = bytearray()
+    directories = ["/work/build"] + [f"d{n}" for n in range(140)]
+    header = bytearray(header_v5(directories, [("k.cpp", 0), ("a.h", 139), ("b.h", 3)], strings))
+    if damage == "outside":            # the second file's path at an offset past .debug_line_str
+        at = header.index(struct.pack("<I", strings.index(b"a.h\0")))
+        header[at:at + 4] = struct.pack("<I", len(strings) + 5)
+    if damage == "unterminated":       # the last string of .debug_line_str runs to its end
+        strings = strings[:-1]
+    line = unit(5, bytes(header), set_address(TEXT_ADDRESS) + COPY + END)
+    data = elf({".debug_line": line, ".debug_line_str": bytes(strings)})
+
+    def read() -> object:
+        try:
+            return [(t.files, t.directories) for t in read_lines(data)]
+        except InputError as exc:
+            return str(exc)
+
+    own = read()
+    monkeypatch.setattr(dwarf_lines, "_LLVM_FILE_FORMATS", [])      # every entry by the general reader
+    assert own == read()
+    if damage is None:
+        assert [(f.name, f.directory, f.directory_index) for f in own[0][0]] == [
+            ("k.cpp", "/work/build", 0), ("a.h", "d138", 139), ("b.h", "d2", 3)]
+    else:
+        assert isinstance(own, str) and ".debug_line" in own
+
+
 @pytest.mark.parametrize("version", [2, 3, 4])
 def test_dwarf2_to_4_files_are_numbered_from_1_and_directory_0_is_comp_dir(version):
     header = header_v4(["include", "/opt/inc"], [("k.cpp", 0), ("ops.h", 1), ("a.h", 2)], version)
