@@ -25,6 +25,8 @@ out ELF structures (tests/unit/formats/test_elf.py checks the package).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import NamedTuple
 
 from spillway.errors import InputError
@@ -259,7 +261,15 @@ class ElfImage:
         link = self.sections[table.link]
         strings = bytes(self.view(link.offset, link.size, "string table"))
         out = []
-        for name_at, info, other, shndx, value, symbol_size in _SYMBOL.iter_unpack(entries):
+        chosen: Iterable[tuple[int, int, int, int, int, int]]
+        if type is None:
+            chosen = _SYMBOL.iter_unpack(entries)
+        else:
+            # Only the entries of that type unpacked: their st_info bytes picked out in C (a code object's
+            # .symtab holds six untyped symbols for each kernel and its descriptor).
+            marks = bytes(entries[4::SYMBOL_SIZE]).translate(_of_type(type))
+            chosen = (_SYMBOL.unpack_from(entries, at * SYMBOL_SIZE) for at in _found(marks))
+        for name_at, info, other, shndx, value, symbol_size in chosen:
             if (type is not None and info & 0xF != type) or (size is not None and symbol_size != size):
                 continue
             end = strings.find(b"\0", name_at)
@@ -372,6 +382,20 @@ class ElfImage:
             raise self.error(f"{name}: compressed section inflates to {len(out)} bytes, its header says {size}",
                              offset)
         return out
+
+
+@lru_cache(maxsize=None)
+def _of_type(symbol_type: int) -> bytes:
+    """A bytes.translate table: st_info -> 1 for a symbol of this type (STT_*), else 0."""
+    return bytes(int(info & 0xF == symbol_type) for info in range(256))
+
+
+def _found(marks: bytes) -> Iterator[int]:
+    """The indexes of the 1 bytes of ``marks``."""
+    at = marks.find(1)
+    while at >= 0:
+        yield at
+        at = marks.find(1, at + 1)
 
 
 class PartlyInflated:

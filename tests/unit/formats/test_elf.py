@@ -282,11 +282,18 @@ def test_a_real_code_object_reads_as_pyelftools_reads_it():
                                   else {"SHN_UNDEF": 0, "SHN_ABS": 0xFFF1}[x["st_shndx"]])
                                  for x in s.iter_symbols()]
                         for s in oracle.iter_sections() if isinstance(s, SymbolTableSection)}
+        # the symbols of one type (ElfImage.symbols picks their entries out before unpacking them)
+        want_typed = {(s.name, kind): [x.name for x in s.iter_symbols() if x["st_info"]["type"] == kind]
+                      for s in oracle.iter_sections() if isinstance(s, SymbolTableSection)
+                      for kind in ("STT_FUNC", "STT_OBJECT", "STT_NOTYPE")}
     assert [(s.name, s.offset, s.size, s.addr, s.flags, s.link, s.info, s.entsize)
             for s in image.sections] == want
     got_symbols = {t.name: [(s.name, s.value, s.size, s.shndx) for s in image.symbols(t)]
                    for t in image.symbol_tables()}
     assert got_symbols == want_symbols and sum(map(len, got_symbols.values())) > 10
+    got_typed = {(t.name, kind): [s.name for s in image.symbols(t, type=number)] for t in image.symbol_tables()
+                 for kind, number in (("STT_FUNC", STT_FUNC), ("STT_OBJECT", STT_OBJECT), ("STT_NOTYPE", 0))}
+    assert got_typed == want_typed and all(want_typed[(".symtab", kind)] for kind in ("STT_FUNC", "STT_OBJECT"))
 
 
 def test_a_host_elf_is_read_by_the_reader_and_a_32_bit_one_holds_no_device_code():
