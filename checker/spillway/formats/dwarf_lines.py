@@ -162,14 +162,22 @@ class _Bad(Exception):
 def has_line_table(elf: bytes | memoryview) -> bool:
     """Whether the code object has a ``.debug_line`` section (False for an
     ELF whose section headers do not read: read_lines says what is wrong)."""
+    return line_table_image(elf) is not None
+
+
+def line_table_image(elf: bytes | memoryview) -> ElfImage | None:
+    """The code object's ElfImage when it has a ``.debug_line`` section (for
+    read_lines' ``image``: its sections read once), else None (as
+    has_line_table says False)."""
     try:
-        return ElfImage(elf).section(".debug_line") is not None
+        image = ElfImage(memoryview(elf))
     except (InputError, struct.error, IndexError, ValueError):
-        return False
+        return None
+    return image if image.section(".debug_line") is not None else None
 
 
-def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None
-               ) -> tuple[LineTable, ...]:
+def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None, *,
+               image: ElfImage | None = None) -> tuple[LineTable, ...]:
     """Every line table of a code object's ``.debug_line`` (none without
     one).  Raises InputError (the code object's byte offset and the
     section's name) on a malformed table or compile unit.
@@ -182,12 +190,13 @@ def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] |
     sequence's first address in the same section).  When the ranges cover
     much of the code, everything is run (skimming would cost more).  No
     range at all (``wanted`` empty): every table's header is read, no
-    sequence (none is counted in ``skipped``)."""
-    view = memoryview(elf)
-    try:
-        image = ElfImage(view)
-    except (struct.error, IndexError, ValueError) as exc:
-        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
+    sequence (none is counted in ``skipped``).  ``image``: the ElfImage of
+    ``elf`` already read (line_table_image)."""
+    if image is None:
+        try:
+            image = ElfImage(memoryview(elf))
+        except (struct.error, IndexError, ValueError) as exc:
+            raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
     line_section = image.section(".debug_line")
     if line_section is None:
         return ()

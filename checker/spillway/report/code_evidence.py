@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 from spillway.errors import InputError
 from spillway.formats.metadata import KernelMetadata
 from spillway.formats.codeobject import function_symbol
-from spillway.formats.dwarf_lines import has_line_table
+from spillway.formats.dwarf_lines import line_table_image
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
 from spillway.isa.listing import kernel_listing
 from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, NO_ROWS, PLACED, branches_of, decoded_kernel,
@@ -105,12 +105,13 @@ def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[Ke
     in loops (source_lines.loop_lines).  Only the kernels with scratch
     accesses or AGPR copies are placed (their sequences read, the others
     skimmed).  A malformed line table is said in each kernel's status."""
-    if not has_line_table(payload):
+    image = line_table_image(payload)
+    if image is None:
         return [None] * len(ranges)
     busy = [n for n, f in enumerate(figures) if f.scratch_loads + f.scratch_stores + f.agpr_writes + f.agpr_reads]
     try:
         lines = object_lines(payload, [(ranges[n].section, ranges[n].start, ranges[n].start + ranges[n].size)
-                                       for n in busy])
+                                       for n in busy], image=image)
     except InputError as exc:
         where = f" at {exc.offset:#x}" if exc.offset is not None else ""
         return [{"status": f"{LINE_TABLE_NOT_READ}: {exc.message}{where}", "comp_dir": "", "top": [], "more": 0}

@@ -13,7 +13,7 @@ import pytest
 
 from spillway.errors import InputError
 from spillway.formats.dwarf_lines import (BASIC_BLOCK, END_SEQUENCE, EPILOGUE_BEGIN, IS_STMT, PROLOGUE_END,
-                                          read_lines)
+                                          line_table_image, read_lines)
 
 TEXT_ADDRESS = 0x1000
 TEXT_SIZE = 0x400
@@ -482,6 +482,16 @@ def test_a_partly_inflated_reading_sees_no_corruption_past_what_it_reads(monkeyp
 
 def test_no_debug_line_no_tables():
     assert read_lines(elf({})) == ()
+    assert line_table_image(elf({})) is None and line_table_image(b"not an ELF") is None
+
+
+def test_the_image_of_a_code_object_with_a_line_table_reads_its_tables():
+    """line_table_image: the ElfImage read_lines takes (the sections read once by report --isa)."""
+    program = set_address(TEXT_ADDRESS) + special(0, 1) + advance_pc(4) + END
+    data = elf({".debug_line": unit(5, header_v5(["/build"], [("k.cpp", 0)]), program)})
+    image = line_table_image(data)
+    assert image is not None and image.section(".debug_line") is not None
+    assert read_lines(data, image=image) == read_lines(data) and rows_of(data)
 
 
 # --- relocatable objects ----------------------------------------------------------------------
