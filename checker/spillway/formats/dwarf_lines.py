@@ -41,7 +41,7 @@ from typing import Iterable
 
 from spillway.errors import InputError
 from spillway.formats.codeobject import CODE_SECTION, CONTAINER, code_layout
-from spillway.formats.elf import ET_REL, R_AMDGPU_ABS64, SHF_ALLOC, SHF_EXECINSTR, SHT_RELA, ElfImage
+from spillway.formats.elf import ET_REL, R_AMDGPU_ABS64, SHF_ALLOC, SHF_EXECINSTR, SHT_RELA, ElfImage, PartlyInflated
 
 # Row flags (LineRows.flags).
 IS_STMT, BASIC_BLOCK, END_SEQUENCE, PROLOGUE_END, EPILOGUE_BEGIN = 1, 2, 4, 8, 16
@@ -75,6 +75,10 @@ _FIXED = {_FORM_DATA1: 1, _FORM_REF1: 1, _FORM_FLAG: 1, _FORM_STRX1: 1, _FORM_AD
 _OFFSET_SIZED = (_FORM_STRP, _FORM_LINE_STRP, _FORM_SEC_OFFSET, _FORM_STRP_SUP, _FORM_REF_ADDR)
 _LEB = (_FORM_UDATA, _FORM_SDATA, _FORM_REF_UDATA, _FORM_STRX, _FORM_ADDRX, _FORM_LOCLISTX, _FORM_RNGLISTX)
 _STRX = {_FORM_STRX: 0, _FORM_STRX1: 1, _FORM_STRX2: 2, _FORM_STRX3: 3, _FORM_STRX4: 4}
+
+# A section's bytes as the readers take them: inflated whole, or the buffer of a PartlyInflated.
+_Data = bytes | bytearray
+_Sections = dict[str, bytes | PartlyInflated]
 
 _DEBUG_SECTIONS = (".debug_line", ".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
                    ".debug_str_offsets")
@@ -158,14 +162,22 @@ class _Bad(Exception):
 def has_line_table(elf: bytes | memoryview) -> bool:
     """Whether the code object has a ``.debug_line`` section (False for an
     ELF whose section headers do not read: read_lines says what is wrong)."""
+    return line_table_image(elf) is not None
+
+
+def line_table_image(elf: bytes | memoryview) -> ElfImage | None:
+    """The code object's ElfImage when it has a ``.debug_line`` section (for
+    read_lines' ``image``: its sections read once), else None (as
+    has_line_table says False)."""
     try:
-        return ElfImage(elf).section(".debug_line") is not None
+        image = ElfImage(memoryview(elf))
     except (InputError, struct.error, IndexError, ValueError):
-        return False
+        return None
+    return image if image.section(".debug_line") is not None else None
 
 
-def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None
-               ) -> tuple[LineTable, ...]:
+def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None, *,
+               image: ElfImage | None = None) -> tuple[LineTable, ...]:
     """Every line table of a code object's ``.debug_line`` (none without
     one).  Raises InputError (the code object's byte offset and the
     section's name) on a malformed table or compile unit.
@@ -178,19 +190,34 @@ def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] |
     sequence's first address in the same section).  When the ranges cover
     much of the code, everything is run (skimming would cost more).  No
     range at all (``wanted`` empty): every table's header is read, no
-    sequence (none is counted in ``skipped``)."""
-    view = memoryview(elf)
-    try:
-        image = ElfImage(view)
-    except (struct.error, IndexError, ValueError) as exc:
-        raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
+    sequence (none is counted in ``skipped``).  ``image``: the ElfImage of
+    ``elf`` already read (line_table_image)."""
+    if image is None:
+        try:
+            image = ElfImage(memoryview(elf))
+        except (struct.error, IndexError, ValueError) as exc:
+            raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
     line_section = image.section(".debug_line")
     if line_section is None:
         return ()
-    sections = image.contents(_DEBUG_SECTIONS)   # inflated, relocated in an ET_REL object
+    # The debug sections inflated only as far as they are read (the compile units' first entries, the strings
+    # they name, the line tables' headers when no sequence is wanted); on any error, everything inflated and
+    # read again, so that the error is the one a whole reading finds first.
+    try:
+        return _read_tables(image, line_section.offset, image.contents_on_demand(_DEBUG_SECTIONS), wanted)
+    except InputError:
+        pass
+    return _read_tables(image, line_section.offset, dict(image.contents(_DEBUG_SECTIONS)), wanted)
+
+
+def _read_tables(image: ElfImage, line_at: int, sections: _Sections,
+                 wanted: Iterable[tuple[str, int, int]] | None) -> tuple[LineTable, ...]:
+    """read_lines over the sections (inflated, or PartlyInflated)."""
     if ".debug_line" not in sections:
         return ()
-    line_at = line_section.offset
+    for name, found in sections.items():
+        if isinstance(found, PartlyInflated) and name in _READ_WHOLE:
+            sections[name] = bytes(found.whole())
     units: dict[int, tuple[str, str]] = {}
     info_section = image.section(".debug_info")
     if ".debug_info" in sections and info_section is not None:
@@ -208,12 +235,16 @@ def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] |
         code_size = sum(size for _start, size, _name in targets.code)
         if sum(end - start for _section, start, end in ranges) * 100 >= _SKIM_BELOW * code_size:
             ranges = None
-    data = sections[".debug_line"]
+    line = sections[".debug_line"]
+    # The line programs are read whole unless no sequence is wanted (only the headers then).
+    headers_only = line if isinstance(line, PartlyInflated) and ranges is not None and not ranges else None
+    data = headers_only.data if headers_only is not None else \
+        bytes(line.whole()) if isinstance(line, PartlyInflated) else line
     tables = []
     at = 0
     while at < len(data):
         try:
-            table, at = _table(data, at, sections, units, targets, ranges)
+            table, at = _table(data, at, sections, units, targets, ranges, headers_only)
         except _Bad as bad:
             raise InputError(f".debug_line: {bad.message}", container=CONTAINER, offset=line_at + bad.offset) from None
         except (IndexError, struct.error, UnicodeDecodeError, ValueError, OverflowError) as exc:
@@ -222,6 +253,10 @@ def read_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] |
         tables.append(table)
     return tuple(tables)
 
+
+# Inflated whole: small sections read all over (the abbreviations; the file names of a line table's
+# header in .debug_line_str, a few kilobytes, are spread over it).
+_READ_WHOLE = (".debug_abbrev", ".debug_line_str", ".debug_str_offsets")
 
 # Skim only when the wanted ranges cover less than this share (%) of the executable sections: skimming a
 # line program costs about 40% of running it (benchmarks/bench_lines.py).
@@ -274,7 +309,7 @@ def _sequence_sections(image: ElfImage) -> _Targets:
 
 # --- primitive readers ------------------------------------------------------------------------
 
-def _uleb(data: bytes, at: int) -> tuple[int, int]:
+def _uleb(data: _Data, at: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         byte = data[at]
@@ -285,7 +320,7 @@ def _uleb(data: bytes, at: int) -> tuple[int, int]:
         shift += 7
 
 
-def _sleb(data: bytes, at: int) -> tuple[int, int]:
+def _sleb(data: _Data, at: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         byte = data[at]
@@ -296,24 +331,29 @@ def _sleb(data: bytes, at: int) -> tuple[int, int]:
             return (value - (1 << shift) if byte & 0x40 else value), at
 
 
-def _cstring(data: bytes, at: int, what: str) -> tuple[str, int]:
+def _cstring(data: _Data, at: int, what: str) -> tuple[str, int]:
     end = data.find(b"\0", at)
     if end < 0:
         raise _Bad(f"{what} runs past the end", at)
     return data[at:end].decode("utf-8", "replace"), end + 1
 
 
-def _string_at(sections: dict[str, bytes], section: str, offset: int, where: int) -> str:
+def _string_at(sections: _Sections, section: str, offset: int, where: int) -> str:
     data = sections.get(section)
     if data is None or offset >= len(data):
         raise _Bad(f"string offset {offset:#x} outside {section} "
                    f"({'absent' if data is None else f'{len(data)} bytes'})", where)
+    if isinstance(data, PartlyInflated):
+        end = data.string_end(offset)
+        if end < 0:
+            raise _Bad(f"string at {section}+{offset:#x} runs past the end", offset)
+        return data.data[offset:end].decode("utf-8", "replace")
     return _cstring(data, offset, f"string at {section}+{offset:#x}")[0]
 
 
 # --- .debug_line ------------------------------------------------------------------------------
 
-def _unit_header(data: bytes, start: int) -> tuple[int, int, int, int]:
+def _unit_header(data: _Data, start: int) -> tuple[int, int, int, int]:
     """The start of a DWARF unit (of .debug_line or .debug_info) at ``start``:
     its initial length (the 32-bit format, or 0xffffffff and the 64-bit) and
     version -> (version, where the rest of its header begins, where the unit
@@ -334,9 +374,13 @@ def _unit_header(data: bytes, start: int) -> tuple[int, int, int, int]:
     return version, at + 2, end, offset_size
 
 
-def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int, tuple[str, str]],
-           targets: _Targets, wanted: list[tuple[str, int, int]] | None) -> tuple[LineTable, int]:
-    """The unit at ``start`` and where the next begins."""
+def _table(data: bytes | bytearray, start: int, sections: _Sections,
+           units: dict[int, tuple[str, str]], targets: _Targets, wanted: list[tuple[str, int, int]] | None,
+           inflating: PartlyInflated | None = None) -> tuple[LineTable, int]:
+    """The unit at ``start`` and where the next begins.  ``inflating``: ``data``
+    is its buffer, inflated as far as the header is read (no sequence wanted)."""
+    if inflating is not None:
+        inflating.reach(start + 64)       # the header's fixed fields
     version, at, end, offset_size = _unit_header(data, start)
     if not 2 <= version <= 5:
         raise _Bad(f"line table version {version} (2 to 5 are read)", start + offset_size)
@@ -349,6 +393,8 @@ def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int,
     program = at + header_length
     if program > end:
         raise _Bad(f"header length {header_length} runs past the unit's end", at - offset_size)
+    if inflating is not None:
+        inflating.reach(program)     # (a header read past it is an error: read again whole)
     min_length = data[at]
     at += 1
     max_ops = 1
@@ -378,7 +424,10 @@ def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int,
         file_formats, at = _entry_formats(data, at)
         count, at = _entry_count(data, at, program, file_formats, "file names")
         files: list[SourceFile | None] = []
-        for _ in range(count):
+        line_strings = sections.get(".debug_line_str")
+        if file_formats == _LLVM_FILE_FORMATS and offset_size == 4 and isinstance(line_strings, bytes):
+            files, at = _llvm_files(data, at, count, directories, line_strings)
+        for _ in range(count - len(files)):
             entry, at = _entry(data, at, file_formats, offset_size, sections)
             directory = entry.get(_LNCT_DIRECTORY_INDEX, 0)
             index = directory if isinstance(directory, int) else 0
@@ -400,6 +449,7 @@ def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int,
         at += 1
     if at > program:
         raise _Bad(f"header runs {at - program} bytes past its header_length", program)
+
     spans = [(program, end)]
     skipped = 0
     if wanted is not None and not wanted:
@@ -422,7 +472,40 @@ def _table(data: bytes, start: int, sections: dict[str, bytes], units: dict[int,
                      skipped), end
 
 
-def _entry_formats(data: bytes, at: int) -> tuple[list[tuple[int, int]], int]:
+# The file entries' formats LLVM writes (DWARF 5): the path in .debug_line_str, the directory index, an MD5.
+_LNCT_MD5 = 5
+_LLVM_FILE_FORMATS = [(_LNCT_PATH, _FORM_LINE_STRP), (_LNCT_DIRECTORY_INDEX, _FORM_UDATA), (_LNCT_MD5, _FORM_DATA16)]
+_SOURCE_FILE_FIELDS = ("name", "directory", "directory_index")
+
+
+def _llvm_files(data: _Data, at: int, count: int, directories: list[str], line_strings: bytes
+                ) -> tuple[list[SourceFile | None], int]:
+    """The file entries of _LLVM_FILE_FORMATS (32-bit DWARF), as _entry reads
+    them, without a dict per entry (a code object of librocsparse1 7.2.4
+    names a hundred files, each header read by report --isa), up to the
+    first whose path _entry would refuse (the caller reads it, and says why)."""
+    files: list[SourceFile | None] = []
+    new, fill = object.__new__, _SOURCE_FILE_FIELDS
+    limit = len(line_strings)
+    for _ in range(count):
+        offset = int.from_bytes(data[at:at + 4], "little")
+        end = line_strings.find(b"\0", offset) if offset < limit else -1
+        if end < 0:
+            break
+        index = data[at + 4]
+        if index < 0x80:
+            after = at + 5
+        else:
+            index, after = _uleb(data, at + 4)
+        found = new(SourceFile)          # (the frozen dataclass's fields, without its __setattr__ per field)
+        found.__dict__.update(zip(fill, (line_strings[offset:end].decode("utf-8", "replace"),
+                                         directories[index] if index < len(directories) else "", index)))
+        files.append(found)
+        at = after + 16
+    return files, at
+
+
+def _entry_formats(data: _Data, at: int) -> tuple[list[tuple[int, int]], int]:
     count = data[at]
     at += 1
     formats = []
@@ -433,7 +516,7 @@ def _entry_formats(data: bytes, at: int) -> tuple[list[tuple[int, int]], int]:
     return formats, at
 
 
-def _entry_count(data: bytes, at: int, program: int, formats: list[tuple[int, int]], what: str) -> tuple[int, int]:
+def _entry_count(data: _Data, at: int, program: int, formats: list[tuple[int, int]], what: str) -> tuple[int, int]:
     """A DWARF 5 entry count, no more than the header's bytes left can hold
     (every entry takes a byte at least: a count past that is corrupt)."""
     count, after = _uleb(data, at)
@@ -443,8 +526,8 @@ def _entry_count(data: bytes, at: int, program: int, formats: list[tuple[int, in
     return count, after
 
 
-def _entry(data: bytes, at: int, formats: list[tuple[int, int]], offset_size: int,
-           sections: dict[str, bytes]) -> tuple[dict[int, str | int], int]:
+def _entry(data: _Data, at: int, formats: list[tuple[int, int]], offset_size: int,
+           sections: _Sections) -> tuple[dict[int, str | int], int]:
     """One directory or file entry of a DWARF 5 header: content type -> value."""
     entry: dict[int, str | int] = {}
     for content, form in formats:
@@ -471,7 +554,7 @@ def _entry(data: bytes, at: int, formats: list[tuple[int, int]], offset_size: in
     return entry, at
 
 
-def _run(data: bytes, spans: list[tuple[int, int]], version: int, address_size: int, min_length: int,
+def _run(data: _Data, spans: list[tuple[int, int]], version: int, address_size: int, min_length: int,
          default_is_stmt: int, line_base: int, line_range: int, opcode_base: int, lengths: bytes, targets: _Targets
          ) -> tuple[LineRows, list[Sequence], list[tuple[str, int]]]:
     """Run the line-number program in each ``data[begin:end]`` span (the
@@ -596,7 +679,7 @@ def _run(data: bytes, spans: list[tuple[int, int]], version: int, address_size: 
     return rows, sequences, defined
 
 
-def _skim(data: bytes, at: int, end: int, opcode_base: int, lengths: bytes, targets: _Targets
+def _skim(data: _Data, at: int, end: int, opcode_base: int, lengths: bytes, targets: _Targets
           ) -> list[tuple[int, int, str, int]] | None:
     """Each sequence's (program offset, end offset, section, first address
     as an offset in that section), stepping over the opcodes without
@@ -633,7 +716,7 @@ def _skim(data: bytes, at: int, end: int, opcode_base: int, lengths: bytes, targ
     return found
 
 
-def _extended(data: bytes, at: int, begin: int, placing: int | None, first_address: int, targets: _Targets,
+def _extended(data: _Data, at: int, begin: int, placing: int | None, first_address: int, targets: _Targets,
               found: list[tuple[int, int, str, int]]) -> tuple[int, int, int | None, int]:
     """An extended opcode (its size at ``at``) as _skim sees it: DW_LNE_end_sequence closes a sequence
     (appended to ``found``), the sequence's first DW_LNE_set_address places it.  The new (at, begin,
@@ -686,7 +769,7 @@ def _byte_class(values: list[int]) -> bytes:
     return b"[" + b"".join(b"\\x%02x" % value for value in values) + b"]"
 
 
-def _skim_stepped(data: bytes, at: int, end: int, opcode_base: int, lengths: bytes, targets: _Targets,
+def _skim_stepped(data: _Data, at: int, end: int, opcode_base: int, lengths: bytes, targets: _Targets,
                   found: list[tuple[int, int, str, int]] | None = None) -> list[tuple[int, int, str, int]] | None:
     """_skim, one opcode at a time in Python, from a sequence's start ``at``
     (``found``: the sequences before it)."""
@@ -750,15 +833,21 @@ def _wanted_spans(found: list[tuple[int, int, str, int]], wanted: list[tuple[str
 
 # --- .debug_info: each compile unit's directory and name --------------------------------------
 
-def _compile_units(sections: dict[str, bytes]) -> dict[int, tuple[str, str]]:
+def _compile_units(sections: _Sections) -> dict[int, tuple[str, str]]:
     """DW_AT_stmt_list -> (DW_AT_comp_dir, DW_AT_name) of every compile unit
-    (its first DIE's attributes only)."""
-    info = sections[".debug_info"]
+    (its first DIE's attributes only).  A PartlyInflated .debug_info is
+    inflated as far as those are read."""
+    found = sections[".debug_info"]
+    inflating = found if isinstance(found, PartlyInflated) else None
+    info = found.data if isinstance(found, PartlyInflated) else found
     abbrev = sections.get(".debug_abbrev", b"")
+    assert not isinstance(abbrev, PartlyInflated)       # (inflated whole by read_lines)
     out: dict[int, tuple[str, str]] = {}
     at = 0
     while at < len(info):
         start = at
+        if inflating is not None:
+            inflating.reach(start + 64)     # the unit's header and, mostly, its first entry
         version, at, end, offset_size = _unit_header(info, start)
         if version >= 5:
             unit_type, address_size = info[at], info[at + 1]
@@ -780,7 +869,12 @@ def _compile_units(sections: dict[str, bytes]) -> dict[int, tuple[str, str]]:
         if code:
             tag, specs = _abbreviation(abbrev, abbrev_offset, code, start)
             if tag in (_TAG_COMPILE_UNIT, _TAG_PARTIAL_UNIT, _TAG_SKELETON_UNIT):
-                values = _attributes(info, at, specs, offset_size, address_size, version, start)
+                values, read_to = _attributes(info, at, specs, offset_size, address_size, version, start)
+                # Every byte read lies before where the reading stopped: past what is inflated, some were
+                # zeros in place of the entry's, so it is read again (inflated that far first).
+                while inflating is not None and read_to > inflating.filled and not inflating.done:
+                    inflating.reach(read_to)
+                    values, read_to = _attributes(info, at, specs, offset_size, address_size, version, start)
                 stmt_list = values.get(_AT_STMT_LIST)
                 if isinstance(stmt_list, int):
                     base = values.get(_AT_STR_OFFSETS_BASE)
@@ -791,7 +885,7 @@ def _compile_units(sections: dict[str, bytes]) -> dict[int, tuple[str, str]]:
     return out
 
 
-def _abbreviation(abbrev: bytes, offset: int, wanted: int, unit: int) -> tuple[int, list[tuple[int, int, int]]]:
+def _abbreviation(abbrev: _Data, offset: int, wanted: int, unit: int) -> tuple[int, list[tuple[int, int, int]]]:
     """(tag, [(attribute, form, implicit constant)]) of abbreviation ``wanted``."""
     at = offset
     while at < len(abbrev):
@@ -815,10 +909,11 @@ def _abbreviation(abbrev: bytes, offset: int, wanted: int, unit: int) -> tuple[i
     raise _Bad(f"abbreviation {wanted} not in .debug_abbrev at {offset:#x}", unit)
 
 
-def _attributes(info: bytes, at: int, specs: list[tuple[int, int, int]], offset_size: int, address_size: int,
-                version: int, unit: int) -> dict[int, object]:
+def _attributes(info: bytes | bytearray, at: int, specs: list[tuple[int, int, int]], offset_size: int,
+                address_size: int, version: int, unit: int) -> tuple[dict[int, object], int]:
     """The attributes this reader wants: (form, raw value) of strings, the
-    value of DW_AT_stmt_list and DW_AT_str_offsets_base; the others skipped."""
+    value of DW_AT_stmt_list and DW_AT_str_offsets_base; the others skipped.
+    And where the entry ends."""
     values: dict[int, object] = {}
     for name, form, constant in specs:
         while form == _FORM_INDIRECT:
@@ -864,10 +959,11 @@ def _attributes(info: bytes, at: int, specs: list[tuple[int, int, int]], offset_
             values[name] = value
         if at > len(info):
             raise _Bad("attributes run past the end", unit)
-    return values
+    return values, at
 
 
-def _resolve(value: object, sections: dict[str, bytes], base: object, offset_size: int, unit: int) -> str:
+def _resolve(value: object, sections: _Sections, base: object, offset_size: int,
+             unit: int) -> str:
     """A string attribute's text ("" when absent)."""
     if not isinstance(value, tuple):
         return ""
@@ -883,4 +979,7 @@ def _resolve(value: object, sections: dict[str, bytes], base: object, offset_siz
     at = start + raw * offset_size
     if offsets is None or at + offset_size > len(offsets):
         raise _Bad(f"string index {raw} outside .debug_str_offsets", unit)
+    if isinstance(offsets, PartlyInflated):
+        offsets.reach(at + offset_size)
+        return _string_at(sections, ".debug_str", int.from_bytes(offsets.data[at:at + offset_size], "little"), unit)
     return _string_at(sections, ".debug_str", int.from_bytes(offsets[at:at + offset_size], "little"), unit)

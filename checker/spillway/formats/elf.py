@@ -25,6 +25,8 @@ out ELF structures (tests/unit/formats/test_elf.py checks the package).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import NamedTuple
 
 from spillway.errors import InputError
@@ -259,7 +261,15 @@ class ElfImage:
         link = self.sections[table.link]
         strings = bytes(self.view(link.offset, link.size, "string table"))
         out = []
-        for name_at, info, other, shndx, value, symbol_size in _SYMBOL.iter_unpack(entries):
+        chosen: Iterable[tuple[int, int, int, int, int, int]]
+        if type is None:
+            chosen = _SYMBOL.iter_unpack(entries)
+        else:
+            # Only the entries of that type unpacked: their st_info bytes picked out in C (a code object's
+            # .symtab holds six untyped symbols for each kernel and its descriptor).
+            marks = bytes(entries[4::SYMBOL_SIZE]).translate(_of_type(type))
+            chosen = (_SYMBOL.unpack_from(entries, at * SYMBOL_SIZE) for at in _found(marks))
+        for name_at, info, other, shndx, value, symbol_size in chosen:
             if (type is not None and info & 0xF != type) or (size is not None and symbol_size != size):
                 continue
             end = strings.find(b"\0", name_at)
@@ -322,6 +332,27 @@ class ElfImage:
                 (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
         return bytes(patched)
 
+    def contents_on_demand(self, names: tuple[str, ...] | list[str]) -> dict[str, bytes | PartlyInflated]:
+        """``contents``, with each zlib SHF_COMPRESSED section a PartlyInflated:
+        inflated only as far as a reader asks (PartlyInflated.reach).  A
+        relocatable object's (its relocations patch the whole) and zstd
+        sections are inflated whole, as ``contents`` does.  Errors in a part
+        never reached are never seen: a reader that needs them all (or that
+        met an error) calls ``contents``."""
+        if self.e_type == ET_REL:
+            return dict(self.contents(names))
+        out: dict[str, bytes | PartlyInflated] = {}
+        for section in self.sections:
+            if section.name in names and section.name not in out and section.type != SHT_NOBITS:
+                found = self.view(section.offset, section.size, f"section {section.name}")
+                if section.flags & SHF_COMPRESSED and len(found) >= _CHDR.size \
+                        and _CHDR.unpack_from(found, 0)[0] == ELFCOMPRESS_ZLIB:
+                    out[section.name] = PartlyInflated(self, section, found)
+                else:
+                    whole = bytes(found)
+                    out[section.name] = self._inflated(section, whole) if section.flags & SHF_COMPRESSED else whole
+        return out
+
     def _inflated(self, section: Section, data: bytes) -> bytes:
         """A SHF_COMPRESSED section's contents (gABI: an Elf64_Chdr, then a
         zlib or zstd stream of ch_size bytes)."""
@@ -351,3 +382,99 @@ class ElfImage:
             raise self.error(f"{name}: compressed section inflates to {len(out)} bytes, its header says {size}",
                              offset)
         return out
+
+
+@lru_cache(maxsize=None)
+def _of_type(symbol_type: int) -> bytes:
+    """A bytes.translate table: st_info -> 1 for a symbol of this type (STT_*), else 0."""
+    return bytes(int(info & 0xF == symbol_type) for info in range(256))
+
+
+def _found(marks: bytes) -> Iterator[int]:
+    """The indexes of the 1 bytes of ``marks``."""
+    at = marks.find(1)
+    while at >= 0:
+        yield at
+        at = marks.find(1, at + 1)
+
+
+class PartlyInflated:
+    """A zlib SHF_COMPRESSED section inflated as far as it is read: ``data``
+    has the size its compression header declares, of which the first
+    ``filled`` bytes are inflated (zeros after them until ``reach`` goes
+    further).  A code object's .debug_info and .debug_str are tens of
+    kilobytes each, of which the line tables' reader wants a few hundred bytes
+    (the compile units' first entries and the strings they name): inflating
+    them whole was a tenth of ``report --isa``'s CPU on librocsparse1 7.2.4.
+
+    The declared size and the ratio are checked at once, as ``contents``
+    does; a corrupt or short stream raises the InputError ``contents`` would
+    (with ``contents``' message) only when the reading reaches it."""
+
+    __slots__ = ("image", "section", "data", "filled", "_inflater", "_stream", "done")
+
+    _STEP = 4096        # bytes inflated beyond what a reader asks (a few reads, not one per string)
+
+    def __init__(self, image: ElfImage, section: Section, raw: memoryview):
+        kind, _reserved, size, _align = _CHDR.unpack_from(raw, 0)
+        if size > INFLATED_MAX or size > INFLATED_RATIO_MAX * len(raw):
+            raise image.error(f"{section.name}: compressed section declares {size} bytes from {len(raw)} (the limit "
+                              f"is {INFLATED_MAX} bytes, {INFLATED_RATIO_MAX} times the compressed size)",
+                              section.offset)
+        import zlib
+
+        self.image, self.section = image, section
+        self.data = bytearray(size)
+        self.filled = 0
+        self.done = False
+        self._inflater = zlib.decompressobj()
+        self._stream: bytes | memoryview = raw[_CHDR.size:]
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def reach(self, end: int) -> bytearray:
+        """``data`` with at least its first ``end`` bytes inflated (all of them
+        when ``end`` is past the declared size)."""
+        if end <= self.filled or self.done:
+            return self.data
+        import zlib
+
+        size = len(self.data)
+        what = f"{self.section.name} (zlib)"
+        end = min(max(end, self.filled + self._STEP), size)
+        while self.filled < end and not self.done:
+            want = end - self.filled
+            try:
+                # (one byte more at the declared end, as inflate_zlib asks: a longer stream is an error)
+                piece = self._inflater.decompress(self._stream, want + (end == size))
+            except zlib.error as exc:
+                raise self._error(f"zlib stream is corrupt ({exc})", what) from None
+            self._stream = self._inflater.unconsumed_tail
+            if self.filled + len(piece) > size:
+                raise self._error(f"zlib stream inflates past {size} bytes", what)
+            self.data[self.filled:self.filled + len(piece)] = piece
+            self.filled += len(piece)
+            if self._inflater.eof or self.filled == size or not piece:
+                self.done = True
+                if not self._inflater.eof:
+                    raise self._error("zlib stream is truncated", what)
+                if self.filled != size:
+                    raise self.image.error(f"{self.section.name}: compressed section inflates to {self.filled} "
+                                           f"bytes, its header says {size}", self.section.offset)
+        return self.data
+
+    def whole(self) -> bytearray:
+        return self.reach(len(self.data))
+
+    def string_end(self, at: int) -> int:
+        """Where the NUL that ends the string at ``at`` is (-1: none before the end)."""
+        while True:
+            data = self.reach(at + 256)
+            end = data.find(b"\0", at, self.filled)
+            if end >= 0 or self.done:
+                return end
+            at = max(at, self.filled)
+
+    def _error(self, message: str, container: str) -> InputError:
+        return InputError(message, file=self.image.file, container=container)

@@ -618,7 +618,8 @@ class KernelRange:
     entry: EntryRegisters | None = None
 
 
-def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[memoryview, list[KernelRange]]:
+def kernel_ranges(elf: bytes | memoryview, functions: bool = False, *, entries: bool = True
+                  ) -> tuple[memoryview, list[KernelRange]]:
     """The code of a code object (formats.codeobject.code_layout: a linked
     object's ``.text``; a relocatable object's executable sections, one
     ``.text`` or one per function, laid out) and its kernels' ranges in it:
@@ -628,17 +629,19 @@ def kernel_ranges(elf: bytes | memoryview, functions: bool = False) -> tuple[mem
     None; the calling convention passes the buffer in s[0:3], so evidence()
     takes True for them).  A symbol in no code section gets a range outside
     the code (evidence() says so).  Raises InputError (with the offset where
-    it can) on a malformed ELF."""
+    it can) on a malformed ELF.  ``entries=False``: KernelRange.entry is
+    left None (report --isa reads no registers at entry: working them out
+    for a quarter of a million kernels was 2% of its CPU)."""
     view = memoryview(elf)
     if not is_amdgpu_elf(view) or len(view) < 64:
         raise InputError("not an AMDGPU ELF (64-bit little-endian, e_machine 224)", container=CONTAINER, offset=0)
     try:
-        return _kernel_ranges(view, functions)
+        return _kernel_ranges(view, functions, entries)
     except (struct.error, IndexError, ValueError) as exc:
         raise InputError(f"corrupt ELF structure ({exc})", container=CONTAINER) from None
 
 
-def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[KernelRange]]:
+def _kernel_ranges(view: memoryview, functions: bool, entries: bool) -> tuple[memoryview, list[KernelRange]]:
     image = ElfImage(view)
     descriptors = kernel_descriptors(image)
     layout = code_layout(image)
@@ -665,7 +668,7 @@ def _kernel_ranges(view: memoryview, functions: bool) -> tuple[memoryview, list[
             else:
                 start = symbol.value - image.sections[shndx].addr
             psb = None if descriptor is None else bool(struct.unpack_from("<H", descriptor, 56)[0] & 1)
-            entry = None if descriptor is None else entry_registers(descriptor, processor)
+            entry = None if descriptor is None or not entries else entry_registers(descriptor, processor)
             out.append(KernelRange(name, CODE_SECTION, start, size, psb, entry))
         if out:
             break

@@ -32,6 +32,7 @@ from typing import Iterable, Mapping, Sequence
 
 from spillway.errors import InputError
 from spillway.formats.dwarf_lines import LineTable, read_lines
+from spillway.formats.elf import ElfImage
 from spillway.isa.decoder import DecodeError, Instruction, decode, family_of, load_family
 from spillway.isa.evidence import BRANCH, branch_target, classify, kernel_ranges, nesting
 from spillway.isa.listing import (ACCUMULATOR_ROLE, AGPR_READ_KIND, AGPR_WRITE_KIND, SCRATCH_LOAD_KIND,
@@ -237,13 +238,13 @@ class ObjectLines:
         return path
 
 
-def object_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None
-                 ) -> ObjectLines | None:
+def object_lines(elf: bytes | memoryview, wanted: Iterable[tuple[str, int, int]] | None = None, *,
+                 image: ElfImage | None = None) -> ObjectLines | None:
     """The line tables of a code object (None: it has no .debug_line);
     ``wanted``: (section, start, end) ranges whose lines are needed (the
     other sequences are skimmed, formats.dwarf_lines.read_lines).  Raises
     InputError on a malformed table."""
-    tables = read_lines(elf, wanted)
+    tables = read_lines(elf, wanted, image=image)
     return ObjectLines(tables) if tables else None
 
 

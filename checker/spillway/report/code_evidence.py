@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Final
 from spillway.errors import InputError
 from spillway.formats.metadata import KernelMetadata
 from spillway.formats.codeobject import function_symbol
-from spillway.formats.dwarf_lines import has_line_table
+from spillway.formats.dwarf_lines import line_table_image
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
 from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders, origin
 from spillway.isa.listing import kernel_listing
@@ -104,7 +104,7 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
     raises on bad code: each kernel's ``status`` says what stopped the
     reading."""
     try:
-        code, ranges = kernel_ranges(payload)
+        code, ranges = kernel_ranges(payload, entries=pressure)   # (entry registers: the liveness only)
     except InputError as exc:
         where = f" at {exc.offset:#x}" if exc.offset is not None else ""
         unread = [isa_object(_unread(f"code not read: {exc.message}{where}")) for _ in kernels]
@@ -211,12 +211,13 @@ def _source_lines(payload: bytes | memoryview, code: memoryview, ranges: list[Ke
     read, the others skimmed; ``every``: every kernel's sequences read, for
     other lines to place).  A malformed line table is said in each kernel's
     status."""
-    if not has_line_table(payload):
+    image = line_table_image(payload)
+    if image is None:
         return [None] * len(ranges), None
     busy = [n for n, f in enumerate(figures) if f.scratch_loads + f.scratch_stores + f.agpr_writes + f.agpr_reads]
     try:
         lines = object_lines(payload, [(ranges[n].section, ranges[n].start, ranges[n].start + ranges[n].size)
-                                       for n in (range(len(ranges)) if every else busy)])
+                                       for n in (range(len(ranges)) if every else busy)], image=image)
     except InputError as exc:
         where = f" at {exc.offset:#x}" if exc.offset is not None else ""
         return [{"status": f"{LINE_TABLE_NOT_READ}: {exc.message}{where}", "comp_dir": "", "top": [], "more": 0}

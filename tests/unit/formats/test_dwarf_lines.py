@@ -13,7 +13,7 @@ import pytest
 
 from spillway.errors import InputError
 from spillway.formats.dwarf_lines import (BASIC_BLOCK, END_SEQUENCE, EPILOGUE_BEGIN, IS_STMT, PROLOGUE_END,
-                                          read_lines)
+                                          line_table_image, read_lines)
 
 TEXT_ADDRESS = 0x1000
 TEXT_SIZE = 0x400
@@ -307,6 +307,40 @@ def test_dwarf5_files_and_directories_by_line_strp_with_the_unit_directory():
         "/work/build/k.cpp", "/work/build/include/ops.h", "/opt/rocm/include/hip.h", "/abs/x.h", ""]
 
 
+@pytest.mark.parametrize("damage", [None, "outside", "unterminated"])
+def test_llvm_file_entries_read_as_the_general_reader_reads_them(monkeypatch, damage):
+    """The file entries LLVM writes (line_strp path, udata directory, MD5) are read by a loop of their own
+    (formats.dwarf_lines._llvm_files): the same files (a directory index of two ULEB bytes too), and the
+    same error where a path is refused, as the reader of any entry format gives."""
+    from spillway.formats import dwarf_lines
+
+    strings = bytearray()
+    directories = ["/work/build"] + [f"d{n}" for n in range(140)]
+    header = bytearray(header_v5(directories, [("k.cpp", 0), ("a.h", 139), ("b.h", 3)], strings))
+    if damage == "outside":            # the second file's path at an offset past .debug_line_str
+        at = header.index(struct.pack("<I", strings.index(b"a.h\0")))
+        header[at:at + 4] = struct.pack("<I", len(strings) + 5)
+    if damage == "unterminated":       # the last string of .debug_line_str runs to its end
+        strings = strings[:-1]
+    line = unit(5, bytes(header), set_address(TEXT_ADDRESS) + COPY + END)
+    data = elf({".debug_line": line, ".debug_line_str": bytes(strings)})
+
+    def read() -> object:
+        try:
+            return [(t.files, t.directories) for t in read_lines(data)]
+        except InputError as exc:
+            return str(exc)
+
+    own = read()
+    monkeypatch.setattr(dwarf_lines, "_LLVM_FILE_FORMATS", [])      # every entry by the general reader
+    assert own == read()
+    if damage is None:
+        assert [(f.name, f.directory, f.directory_index) for f in own[0][0]] == [
+            ("k.cpp", "/work/build", 0), ("a.h", "d138", 139), ("b.h", "d2", 3)]
+    else:
+        assert isinstance(own, str) and ".debug_line" in own
+
+
 @pytest.mark.parametrize("version", [2, 3, 4])
 def test_dwarf2_to_4_files_are_numbered_from_1_and_directory_0_is_comp_dir(version):
     header = header_v4(["include", "/opt/inc"], [("k.cpp", 0), ("ops.h", 1), ("a.h", 2)], version)
@@ -382,8 +416,82 @@ def test_a_bad_compressed_section_is_a_one_line_error(section, message):
     assert ".debug_line" in str(caught.value)             # the section is named
 
 
+def _large_compressed(*, line_tail: bytes = b""):
+    """(whole, compressed) ELFs of one DWARF 5 table whose sections are read in part: a compile unit
+    whose comp_dir runs past the first inflation step, then 200 kB of its other entries, and a
+    line program of 5,000 sequences.  ``line_tail``: bytes that replace the compressed .debug_line's
+    last ones (a stream corrupt past the header)."""
+    import zlib
+
+    comp_dir = "/build/" + "d" * 6000
+    info, abbrev = compile_unit(5, comp_dir, "k.cpp")
+    body = info[4:] + bytes(200_000)       # the unit's other entries (never read)
+    info = struct.pack("<I", len(body)) + body
+    strings = bytearray()
+    header = header_v5(["/build"], [("k.cpp", 0), ("k.h", 0)], strings)
+    program = (set_address(TEXT_ADDRESS) + special(0, 1) + advance_pc(4) + END) * 5000
+    line = unit(5, header, program)
+    plain = elf({".debug_line": line, ".debug_info": info, ".debug_abbrev": abbrev,
+                 ".debug_line_str": bytes(strings)})
+    packed_line = zlib.compress(line)
+    packed_line = packed_line[:len(packed_line) - len(line_tail)] + line_tail
+    packed = elf({".debug_line": struct.pack("<IIQQ", 1, 0, len(line), 1) + packed_line,
+                  ".debug_info": compress(info, "zlib"), ".debug_abbrev": abbrev,
+                  ".debug_line_str": compress(bytes(strings), "zlib")},
+                 compressed=frozenset({".debug_line", ".debug_info", ".debug_line_str"}))
+    return plain, packed, comp_dir
+
+
+def test_compressed_sections_are_inflated_as_far_as_they_are_read(monkeypatch):
+    """With no sequence wanted, .debug_line is inflated as far as its headers, .debug_info as far as its
+    compile units' first entries (here read again past the first step): the same tables, headers and
+    directories as a whole reading's."""
+    from spillway.formats import elf as elf_module
+
+    plain, packed, comp_dir = _large_compressed()
+    sections = []
+    contents_on_demand = elf_module.ElfImage.contents_on_demand
+
+    def spied(self, names):
+        found = contents_on_demand(self, names)
+        sections.append(found)
+        return found
+
+    monkeypatch.setattr(elf_module.ElfImage, "contents_on_demand", spied)
+    monkeypatch.setattr(elf_module.ElfImage, "contents", None)      # (no whole reading behind the answer)
+    tables = read_lines(packed, [])
+    (expected,) = read_lines(plain, [])
+    assert [(t.offset, t.comp_dir, t.unit_name, t.directories, t.files, len(t.rows)) for t in tables] == \
+        [(0, comp_dir, "k.cpp", expected.directories, expected.files, 0)]
+    assert tables[0].file_path(1) == "/build/k.h"
+    inflated = {name: (found.filled, len(found)) for name, found in sections[0].items()
+                if isinstance(found, elf_module.PartlyInflated)}
+    assert inflated[".debug_line"][0] < inflated[".debug_line"][1] // 4
+    assert 6000 < inflated[".debug_info"][0] < inflated[".debug_info"][1] // 4
+
+
+def test_a_partly_inflated_reading_sees_no_corruption_past_what_it_reads(monkeypatch):
+    """A .debug_line stream corrupt past the headers: no sequence wanted, the headers are read; the
+    sequences wanted (or all of them), the error a whole reading gives."""
+    plain, packed, _ = _large_compressed(line_tail=b"\xff" * 16)
+    assert [t.comp_dir for t in read_lines(packed, [])] == [t.comp_dir for t in read_lines(plain, [])]
+    for wanted in (None, [(".text", 0, 4)]):
+        with pytest.raises(InputError, match=r"\.debug_line \(zlib\): zlib stream is (corrupt|truncated)"):
+            read_lines(packed, wanted)
+
+
 def test_no_debug_line_no_tables():
     assert read_lines(elf({})) == ()
+    assert line_table_image(elf({})) is None and line_table_image(b"not an ELF") is None
+
+
+def test_the_image_of_a_code_object_with_a_line_table_reads_its_tables():
+    """line_table_image: the ElfImage read_lines takes (the sections read once by report --isa)."""
+    program = set_address(TEXT_ADDRESS) + special(0, 1) + advance_pc(4) + END
+    data = elf({".debug_line": unit(5, header_v5(["/build"], [("k.cpp", 0)]), program)})
+    image = line_table_image(data)
+    assert image is not None and image.section(".debug_line") is not None
+    assert read_lines(data, image=image) == read_lines(data) and rows_of(data)
 
 
 # --- relocatable objects ----------------------------------------------------------------------

@@ -187,6 +187,54 @@ def test_a_corrupt_compressed_stream_names_the_file():
     assert caught.value.file == "b.co"
 
 
+def _compressed_debug(data: bytes, packed: bytes | None = None) -> ElfImage:
+    """A linked object whose .debug_str is ``data`` compressed with zlib (``packed``: that stream instead)."""
+    stream = packed if packed is not None else zlib.compress(data)
+    return ElfImage(build([TEXT, {"name": ".debug_str", "type": SHT_PROGBITS, "flags": SHF_COMPRESSED,
+                                  "data": chdr(1, data, stream)}]), file="c.co")
+
+
+def test_a_section_inflated_on_demand_holds_the_whole_sections_bytes_as_far_as_reached():
+    plain = b"".join(b"string %d\0" % n for n in range(20000))        # 200 kB: far more than one step
+    image = _compressed_debug(plain)
+    section = image.contents_on_demand([".debug_str"])[".debug_str"]
+    assert isinstance(section, elf.PartlyInflated) and len(section) == len(plain)
+    assert section.filled == 0
+    at = plain.index(b"string 50\0")
+    assert section.string_end(at) == at + len("string 50") and 0 < section.filled < len(plain) // 4
+    assert section.reach(100_000)[:section.filled] == plain[:section.filled] and section.filled >= 100_000
+    assert not section.done
+    assert bytes(section.whole()) == plain == image.contents([".debug_str"])[".debug_str"] and section.done
+    assert section.string_end(len(plain) - 1) == len(plain) - 1
+
+
+@pytest.mark.parametrize("stream, declared", [
+    (zlib.compress(b"x" * 100_000), 99_999),         # a longer stream than declared
+    (zlib.compress(b"x" * 100_000), 100_001),        # a shorter one
+    (zlib.compress(b"x" * 100_000)[:-8], 100_000),   # truncated
+    (b"not zlib at all" * 10, 100_000),              # corrupt
+], ids=["longer", "shorter", "truncated", "corrupt"])
+def test_a_bad_stream_inflated_on_demand_says_what_a_whole_inflation_says(stream, declared):
+    image = ElfImage(build([TEXT, {"name": ".debug_str", "type": SHT_PROGBITS, "flags": SHF_COMPRESSED,
+                                   "data": struct.pack("<IIQQ", 1, 0, declared, 1) + stream}]), file="d.co")
+    with pytest.raises(InputError) as whole:
+        image.contents([".debug_str"])
+    section = image.contents_on_demand([".debug_str"])[".debug_str"]
+    with pytest.raises(InputError) as on_demand:
+        section.whole()
+    assert str(on_demand.value) == str(whole.value) and on_demand.value.file == "d.co"
+
+
+def test_only_zlib_sections_of_a_linked_object_are_inflated_on_demand():
+    plain = bytes(range(256)) * 64
+    packed = zstandard.ZstdCompressor().compress(plain)
+    image = ElfImage(build([TEXT, {"name": ".debug_str", "type": SHT_PROGBITS, "flags": SHF_COMPRESSED,
+                                   "data": chdr(2, plain, packed)}]))
+    assert image.contents_on_demand([".debug_str"]) == {".debug_str": plain}
+    relocated = ElfImage(relocatable(SHF_COMPRESSED, chdr(1, bytes(range(16)), zlib.compress(bytes(range(16))))))
+    assert relocated.contents_on_demand([".debug_line"]) == relocated.contents([".debug_line"])
+
+
 def test_extended_section_numbering():
     plain, extended = ElfImage(linked_object()), ElfImage(build(
         [TEXT, {"name": ".note", "type": SHT_NOTE, "data": b"n"}], extended=True))
@@ -234,11 +282,18 @@ def test_a_real_code_object_reads_as_pyelftools_reads_it():
                                   else {"SHN_UNDEF": 0, "SHN_ABS": 0xFFF1}[x["st_shndx"]])
                                  for x in s.iter_symbols()]
                         for s in oracle.iter_sections() if isinstance(s, SymbolTableSection)}
+        # the symbols of one type (ElfImage.symbols picks their entries out before unpacking them)
+        want_typed = {(s.name, kind): [x.name for x in s.iter_symbols() if x["st_info"]["type"] == kind]
+                      for s in oracle.iter_sections() if isinstance(s, SymbolTableSection)
+                      for kind in ("STT_FUNC", "STT_OBJECT", "STT_NOTYPE")}
     assert [(s.name, s.offset, s.size, s.addr, s.flags, s.link, s.info, s.entsize)
             for s in image.sections] == want
     got_symbols = {t.name: [(s.name, s.value, s.size, s.shndx) for s in image.symbols(t)]
                    for t in image.symbol_tables()}
     assert got_symbols == want_symbols and sum(map(len, got_symbols.values())) > 10
+    got_typed = {(t.name, kind): [s.name for s in image.symbols(t, type=number)] for t in image.symbol_tables()
+                 for kind, number in (("STT_FUNC", STT_FUNC), ("STT_OBJECT", STT_OBJECT), ("STT_NOTYPE", 0))}
+    assert got_typed == want_typed and all(want_typed[(".symtab", kind)] for kind in ("STT_FUNC", "STT_OBJECT"))
 
 
 def test_a_host_elf_is_read_by_the_reader_and_a_32_bit_one_holds_no_device_code():

@@ -180,6 +180,12 @@ def test_kernel_ranges_of_a_fixture():
     assert callees and {k.name for k in kernels} < {f.name for f in everything}
     for function in everything:
         assert 0 <= function.start and function.start + function.size <= len(code)
+    # entries=False (report --isa): the same ranges, no registers at entry worked out
+    assert all(k.entry is not None for k in kernels)
+    _code, bare = kernel_ranges(data, entries=False)
+    assert [(k.name, k.start, k.size, k.private_segment_buffer) for k in bare] == \
+        [(k.name, k.start, k.size, k.private_segment_buffer) for k in kernels]
+    assert all(k.entry is None for k in bare)
 
 
 def test_kernel_ranges_refuses_what_is_not_an_amdgpu_elf():
