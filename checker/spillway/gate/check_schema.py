@@ -41,6 +41,8 @@ class HeldByModel(BaseModel):
     count: int = Field(description="VGPRs")
     defined_by: str = Field(description="The defining instructions' mnemonic, or several joined by ' or ' "
                                         "(isa.liveness.origin)")
+    source: Optional[PeakSourceModel] = Field(description="Their source line, when one instruction defined each "
+                                                          "group and the code object has a line table")
 
 
 class PeakNoteModel(BaseModel):

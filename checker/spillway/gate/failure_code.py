@@ -22,23 +22,28 @@ class PeakNote:
     vgprs: int                      # the most VGPRs live at once
     offset: int                     # the first instruction where they are (bytes from the kernel's start)
     source: Optional[SourceLine]    # its line (None: no line table, or no line)
-    held_by: tuple[tuple[int, str], ...]   # what holds it: (registers, what defined them), most first
+    # what holds it: (registers, what defined them, their line or None), most first (isa.liveness.origin_sums)
+    held_by: tuple[tuple[int, str, Optional[SourceLine]], ...]
     status: str                     # the liveness' status (complete, partial: ...)
 
     def as_dict(self) -> dict:
-        source = self.source
-        return {"vgprs": self.vgprs, "offset": self.offset, "status": self.status,
-                "source": None if source is None else {"file": source.file, "line": source.line,
-                                                       "column": source.column, "inferred": source.inferred},
-                "held_by": [{"count": count, "defined_by": name} for count, name in self.held_by]}
+        return {"vgprs": self.vgprs, "offset": self.offset, "status": self.status, "source": _source(self.source),
+                "held_by": [{"count": count, "defined_by": name, "source": _source(line)}
+                            for count, name, line in self.held_by]}
 
     def text(self, quote: Callable[[str], str] = str) -> str:
         """``VGPR peak 128 at gemm.hip:88 (+0x80c): 84 v_mfma_i32_16x16x16i8 or v_mov_b32_e32, 18 ds_read2_b32``"""
         where = f"+{self.offset:#x}" if self.source is None else \
             f"{quote(self.source.file)}:{self.source.line} (+{self.offset:#x})"
-        held = ", ".join(f"{count} {quote(name)}" for count, name in self.held_by[:2])
+        held = ", ".join(f"{count} {quote(name)}" + ("" if line is None else f" ({quote(line.file)}:{line.line})")
+                         for count, name, line in self.held_by[:2])
         partial = "" if self.status == COMPLETE else " (read partly)"
         return f"VGPR peak {self.vgprs}{partial} at {where}" + (f": {held}" if held else "")
+
+
+def _source(line: Optional[SourceLine]) -> Optional[dict]:
+    return None if line is None else {"file": line.file, "line": line.line, "column": line.column,
+                                      "inferred": line.inferred}
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,10 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
         if own_lines and not pressure and not may_locate(payload, root, located):
             return [None if figures is None else (figures, None, None)
                     for figures in object_figures(section, found, target)]
-        more = [[] if peak is None or peak.holders == () else [peak.holders[0].offset] for peak in peaks]
+        # (the peak and each definition held there: check --pressure's lines)
+        more = [[] if peak is None or peak.holders == () else
+                [peak.holders[0].offset, *(at for group in peak.holders[0].groups for at in group.defined_at)]
+                for peak in peaks]
         return [None if answer is None else (answer[0].code, answer[1], peak)
                 for answer, peak in zip(object_listings(payload, section, found, target, own_lines=own_lines,
                                                         more=more), peaks)]
@@ -89,17 +92,14 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
 def peak_note(pressure, lines) -> Optional[PeakNote]:
     """check --pressure's note of a kernel's VGPR peak (isa.liveness.KernelPressure with its VGPR holders;
     ``lines``: its KernelLines, None without a line table); None: no VGPR is live, or not read."""
-    from spillway.isa.liveness import origin
+    from spillway.isa.liveness import origin_sums
 
     if pressure is None or not pressure.holders:
         return None
     held = pressure.holders[0]
-    sums: dict[str, int] = {}
-    for group in held.groups:
-        sums[origin(group)] = sums.get(origin(group), 0) + group.count
-    ranked = tuple((count, name) for name, count in sorted(sums.items(), key=lambda item: -item[1]))
-    source = lines.line_at(held.offset) if lines is not None else None
-    return PeakNote(pressure.vgprs.registers, held.offset, source, ranked[:4], pressure.status)
+    line_at = lines.line_at if lines is not None else (lambda _offset: None)
+    return PeakNote(pressure.vgprs.registers, held.offset, line_at(held.offset),
+                    tuple(origin_sums(held, line_at)), pressure.status)
 
 
 def may_locate(payload, root: str, located: dict[tuple[str, str], bool]) -> bool:

@@ -44,6 +44,7 @@ target, no code).  A partial kernel's peaks cover what was read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 from spillway.formats.codeobject import EntryRegisters
 from spillway.isa.decoder import MEMO_LIMIT, DecodeError, Family, Instruction, decode, family_of, load_family
@@ -119,6 +120,24 @@ def origin(group: Holder) -> str:
 
 
 ORIGIN_NAMES = 3
+# The most sums origin_sums gives.
+ORIGIN_SUMS = 4
+_Line = TypeVar("_Line")
+
+
+def origin_sums(held: PeakHolders, line_at: Callable[[int], _Line | None]) -> list[tuple[int, str, _Line | None]]:
+    """The registers held at a peak summed by what defined them (origin)
+    and, for a group one instruction defined, that instruction's line
+    (``line_at`` of its offset: isa.source_lines' SourceLine, None without);
+    (registers, origin, line), most registers first, at most ORIGIN_SUMS:
+    report --pressure's vgpr_peak_origins and check --pressure's held_by."""
+    sums: dict[tuple[str, _Line | None], int] = {}
+    for group in held.groups:
+        line = line_at(group.defined_at[0]) if len(group.defined_at) == 1 and not group.from_entry else None
+        key = (origin(group), line)
+        sums[key] = sums.get(key, 0) + group.count
+    ranked = sorted(sums.items(), key=lambda item: -item[1])[:ORIGIN_SUMS]
+    return [(count, name, line) for (name, line), count in ranked]
 
 
 @dataclass(frozen=True)

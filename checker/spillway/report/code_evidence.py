@@ -24,7 +24,7 @@ from spillway.formats.metadata import KernelMetadata
 from spillway.formats.codeobject import function_symbol
 from spillway.formats.dwarf_lines import line_table_image
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
-from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders, origin
+from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders, origin_sums
 from spillway.isa.listing import kernel_listing
 from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, NO_ROWS, PLACED, ObjectLines, SourceLine, branches_of,
                                        decoded_kernel, kernel_lines, line_object, loop_lines, object_lines)
@@ -147,20 +147,9 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
 
 
 def _origins(held: PeakHolders, line_at: Callable[[int], SourceLine | None]) -> list[dict]:
-    """The registers held at a peak summed by what defined them: the
-    mnemonic (isa.liveness.origin) and, for a group one instruction defined,
-    its source line; most registers first, at most ORIGINS."""
-    sums: dict[tuple, int] = {}
-    for group in held.groups:
-        line = line_at(group.defined_at[0]) if len(group.defined_at) == 1 and not group.from_entry else None
-        key = (origin(group), line)
-        sums[key] = sums.get(key, 0) + group.count
-    ranked = sorted(sums.items(), key=lambda item: -item[1])[:ORIGINS]
-    return [{"count": count, "defined_by": name, "source": source_object(line)} for (name, line), count in ranked]
-
-
-# The most (mnemonic, line) sums report --pressure lists of what holds a kernel's VGPR peak.
-ORIGINS: Final = 4
+    """report --pressure's vgpr_peak_origins (isa.liveness.origin_sums) as JSON."""
+    return [{"count": count, "defined_by": name, "source": source_object(line)}
+            for count, name, line in origin_sums(held, line_at)]
 
 
 def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, lines: ObjectLines | None
