@@ -227,7 +227,7 @@ class PressureMemo:
     def __init__(self) -> None:
         self.family: str | None = None
         self.decoded: dict = {}
-        self.read: dict[bytes, tuple[Operands | None, int, int, str | None, int]] = {}
+        self.read: dict[bytes, tuple[Operands | None, int, int, tuple[str, ...], int]] = {}
 
     def of(self, family: str) -> PressureMemo:
         if family != self.family:
@@ -238,20 +238,18 @@ class PressureMemo:
 
 
 def _read_instruction(table: OperandTable, raw: memoryview, instruction: Instruction
-                      ) -> tuple[Operands | None, int, int, str | None, int]:
-    """(operands, defs mask, uses mask, why it makes the kernel partial, class) of one instruction."""
+                      ) -> tuple[Operands | None, int, int, tuple[str, ...], int]:
+    """(operands, defs mask, uses mask, why it makes the kernel partial (none: ()), class) of one instruction."""
     mnemonic = instruction.mnemonic
     found = instruction_operands(table, raw, instruction)
     kind = classify(mnemonic, instruction.encoding)
-    why = None
-    if found is None:
-        why = "operands not read"
+    why: tuple[str, ...] = () if found is not None else ("operands not read",)
     if mnemonic.startswith(_INDEXED):
-        why = f"indexed register access ({mnemonic})" if why is None else why + f"|indexed register access ({mnemonic})"
+        why += (f"indexed register access ({mnemonic})",)
     elif mnemonic == "s_set_vgpr_msb":
-        why = "VGPR MSB state (s_set_vgpr_msb)" if why is None else why + "|VGPR MSB state (s_set_vgpr_msb)"
+        why += ("VGPR MSB state (s_set_vgpr_msb)",)
     elif kind == CALL:
-        why = "call" if why is None else why + "|call"
+        why += ("call",)
     if found is None:
         return None, 0, 0, why, kind
     return found, _mask(found.defs), _mask(found.uses), why, kind
@@ -286,9 +284,8 @@ def _read_kernel(raw: memoryview, size: int, family: Family, table: OperandTable
         defs.append(defined)
         uses.append(used)
         kinds.append(kind)
-        if why is not None:
-            for reason in why.split("|"):
-                reasons.add(reason, at)
+        for reason in why:
+            reasons.add(reason, at)
     return decoded, read, defs, uses, kinds
 
 
