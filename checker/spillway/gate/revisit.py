@@ -35,7 +35,9 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
     read again at ``places`` only (Inputs.places of the read that found them).
     ``pressure`` (check --pressure): the code's VGPR peak too, with its line
     where the code object has a line table (gate.failure_code.PeakNote)."""
-    from spillway.report.code_kernels import object_figures, object_listings, object_peaks
+    from spillway.isa.liveness import each_kernel_pressure
+    from spillway.isa.operands import VGPR
+    from spillway.report.code_kernels import object_figures, object_listings
     from spillway.report.kernel_code import each_code_object
 
     code_for, lines_for = set(code_for), set(lines_for)
@@ -51,7 +53,9 @@ def failure_details(binaries: list[str], options: ReadOptions, usage: Mapping[Ke
 
     def work(_records, section, found, target: str, payload) -> list[Optional[tuple]]:
         # (figures, lines or None, VGPR peak or None) of each kernel
-        peaks = object_peaks(section, found, target) if pressure else [None] * len(found)
+        # (the VGPR peak and what holds it, no curve)
+        peaks = each_kernel_pressure(section, found, target, holders=(VGPR,), with_curve=False) if pressure \
+            else [None] * len(found)
         if own_lines and not pressure and not may_locate(payload, root, located):
             return [None if figures is None else (figures, None, None)
                     for figures in object_figures(section, found, target)]

@@ -44,11 +44,11 @@ target, no code).  A partial kernel's peaks cover what was read.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 from spillway.formats.codeobject import EntryRegisters
 from spillway.isa.decoder import MEMO_LIMIT, DecodeError, Family, Instruction, decode, family_of, load_family
-from spillway.isa.evidence import BRANCH, CALL, COMPLETE, END, SALU_WRITE, branch_target, classify
+from spillway.isa.evidence import BRANCH, CALL, COMPLETE, END, SALU_WRITE, KernelRange, branch_target, classify
 from spillway.isa.operands import (AGPR, SGPR, VGPR, OperandTable, Operands, Registers, instruction_operands,
                                    load_operands)
 
@@ -235,6 +235,18 @@ class PressureMemo:
             self.decoded.clear()
             self.read.clear()
         return self
+
+
+def each_kernel_pressure(code: bytes | memoryview, kernels: Sequence[KernelRange | None], target: str,
+                         steps: bool = False, holders: bool | tuple[str, ...] = False,
+                         with_curve: bool | None = None) -> list[KernelPressure | None]:
+    """kernel_pressure() of each of a code object's ``kernels`` (None stays
+    None) through one PressureMemo, with kernel_pressure's ``steps``,
+    ``holders`` and ``with_curve``."""
+    memo = PressureMemo()
+    return [None if kernel is None else kernel_pressure(code, kernel.start, kernel.size, target, kernel.entry,
+                                                        steps=steps, holders=holders, memo=memo, with_curve=with_curve)
+            for kernel in kernels]
 
 
 def _read_instruction(table: OperandTable, raw: memoryview, instruction: Instruction

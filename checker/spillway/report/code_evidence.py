@@ -158,15 +158,13 @@ def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, 
     status (isa.liveness), and at the VGPR peak its source line and the
     largest group of registers held there (issue 41 item 4), placed in the
     code object's line table when it has one."""
-    from spillway.isa.liveness import PressureMemo, kernel_pressure
+    from spillway.isa.liveness import each_kernel_pressure
     from spillway.isa.operands import VGPR
     from spillway.isa.source_lines import block_starts
 
-    memo = PressureMemo()
     out = []
-    for found in ranges:
-        pressure = kernel_pressure(code, found.start, found.size, target, found.entry, holders=(VGPR,), memo=memo,
-                                   with_curve=True)
+    for found, pressure in zip(ranges, each_kernel_pressure(code, ranges, target, holders=(VGPR,), with_curve=True)):
+        assert pressure is not None             # (every range is a kernel's)
         record = pressure_peaks(pressure)
         held = next((h for h in pressure.holders if h.file == "v"), None)
         at_peak = None

@@ -136,25 +136,9 @@ def object_pressure(section: memoryview, found: list[Optional[KernelRange]], tar
     """The live registers (isa.liveness.KernelPressure) of each kernel of one
     code object found (None where it was not), with what holds each peak;
     ``steps``: every instruction's too."""
-    from spillway.isa.liveness import PressureMemo, kernel_pressure
+    from spillway.isa.liveness import each_kernel_pressure
 
-    memo = PressureMemo()
-    return [None if kernel is None else kernel_pressure(section, kernel.start, kernel.size, target, kernel.entry,
-                                                        steps=steps, holders=True, memo=memo)
-            for kernel in found]
-
-
-def object_peaks(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:
-    """The VGPR peak of each kernel of one code object found (None where it
-    was not): isa.liveness.KernelPressure with what holds the VGPR peak only,
-    no curve (check --pressure)."""
-    from spillway.isa.liveness import PressureMemo, kernel_pressure
-    from spillway.isa.operands import VGPR
-
-    memo = PressureMemo()
-    return [None if kernel is None else kernel_pressure(section, kernel.start, kernel.size, target, kernel.entry,
-                                                        holders=(VGPR,), memo=memo, with_curve=False)
-            for kernel in found]
+    return each_kernel_pressure(section, found, target, steps=steps, holders=True)
 
 
 def object_figures(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:
