@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from spillway.isa.evidence import COMPLETE, KernelCode
-from spillway.isa.source_lines import SourceLine
+from spillway.isa.source_lines import SourceLine, source_object
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,9 @@ class PeakNote:
     status: str                     # the liveness' status (complete, partial: ...)
 
     def as_dict(self) -> dict:
-        return {"vgprs": self.vgprs, "offset": self.offset, "status": self.status, "source": _source(self.source),
-                "held_by": [{"count": count, "defined_by": name, "source": _source(line)}
+        return {"vgprs": self.vgprs, "offset": self.offset, "status": self.status,
+                "source": source_object(self.source),
+                "held_by": [{"count": count, "defined_by": name, "source": source_object(line)}
                             for count, name, line in self.held_by]}
 
     def text(self, quote: Callable[[str], str] = str) -> str:
@@ -39,11 +40,6 @@ class PeakNote:
                          for count, name, line in self.held_by[:2])
         partial = "" if self.status == COMPLETE else " (read partly)"
         return f"VGPR peak {self.vgprs}{partial} at {where}" + (f": {held}" if held else "")
-
-
-def _source(line: Optional[SourceLine]) -> Optional[dict]:
-    return None if line is None else {"file": line.file, "line": line.line, "column": line.column,
-                                      "inferred": line.inferred}
 
 
 @dataclass(frozen=True)

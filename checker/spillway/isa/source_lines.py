@@ -381,6 +381,13 @@ def loop_lines(rows: Sequence[LineTraffic], limit: int) -> tuple[tuple[LineTraff
     return tuple(looping[:limit]), max(len(looping) - limit, 0)
 
 
+def source_object(source: SourceLine | None) -> dict | None:
+    """A placed instruction's line as JSON (None: it has none)."""
+    if source is None:
+        return None
+    return {"file": source.file, "line": source.line, "column": source.column, "inferred": source.inferred}
+
+
 def line_object(row: LineTraffic) -> dict:
     """A LineTraffic as JSON (its fields, in order)."""
     return {name: getattr(row, name) for name in LineTraffic.__dataclass_fields__}

@@ -27,7 +27,8 @@ from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_rang
 from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders, origin_sums
 from spillway.isa.listing import kernel_listing
 from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, NO_ROWS, PLACED, ObjectLines, SourceLine, branches_of,
-                                       decoded_kernel, kernel_lines, line_object, loop_lines, object_lines)
+                                       decoded_kernel, kernel_lines, line_object, loop_lines, object_lines,
+                                       source_object)
 from spillway.isa.mix import mix_object
 
 # The object's scalar and list members, in the order a record writes them (the fields of KernelCode);
@@ -57,13 +58,6 @@ def isa_object(code: KernelCode) -> dict:
     found["loop_spans"] = [list(span) for span in code.loop_spans]
     found["mix"] = mix_object(code.mix)
     return found
-
-
-def source_object(source: SourceLine | None) -> dict | None:
-    """A placed instruction's line as JSON (None: it has none)."""
-    if source is None:
-        return None
-    return {"file": source.file, "line": source.line, "column": source.column, "inferred": source.inferred}
 
 
 def _peak(peak: FilePeak) -> dict:

@@ -23,8 +23,8 @@ from typing import Final
 from spillway import __version__
 from spillway.isa.listing import KernelListing
 from spillway.isa.liveness import KernelPressure, PressureStep
-from spillway.isa.source_lines import KernelLines, line_object, without_lines
-from spillway.report.code_evidence import holders_object, isa_object, pressure_peaks, source_object
+from spillway.isa.source_lines import KernelLines, line_object, source_object, without_lines
+from spillway.report.code_evidence import holders_object, isa_object, pressure_peaks
 
 CODE_SCHEMA: Final = "spillway.code/3"
 # The record's members a viewed kernel keeps (where it is, what it is).
