@@ -336,36 +336,23 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
         return (live_in[number] | defs[number]) & (before[number] | defs[number])
 
     peaks: list[list] = [[0, None], [0, None], [0, None]]
-    undefined = 0
-    first_undefined = None
-    listed: list[PressureStep] = []
     code_size = decoded[-1].offset + decoded[-1].length if decoded else 0
     points = min(CURVE_POINTS, len(decoded)) if (bool(holders) if with_curve is None else with_curve) else 0
     curve = [0] * points
-    if not steps:
-        _peaks_only(live_in, before, defs, uses, decoded, peaks, curve, code_size)
-        for number in range(len(decoded)):
-            if uses[number] & ~before[number]:
-                undefined += 1
-                if first_undefined is None:
-                    first_undefined = decoded[number].offset
-    for number, instruction in enumerate(decoded if steps else ()):
-        held = held_at(number)
-        counts = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(), (held & _SGPRS).bit_count())
-        if points:
-            cell = instruction.offset * points // code_size
-            curve[cell] = max(curve[cell], counts[0])
-        for peak, count in zip(peaks, counts):
-            if count > peak[0]:
-                peak[0], peak[1] = count, instruction.offset
-        reads_undefined = bool(uses[number] & ~before[number])
-        if reads_undefined:
+    _peaks_and_curve(live_in, before, defs, decoded, peaks, curve, code_size)
+    undefined = 0
+    first_undefined = None
+    for number in range(len(decoded)):
+        if uses[number] & ~before[number]:
             undefined += 1
             if first_undefined is None:
-                first_undefined = instruction.offset
-        if steps:
-            listed.append(PressureStep(instruction.offset, instruction.length, instruction.mnemonic, read[number],
-                                       *counts, reads_undefined))
+                first_undefined = decoded[number].offset
+    listed: list[PressureStep] = []
+    for number, instruction in enumerate(decoded if steps else ()):
+        held = held_at(number)
+        listed.append(PressureStep(instruction.offset, instruction.length, instruction.mnemonic, read[number],
+                                   (held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(),
+                                   (held & _SGPRS).bit_count(), bool(uses[number] & ~before[number])))
     held_by: list[PeakHolders] = []
     files = (VGPR, AGPR, SGPR) if holders is True else holders or ()
     if files:
@@ -383,12 +370,12 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
                           code_size, branches)
 
 
-def _peaks_only(live_in: list[int], before: list[int], defs: list[int], uses: list[int],
-                decoded: list[Instruction], peaks: list[list], curve: list[int], code_size: int) -> None:
+def _peaks_and_curve(live_in: list[int], before: list[int], defs: list[int],
+                     decoded: list[Instruction], peaks: list[list], curve: list[int], code_size: int) -> None:
     """kernel_pressure's peaks (the most registers of each file counted at an
     instruction, the first offset) and the VGPR curve (``curve``: its cells,
-    none for no curve), without its steps: one pass, the AGPRs and SGPRs
-    counted only where some are held."""
+    none for no curve): one pass, the AGPRs and SGPRs counted only where some
+    are held."""
     vgprs = agprs = sgprs = 0
     at_v = at_a = at_s = -1
     points = len(curve)
