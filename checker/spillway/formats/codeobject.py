@@ -16,7 +16,7 @@ from spillway.formats import command_line, metadata
 from spillway.formats.elf import (CODE_OBJECT, ET_DYN, ET_REL, SHF_ALLOC, SHF_EXECINSTR, SHT_PROGBITS, STT_OBJECT,
                                   ElfImage, is_elf64_le, machine)
 from spillway.errors import InputError
-from spillway.resources.targets import (ABI_VERSION_TO_COV, ELFOSABI_AMDGPU_HSA, EM_AMDGPU,
+from spillway.resources.targets import (ABI_VERSION_TO_COV, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, MACH_TO_PROCESSOR,
                                         architected_flat_scratch, occupancy_model, processor_of,
                                         target_id_from_flags)
 
@@ -53,6 +53,17 @@ class CodeObject:
 def is_amdgpu_elf(data: bytes | memoryview) -> bool:
     head = bytes(data[:20])
     return is_elf64_le(head) and machine(head) == EM_AMDGPU
+
+
+def flags_processor(data: bytes | memoryview) -> str | None:
+    """The processor an AMDGPU ELF's header names in ``e_flags`` (what its
+    loader goes by), without parsing the rest; None where the header is not
+    an AMDGPU ELF's or names a machine value this table does not know (the
+    metadata's ``amdhsa.target`` may then say more)."""
+    if len(data) < 64 or not is_amdgpu_elf(data):
+        return None
+    (e_flags,) = struct.unpack_from("<I", data, 48)
+    return MACH_TO_PROCESSOR.get(e_flags & 0xFF)
 
 
 def _compiler_from_comment(data: bytes) -> str:
