@@ -43,6 +43,7 @@ target, no code).  A partial kernel's peaks cover what was read.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
@@ -125,18 +126,20 @@ ORIGIN_SUMS = 4
 _Line = TypeVar("_Line")
 
 
-def origin_sums(held: PeakHolders, line_at: Callable[[int], _Line | None]) -> list[tuple[int, str, _Line | None]]:
+def origin_sums(held: PeakHolders, line_at: Callable[[int], _Line | None], most: int | None = ORIGIN_SUMS
+                ) -> list[tuple[int, str, _Line | None]]:
     """The registers held at a peak summed by what defined them (origin)
     and, for a group one instruction defined, that instruction's line
     (``line_at`` of its offset: isa.source_lines' SourceLine, None without);
-    (registers, origin, line), most registers first, at most ORIGIN_SUMS:
-    report --pressure's vgpr_peak_origins and check --pressure's held_by."""
+    (registers, origin, line), most registers first, at most ``most`` (None:
+    every sum, adding up to the peak): report --pressure's vgpr_peak_origins
+    and check --pressure's held_by, spillway code's loop peaks."""
     sums: dict[tuple[str, _Line | None], int] = {}
     for group in held.groups:
         line = line_at(group.defined_at[0]) if len(group.defined_at) == 1 and not group.from_entry else None
         key = (origin(group), line)
         sums[key] = sums.get(key, 0) + group.count
-    ranked = sorted(sums.items(), key=lambda item: -item[1])[:ORIGIN_SUMS]
+    ranked = sorted(sums.items(), key=lambda item: -item[1])[:most]
     return [(count, name, line) for (name, line), count in ranked]
 
 
@@ -146,6 +149,29 @@ class PeakHolders:
     file: str                            # "v", "a", "s"
     offset: int                          # the peak instruction
     groups: tuple[Holder, ...]
+
+
+@dataclass(frozen=True)
+class LoopPeak:
+    """One loop's own peaks (spillway code, issue 41 item 1): the most
+    registers of each file counted at an instruction inside the loop's span
+    (``start .. end``, the back branch included), the first offset, and what
+    holds its VGPR peak."""
+    start: int                           # the loop's head, bytes from the kernel's start
+    end: int                             # its last back branch
+    vgprs: FilePeak
+    agprs: FilePeak
+    sgprs: FilePeak
+    held: PeakHolders | None             # what holds the VGPR peak (None: no VGPR live in the loop)
+
+
+def innermost_loop(spans: Sequence[tuple[int, int]], offset: int) -> tuple[int, int] | None:
+    """The innermost of the (start, end) loop spans holding ``offset`` (None:
+    outside every loop): the one with the latest head (heads differ, so a
+    loop nested in another has the later head; of overlapping spans, the
+    one entered last)."""
+    holding = [span for span in spans if span[0] <= offset <= span[1]]
+    return max(holding, key=lambda span: (span[0], -span[1])) if holding else None
 
 
 @dataclass(frozen=True)
@@ -166,6 +192,8 @@ class KernelPressure:
     # (with holders) each branch's (offset, target), for the basic blocks source lines are placed in
     # (isa.source_lines.block_starts)
     branches: tuple[tuple[int, int], ...] = ()
+    # (with loops) each loop's own peaks, in the order the spans were given
+    loops: tuple[LoopPeak, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -239,14 +267,17 @@ class PressureMemo:
 
 def each_kernel_pressure(code: bytes | memoryview, kernels: Sequence[KernelRange | None], target: str,
                          steps: bool = False, holders: bool | tuple[str, ...] = False,
-                         with_curve: bool | None = None) -> list[KernelPressure | None]:
+                         with_curve: bool | None = None,
+                         loops: Sequence[Sequence[tuple[int, int]] | None] | None = None
+                         ) -> list[KernelPressure | None]:
     """kernel_pressure() of each of a code object's ``kernels`` (None stays
     None) through one PressureMemo, with kernel_pressure's ``steps``,
-    ``holders`` and ``with_curve``."""
+    ``holders`` and ``with_curve``; ``loops``: each kernel's loop spans."""
     memo = PressureMemo()
     return [None if kernel is None else kernel_pressure(code, kernel.start, kernel.size, target, kernel.entry,
-                                                        steps=steps, holders=holders, memo=memo, with_curve=with_curve)
-            for kernel in kernels]
+                                                        steps=steps, holders=holders, memo=memo, with_curve=with_curve,
+                                                        loops=(loops[number] or ()) if loops else ())
+            for number, kernel in enumerate(kernels)]
 
 
 def _read_instruction(table: OperandTable, raw: memoryview, instruction: Instruction
@@ -303,13 +334,16 @@ def _read_kernel(raw: memoryview, size: int, family: Family, table: OperandTable
 
 def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str,
                     entry: EntryRegisters | None, steps: bool = False, holders: bool | tuple[str, ...] = False,
-                    memo: PressureMemo | None = None, with_curve: bool | None = None) -> KernelPressure:
+                    memo: PressureMemo | None = None, with_curve: bool | None = None,
+                    loops: Sequence[tuple[int, int]] = ()) -> KernelPressure:
     """The kernel at ``code[start:start + size]`` for ``target``: its peaks
     and status; with ``steps`` every instruction's operands and pressure;
     with ``holders`` what holds each file's peak (issue 41: the live
     registers there grouped by the instructions that defined them, and where
     they are used last; a tuple of files, e.g. ``(VGPR,)``: those files'
-    only); ``with_curve`` (default: with holders) the VGPR curve.
+    only); ``with_curve`` (default: with holders) the VGPR curve; ``loops``:
+    (start, end) spans, each loop's own peaks and what holds its VGPR peak
+    (LoopPeak; nothing is spent on loops without them).
     ``entry``: KernelRange.entry (None: a callee); ``memo``: one PressureMemo
     kept across the kernels of a code object (the same figures, faster).
     Never raises on bad code: what could not be read is in the status."""
@@ -364,10 +398,45 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
             held_by.append(_holders(file, number, held_at(number) & mask, decoded, successors, defs, uses, live_in,
                                     at_entry))
     branches = tuple((decoded[n].offset, branch_target(decoded[n].offset, decoded[n].bits))
-                     for n, kind in enumerate(kinds) if kind == BRANCH) if holders else ()
+                     for n, kind in enumerate(kinds) if kind == BRANCH) if holders or loops else ()
+
+    def vgpr_holders(number: int) -> PeakHolders:
+        return _holders(VGPR, number, held_at(number) & _VGPRS, decoded, successors, defs, uses, live_in, at_entry)
+
+    known = next((held for held in held_by if held.file == VGPR), None)
+    in_loops = _loop_peaks(loops, decoded, held_at, vgpr_holders, known) if loops else ()
     return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
                           undefined, first_undefined, len(decoded), tuple(listed), tuple(held_by), tuple(curve),
-                          code_size, branches)
+                          code_size, branches, in_loops)
+
+
+def _loop_peaks(spans: Sequence[tuple[int, int]], decoded: list[Instruction], held_at: Callable[[int], int],
+                vgpr_holders: Callable[[int], PeakHolders], known: PeakHolders | None) -> tuple[LoopPeak, ...]:
+    """Each (start, end) span's peaks: the most registers of each file
+    ``held_at`` an instruction inside it (the first offset), and what holds
+    its VGPR peak (``vgpr_holders``; ``known``, the kernel's, where the
+    loop's peak is the kernel's peak instruction).  Each instruction counted
+    once, however many loops hold it."""
+    offsets = [instruction.offset for instruction in decoded]
+    counted: dict[int, tuple[int, int, int]] = {}
+    out = []
+    for start, end in spans:
+        best = [(0, -1), (0, -1), (0, -1)]        # (registers, instruction number) per file
+        for number in range(bisect_left(offsets, start), bisect_right(offsets, end)):
+            counts = counted.get(number)
+            if counts is None:
+                held = held_at(number)
+                counts = counted[number] = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(),
+                                            (held & _SGPRS).bit_count())
+            for file, count in enumerate(counts):
+                if count > best[file][0]:
+                    best[file] = (count, number)
+        peaks = [FilePeak(count, offsets[number] if count else None) for count, number in best]
+        held = None
+        if best[0][0]:
+            held = known if known is not None and known.offset == peaks[0].offset else vgpr_holders(best[0][1])
+        out.append(LoopPeak(start, end, peaks[0], peaks[1], peaks[2], held))
+    return tuple(out)
 
 
 def _peaks_and_curve(live_in: list[int], before: list[int], defs: list[int],
