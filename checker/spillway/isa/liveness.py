@@ -425,9 +425,9 @@ def _loop_peaks(spans: Sequence[tuple[int, int]], decoded: list[Instruction], he
         for number in range(bisect_left(offsets, start), bisect_right(offsets, end)):
             counts = counted.get(number)
             if counts is None:
-                held = held_at(number)
-                counts = counted[number] = ((held & _VGPRS).bit_count(), (held & _AGPRS).bit_count(),
-                                            (held & _SGPRS).bit_count())
+                live = held_at(number)
+                counts = counted[number] = ((live & _VGPRS).bit_count(), (live & _AGPRS).bit_count(),
+                                            (live & _SGPRS).bit_count())
             for file, count in enumerate(counts):
                 if count > best[file][0]:
                     best[file] = (count, number)

@@ -13,12 +13,15 @@ from spillway.formats.codeobject import function_symbol
 from spillway.isa.source_lines import KernelLines
 from spillway.render.code_lines import source_lines_text, where
 from spillway.render.models import CodeModel, View
-from spillway.isa.liveness import NOT_READ, PeakHolders, origin
-from spillway.report.code_view import ViewedKernel
+from spillway.isa.liveness import NOT_READ, LoopPeak, PeakHolders, origin, origin_sums
+from spillway.report.code_view import ViewedKernel, loop_peaks, peak_loop
 from spillway.untrusted import visible
 
 # Loops are indented by depth up to this many steps (overlapping spans can hold a loop 20 deep).
 INDENTED_DEPTH: Final = 4
+# The most loops whose own peak gets a line under the loop's (those with the most VGPRs, the loop holding the
+# kernel's VGPR peak always among them); the rest are counted in one line ("--json" has every loop's).
+LOOP_PEAKS_SHOWN: Final = 12
 
 
 def _plural(count: int, word: str) -> str:
@@ -49,18 +52,7 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
     if code.agpr_writes + code.agpr_reads:
         lines.append(f"  AGPR copies by AGPR: {code.agpr_spill_copies} spill copies, "
                      f"{code.agpr_accumulator_moves} accumulator moves (matrix ops' accumulators)")
-    if listing.loops:
-        lines.append(f"  loops ({len(listing.loops)}; offsets from the kernel's start, objdump's <kernel+0x..>):")
-        for loop in listing.loops:
-            notes = [f"depth {loop.depth}"] + (["innermost"] if loop.innermost else []) + \
-                    ([f"{loop.branches} branches back"] if loop.branches > 1 else [])
-            inside = sum(1 for i in listing.instructions if i.kind.startswith("scratch")
-                         and loop.start <= i.offset <= loop.end)
-            notes.append(f"{inside} scratch access" + ("" if inside == 1 else "es"))
-            indent = "  " * min(loop.depth - 1, INDENTED_DEPTH)
-            lines.append(f"    {indent}+{loop.start:#x} .. +{loop.end:#x}  {', '.join(notes)}")
-    else:
-        lines.append("  loops: none")
+    lines.extend(loops_text(viewed))
     if listing.instructions:
         width = max(len(f"+{i.offset:#x}") for i in listing.instructions)
         lines.append(f"  instructions ({len(listing.instructions)}: scratch accesses, AGPR copies, matrix ops, "
@@ -84,6 +76,83 @@ def kernel_text(viewed: ViewedKernel) -> list[str]:
     return lines
 
 
+def loops_text(viewed: ViewedKernel) -> list[str]:
+    """The kernel's loops, nested by depth, each with its own peak under it (LOOP_PEAKS_SHOWN at most)."""
+    listing = viewed.listing
+    if not listing.loops:
+        return ["  loops: none"]
+    out = [f"  loops ({len(listing.loops)}; offsets from the kernel's start, objdump's <kernel+0x..>):"]
+    peaks = loop_peaks(viewed)
+    shown = _shown_loop_peaks(viewed, list(peaks.values()))
+    for loop in listing.loops:
+        notes = [f"depth {loop.depth}"] + (["innermost"] if loop.innermost else []) + \
+                ([f"{loop.branches} branches back"] if loop.branches > 1 else [])
+        inside = sum(1 for i in listing.instructions if i.kind.startswith("scratch")
+                     and loop.start <= i.offset <= loop.end)
+        notes.append(f"{inside} scratch access" + ("" if inside == 1 else "es"))
+        indent = "  " * min(loop.depth - 1, INDENTED_DEPTH)
+        out.append(f"    {indent}+{loop.start:#x} .. +{loop.end:#x}  {', '.join(notes)}")
+        peak = peaks.get((loop.start, loop.end))
+        if peak is not None and (loop.start, loop.end) in shown:
+            out.append(f"    {indent}  {_loop_peak_text(peak, viewed.lines)}")
+    hidden = len(peaks) - len(shown)
+    if hidden:
+        out.append(f"    ... the peaks of {_plural(hidden, 'more loop')} (fewer VGPRs) in --json")
+    return out
+
+
+def _shown_loop_peaks(viewed: ViewedKernel, peaks: list[LoopPeak]) -> set[tuple[int, int]]:
+    """The loops whose peak gets a line: LOOP_PEAKS_SHOWN with the most VGPRs (the earlier head first among
+    equals), the loop holding the kernel's VGPR peak always."""
+    ranked = sorted(peaks, key=lambda peak: (-peak.vgprs.registers, peak.start))
+    shown = {(peak.start, peak.end) for peak in ranked[:LOOP_PEAKS_SHOWN]}
+    around = peak_loop(viewed)
+    if around is not None and any((peak.start, peak.end) == around for peak in peaks):
+        shown.add(around)
+    return shown
+
+
+def _loop_peak_text(peak: LoopPeak, lines: KernelLines | None) -> str:
+    """``peak 60 VGPRs at +0x54c kernels.cpp:90:52: 24 v_pk_fma_f32 at kernels.cpp:90:52, ...; 19 SGPRs at
+    +0x3b8``: a loop's VGPR peak and what holds it, summed by what defined it (isa.liveness.origin_sums, with
+    the defining line where one instruction defined a sum), then its AGPR and SGPR peaks."""
+    if peak.vgprs.offset is None:
+        text = "peak 0 VGPRs"
+    else:
+        text = f"peak {_plural(peak.vgprs.registers, 'VGPR')} at {_at(peak.vgprs.offset, lines)}"
+    if peak.held is not None:
+        comp = lines.comp_dir if lines is not None else ""
+        sums = origin_sums(peak.held, lines.line_at if lines is not None else (lambda _offset: None))
+        named = [f"{count} {name}" + ("" if line is None else f" at {where(line, comp)}") for count, name, line in sums]
+        rest = peak.vgprs.registers - sum(count for count, _name, _line in sums)
+        text += ": " + ", ".join(named) + (f", {rest} more" if rest else "")
+    for name, other in (("AGPR", peak.agprs), ("SGPR", peak.sgprs)):
+        if other.offset is not None:
+            text += f"; {_plural(other.registers, name)} at +{other.offset:#x}"
+    return text
+
+
+def _peak_place_text(viewed: ViewedKernel) -> list[str]:
+    """Where the kernel's VGPR peak is: inside the innermost loop holding it (named by its head's and back
+    branch's lines where known, else by offsets), or outside any loop."""
+    pressure = viewed.pressure
+    if pressure is None or pressure.vgprs.offset is None:
+        return []
+    around = peak_loop(viewed)
+    said = f"    the VGPR peak (+{pressure.vgprs.offset:#x}) is "
+    if around is None:
+        return [said + "outside any loop"]
+    start, end = around
+    lines = viewed.lines
+    placed = next((p for p in lines.loops if p.loop.start == start), None) if lines is not None else None
+    if placed is None:
+        return [said + f"inside the loop +{start:#x} .. +{end:#x}"]
+    comp = lines.comp_dir if lines is not None else ""
+    head = f"+{start:#x}" if placed.head is None else where(placed.head, comp)
+    back = f"+{end:#x}" if placed.back_branch is None else where(placed.back_branch, comp)
+    return [said + f"inside the loop at {head} (+{start:#x} .. +{end:#x}, back branch {back})"]
+
+
 def pressure_text(viewed: ViewedKernel) -> list[str]:
     """The kernel's live registers (isa.liveness): peaks, where first reached, status."""
     pressure = viewed.pressure
@@ -94,7 +163,7 @@ def pressure_text(viewed: ViewedKernel) -> list[str]:
     peaks = ", ".join(f"{peak.registers} {name}" + ("" if peak.offset is None else f" (first at +{peak.offset:#x})")
                       for name, peak in (("VGPRs", pressure.vgprs), ("AGPRs", pressure.agprs),
                                          ("SGPRs", pressure.sgprs)))
-    out = [f"  live registers at the peak: {peaks}; {pressure.status}"]
+    out = [f"  live registers at the peak: {peaks}; {pressure.status}", *_peak_place_text(viewed)]
     for held in pressure.holders:
         out.extend(_holders_text(held, viewed.lines))
     out.extend(_sparkline(viewed))

@@ -63,8 +63,11 @@ def viewed_kernels(paths: list[str], options: ReadOptions, records: list[dict],
     from spillway.report.kernel_code import each_code_object
 
     def listings_of(_records, section, found: list[Optional[KernelRange]], target: str, payload):
-        pressures = object_pressure(section, found, target, all_instructions)
-        listed = object_listings(payload, section, found, target, own_lines=not lines_from,
+        decoded = decoded_listings(section, found, target)
+        # each loop's own peak (isa.liveness.LoopPeak) needs the listing's loops; the lines, the peaks' offsets
+        spans = [None if one is None else [(loop.start, loop.end) for loop in one[0].loops] for one in decoded]
+        pressures = object_pressure(section, found, target, all_instructions, spans)
+        listed = placed_listings(payload, found, decoded, own_lines=not lines_from,
                                  more=[placed_offsets(p) for p in pressures])
         return [None if one is None else (*one, pressure) for one, pressure in zip(listed, pressures)]
 
@@ -92,6 +95,10 @@ def placed_offsets(pressure) -> list[int]:
         out.append(held.offset)
         for group in held.groups:
             out += [*group.defined_at, *group.last_used_at]
+    for loop in pressure.loops:                 # each loop's VGPR peak and what defined the registers held there
+        if loop.held is not None:
+            out.append(loop.held.offset)
+            out += [at for group in loop.held.groups for at in group.defined_at]
     return out
 
 
@@ -101,7 +108,12 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
     (None where it was not): decoded together, the line table read once;
     ``more``: for each kernel found, other offsets to place
     (KernelLines.more)."""
-    from spillway.isa.source_lines import LINE_TABLE_NOT_READ, kernel_lines, object_lines, without_lines
+    return placed_listings(payload, found, decoded_listings(section, found, target), own_lines, more)
+
+
+def decoded_listings(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:
+    """(listing, branches) of each kernel of one code object found (None
+    where it was not), decoded together: object_listings' first step."""
     from spillway.isa.vector import DecodedSection, evidence_many, listings_many
 
     present = [r for r in found if r is not None]
@@ -109,6 +121,16 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
     decoded = DecodedSection()
     figures = evidence_many(code, batch, target, keep=decoded)
     listed = iter(listings_many(code, batch, target, figures, decoded))
+    return [None if kernel is None else next(listed) for kernel in found]
+
+
+def placed_listings(payload, found: list[Optional[KernelRange]], decoded: list, own_lines: bool,
+                    more: Optional[list[list[int]]] = None) -> list:
+    """object_listings' second step: each decoded_listings' (listing,
+    branches) with its lines or None, the line table read once."""
+    from spillway.isa.source_lines import LINE_TABLE_NOT_READ, kernel_lines, object_lines, without_lines
+
+    present = [r for r in found if r is not None]
     lines = None
     failed = None
     if own_lines and present:
@@ -117,11 +139,11 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
         except InputError as exc:         # a malformed table: said in each status, the listings stand
             failed = f"{LINE_TABLE_NOT_READ}: {exc.message}"
     out: list = []
-    for number, kernel in enumerate(found):
+    for number, (kernel, one) in enumerate(zip(found, decoded)):
         if kernel is None:
             out.append(None)
             continue
-        listing, branches = next(listed)
+        listing, branches = one
         if not own_lines:
             out.append((listing, None))
         elif failed is not None:
@@ -132,13 +154,15 @@ def object_listings(payload, section: memoryview, found: list[Optional[KernelRan
     return out
 
 
-def object_pressure(section: memoryview, found: list[Optional[KernelRange]], target: str, steps: bool) -> list:
+def object_pressure(section: memoryview, found: list[Optional[KernelRange]], target: str, steps: bool,
+                    loops: Optional[list] = None) -> list:
     """The live registers (isa.liveness.KernelPressure) of each kernel of one
     code object found (None where it was not), with what holds each peak;
-    ``steps``: every instruction's too."""
+    ``steps``: every instruction's too; ``loops``: each kernel's loop spans,
+    each loop's own peaks."""
     from spillway.isa.liveness import each_kernel_pressure
 
-    return each_kernel_pressure(section, found, target, steps=steps, holders=True)
+    return each_kernel_pressure(section, found, target, steps=steps, holders=True, loops=loops)
 
 
 def object_figures(section: memoryview, found: list[Optional[KernelRange]], target: str) -> list:

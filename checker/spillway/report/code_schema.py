@@ -1,5 +1,5 @@
 """The published JSON schema of ``spillway code --format json``
-(spillway.code/3; report.code_view writes the document).  Its models live
+(spillway.code/4; report.code_view writes the document).  Its models live
 here, apart from code_view, so that only ``spillway schema`` (spillway.schemas
 names this module, imported on demand) pays for pydantic."""
 
@@ -13,7 +13,7 @@ from spillway.isa.listing import KINDS, ROLES
 from spillway.json_codec import published_schema
 from spillway.report.code_view import CODE_SCHEMA
 from spillway.report.record import (CURVE_CODE_BYTES, VGPR_CURVE, AtPeakModel, KernelIsa, LineTrafficRecord,
-                                    PressurePeaks, SourceModel)
+                                    PeakModel, PeakOrigin, PressurePeaks, SourceModel)
 
 
 class SourceLinesModel(BaseModel):
@@ -33,6 +33,30 @@ class SourceLinesModel(BaseModel):
                                                          "placed there, most innermost-loop bytes first")
 
 
+class LoopPeakModel(BaseModel):
+    """One loop's own peaks: the most registers of each file live at an instruction inside the loop (its head
+    to its last backward branch, both included; isa.liveness.LoopPeak, version 4)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vgprs: PeakModel = Field(description="Architectural VGPRs: the most live inside the loop, and the first "
+                                         "offset there")
+    agprs: PeakModel = Field(description="AGPRs (gfx908, gfx90a, gfx94x, gfx950)")
+    sgprs: PeakModel = Field(description="Numbered SGPRs")
+    source: Optional[SourceModel] = Field(description="The source line of the loop's VGPR peak (null: no line "
+                                                      "table, no line, or no VGPR live)")
+    held_by: list[PeakOrigin] = Field(description="The VGPRs live at the loop's VGPR peak summed by what defined "
+                                                  "them (as report --pressure's vgpr_peak_origins, every sum: "
+                                                  "they add up to vgprs.peak), most first")
+
+
+class LoopSpanModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    start: int = Field(description="The loop's head (loops[].start)")
+    end: int = Field(description="Its last backward branch (loops[].end)")
+
+
 class LoopModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -44,6 +68,8 @@ class LoopModel(BaseModel):
     innermost: bool = Field(description="Holds no other loop")
     head: Optional[SourceModel] = Field(description="The source line of the loop's first instruction")
     back_branch: Optional[SourceModel] = Field(description="The source line of its last backward branch")
+    peak: Optional[LoopPeakModel] = Field(description="The loop's own peaks and what holds its VGPR peak (null: "
+                                                      "the registers were not read; version 4)")
 
 
 class InstructionModel(BaseModel):
@@ -74,6 +100,9 @@ class PressureModel(PressurePeaks):
     at_peaks: list[AtPeakModel] = Field(description="What holds each file's peak (files with a peak above 0)")
     vgpr_curve: list[int] = Field(description=VGPR_CURVE)
     code_bytes: int = Field(description=CURVE_CODE_BYTES)
+    loop: Optional[LoopSpanModel] = Field(description="The innermost loop holding the VGPR peak (the one with "
+                                                      "the latest head of those whose span holds it; null: "
+                                                      "outside every loop, or no VGPR live; version 4)")
 
 
 class StepModel(BaseModel):
@@ -117,11 +146,11 @@ class CodeModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["spillway.code/3"] = Field(CODE_SCHEMA, alias="schema")
+    schema_: Literal["spillway.code/4"] = Field(CODE_SCHEMA, alias="schema")
     spillway_version: str
     kernels: list[KernelModel]
 
 
 def json_schema() -> dict:
     """The JSON schema of ``spillway code --format json``."""
-    return published_schema(CodeModel, "code-3.json")
+    return published_schema(CodeModel, "code-4.json")

@@ -41,7 +41,7 @@ def test_json_is_versioned_and_valid(capsys, tmp_path):
     assert (status, out) == (0, "")
     document = json.loads(out_file.read_text())
     jsonschema.validate(document, json_schema())
-    assert document["schema"] == "spillway.code/3"
+    assert document["schema"] == "spillway.code/4"
     assert [k["target"] for k in document["kernels"]] == ["gfx90a", "gfx942"]
     first = document["kernels"][0]
     kinds = [i["kind"] for i in first["instructions"]]
