@@ -122,3 +122,47 @@ def test_what_holds_each_peak_adds_up_and_is_defined_there_in_objdump(name):
                 checked += 1
     assert checked > 0
     assert not wrong, wrong[:10]
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_each_loops_peak_equals_the_oracles_inside_its_span(name):
+    """Issue 41 item 1's loops: for the loops objdump's branch targets give
+    (each backward branch grouped by its target), spillway's listing has the
+    same spans, each loop's own VGPR, AGPR and SGPR peaks (isa.liveness
+    LoopPeak) are the oracle's most inside the span at the same first offset,
+    the registers held at its VGPR peak add up to it, and the loop holding
+    the kernel's VGPR peak is the innermost span holding it."""
+    from spillway.isa.listing import kernel_listing
+    from spillway.isa.liveness import innermost_loop
+
+    path, recorded = COMMITTED[name]
+    functions, entries = _objdump(name)
+    code, ranges = kernel_ranges(path.read_bytes(), functions=True)
+    looped = 0
+    wrong = []
+    for r in ranges:
+        steps = functions.get(r.name)
+        whole = _spillway(name)[r.name]
+        if not steps or not whole.complete:
+            continue
+        spans = liveness_oracle.loop_spans(steps)
+        listed = kernel_listing(code, r.start, r.size, recorded["target"], bool(r.private_segment_buffer))
+        assert [(loop.start, loop.end) for loop in listed.loops] == spans, r.name
+        if not spans:
+            continue
+        found = kernel_pressure(code, r.start, r.size, recorded["target"], r.entry, holders=True, loops=spans)
+        for loop, want in zip(found.loops, liveness_oracle.loop_peaks(steps, entries.get(r.name), spans)):
+            got = {file: (peak.registers, peak.offset) for file, peak in (("v", loop.vgprs), ("a", loop.agprs),
+                                                                          ("s", loop.sgprs))}
+            if got != want:
+                wrong.append(f"{r.name} loop +0x{loop.start:x}..+0x{loop.end:x}: spillway {got}, objdump {want}")
+            held = 0 if loop.held is None else sum(group.count for group in loop.held.groups)
+            assert held == loop.vgprs.registers, (r.name, loop.start)
+            assert loop.held is None or loop.held.offset == loop.vgprs.offset, (r.name, loop.start)
+            looped += 1
+        if whole.vgprs.offset is not None:
+            assert innermost_loop(spans, whole.vgprs.offset) == liveness_oracle.innermost_span(
+                spans, whole.vgprs.offset), r.name
+    assert not wrong, f"{name}: {len(wrong)} loops disagree:\n  " + "\n  ".join(wrong[:20])
+    if name.startswith(("gfx90a", "lines/gfx90a", "gfx1100", "gfx906", "lines/gfx906")):
+        assert looped > 0

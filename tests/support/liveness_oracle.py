@@ -251,3 +251,43 @@ def peaks_within_counts(found, record: dict) -> list[str]:
     if found.sgprs.registers > sgprs:
         out.append(f"SGPRs {found.sgprs.registers} > {sgprs}")
     return out
+
+
+def loop_spans(steps: list[Step]) -> list[tuple[int, int]]:
+    """The loops of a function as offsets from its start, from objdump's
+    branch targets alone: each backward branch (a target at or before the
+    branch) grouped by its target, (head, last branch back), by head."""
+    base = steps[0].address if steps else 0
+    heads: dict[int, int] = {}
+    for step in steps:
+        if step.target is not None and step.target <= step.address:
+            heads[step.target - base] = max(heads.get(step.target - base, -1), step.address - base)
+    return sorted(heads.items())
+
+
+def loop_peaks(steps: list[Step], entry: frozenset | None, spans: list[tuple[int, int]]
+               ) -> list[dict[str, tuple[int, int | None]]]:
+    """Each span's peaks by this oracle's pressure: per file ("v", "a", "s")
+    the most registers at an instruction inside it (both ends included) and
+    the first offset (None: none live)."""
+    base = steps[0].address if steps else 0
+    counted = pressure(steps, entry)
+    out = []
+    for start, end in spans:
+        inside = [p for p in counted if start <= p.address - base <= end]
+        peaks = {}
+        for file, attribute in (("v", "vgprs"), ("a", "agprs"), ("s", "sgprs")):
+            most = max((getattr(p, attribute) for p in inside), default=0)
+            first = next((p.address - base for p in inside if getattr(p, attribute) == most), None) if most else None
+            peaks[file] = (most, first)
+        out.append(peaks)
+    return out
+
+
+def innermost_span(spans: list[tuple[int, int]], offset: int) -> tuple[int, int] | None:
+    """Of the spans holding ``offset``, the one holding no other that holds it (None: none holds it)."""
+    holding = [span for span in spans if span[0] <= offset <= span[1]]
+    inner = [span for span in holding
+             if not any(other != span and span[0] <= other[0] and other[1] <= span[1] for other in holding)]
+    assert len(inner) <= 1, f"spans holding +0x{offset:x} overlap without nesting: {inner}"
+    return inner[0] if inner else None
