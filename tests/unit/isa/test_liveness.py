@@ -164,3 +164,40 @@ def test_what_defined_a_group_held_at_a_peak():
         "v_mfma_i32_16x16x16i8 or v_mov_b32_e32"
     assert origin(group(["v_add_u32_e32"], entry=True)) == f"v_add_u32_e32 or {FROM_ENTRY}"
     assert origin(group(["d", "c", "b", "a"])) == f"a or b or c or {SEVERAL_PATHS}"
+
+
+def test_the_peaks_of_any_spans_are_the_most_counted_inside_them():
+    """kernel_pressure's loops: for spans of every shape over a real kernel (one instruction, each loop, the
+    whole code, a span ending at its last instruction), each file's peak is the most its steps count inside
+    the span, both ends included, at the first such offset; the registers held at the VGPR peak add up to it,
+    and a span whose VGPR peak is the kernel's peak instruction reuses the kernel's holders."""
+    from pathlib import Path
+
+    from spillway.isa.evidence import kernel_ranges
+    from spillway.isa.listing import kernel_listing
+
+    path = Path(__file__).resolve().parents[2] / "data" / "isa" / "co" / "gfx90a.clang22.co"
+    code, ranges = kernel_ranges(path.read_bytes())
+    checked = 0
+    for r in ranges:
+        steps = kernel_pressure(code, r.start, r.size, "gfx90a", r.entry, steps=True).steps
+        listing = kernel_listing(code, r.start, r.size, "gfx90a", bool(r.private_segment_buffer))
+        spans = [(loop.start, loop.end) for loop in listing.loops] + [(0, steps[-1].offset)]
+        spans += [(step.offset, step.offset) for step in steps[::7]]
+        spans += [(steps[len(steps) // 2].offset, steps[-1].offset), (steps[1].offset, steps[-2].offset)]
+        found = kernel_pressure(code, r.start, r.size, "gfx90a", r.entry, holders=True, loops=spans)
+        assert [(loop.start, loop.end) for loop in found.loops] == spans
+        for loop in found.loops:
+            inside = [step for step in steps if loop.start <= step.offset <= loop.end]
+            for name, peak in (("vgprs", loop.vgprs), ("agprs", loop.agprs), ("sgprs", loop.sgprs)):
+                most = max(getattr(step, name) for step in inside)
+                first = next(step.offset for step in inside if getattr(step, name) == most) if most else None
+                assert (peak.registers, peak.offset) == (most, first), (r.name, loop, name)
+            if loop.vgprs.registers:
+                assert loop.held is not None and loop.held.offset == loop.vgprs.offset
+                assert sum(group.count for group in loop.held.groups) == loop.vgprs.registers
+                if loop.vgprs.offset == found.vgprs.offset:
+                    assert loop.held is found.holders[0]
+            checked += 1
+    assert checked > 100
+    assert kernel_pressure(code, ranges[0].start, ranges[0].size, "gfx90a", ranges[0].entry).loops == ()
