@@ -94,7 +94,10 @@ def test_code_takes_lines_from_a_debug_twin_where_the_code_is_the_same(capsys):
     status, out, err = cli(capsys, "code", WITH_LINES, "spill_in_loop", "--json")
     own = json.loads(out)["kernels"][0]
     assert twin["source_lines"]["lines_from"] == "debug twin" and own["source_lines"]["lines_from"] == "code object"
-    assert twin["instructions"] == own["instructions"] and twin["loops"] == own["loops"]
+    assert twin["instructions"] == own["instructions"]
+    # (the loops' peaks take no line from a twin yet, as the kernel's peak: the rest is the same)
+    assert [{**loop, "peak": None} for loop in twin["loops"]] == [{**loop, "peak": None} for loop in own["loops"]]
+    assert [loop["peak"]["vgprs"] for loop in twin["loops"]] == [loop["peak"]["vgprs"] for loop in own["loops"]]
     assert twin["source_lines"]["by_line"] == own["source_lines"]["by_line"] != []
 
 
