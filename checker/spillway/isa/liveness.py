@@ -400,23 +400,43 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     branches = tuple((decoded[n].offset, branch_target(decoded[n].offset, decoded[n].bits))
                      for n, kind in enumerate(kinds) if kind == BRANCH) if holders or loops else ()
 
-    def vgpr_holders(number: int) -> PeakHolders:
-        return _holders(VGPR, number, held_at(number) & _VGPRS, decoded, successors, defs, uses, live_in, at_entry)
+    # loops sharing a peak instruction share its holders; the kernel's VGPR peak's are known
+    known = {index_of(decoded, held.offset): held for held in held_by if held.file == VGPR}
+    predecessors: list[list[int]] = []
 
-    known = next((held for held in held_by if held.file == VGPR), None)
-    in_loops = _loop_peaks(loops, decoded, held_at, vgpr_holders, known) if loops else ()
+    def vgpr_holders(number: int) -> PeakHolders:
+        if number not in known:
+            if not predecessors:
+                predecessors.extend(_predecessors(successors))
+            known[number] = _holders(VGPR, number, held_at(number) & _VGPRS, decoded, successors, defs, uses,
+                                     live_in, at_entry, predecessors)
+        return known[number]
+
+    in_loops = _loop_peaks(loops, decoded, held_at, vgpr_holders) if loops else ()
     return KernelPressure(reasons.status(), FilePeak(*peaks[0]), FilePeak(*peaks[1]), FilePeak(*peaks[2]),
                           undefined, first_undefined, len(decoded), tuple(listed), tuple(held_by), tuple(curve),
                           code_size, branches, in_loops)
 
 
+def index_of(decoded: list[Instruction], offset: int) -> int:
+    """The number of the instruction at ``offset`` (one of ``decoded``'s)."""
+    return bisect_left([instruction.offset for instruction in decoded], offset)
+
+
+def _predecessors(successors: list[tuple[int, ...]]) -> list[list[int]]:
+    predecessors: list[list[int]] = [[] for _ in successors]
+    for number, aims in enumerate(successors):
+        for aim in aims:
+            predecessors[aim].append(number)
+    return predecessors
+
+
 def _loop_peaks(spans: Sequence[tuple[int, int]], decoded: list[Instruction], held_at: Callable[[int], int],
-                vgpr_holders: Callable[[int], PeakHolders], known: PeakHolders | None) -> tuple[LoopPeak, ...]:
+                vgpr_holders: Callable[[int], PeakHolders]) -> tuple[LoopPeak, ...]:
     """Each (start, end) span's peaks: the most registers of each file
     ``held_at`` an instruction inside it (the first offset), and what holds
-    its VGPR peak (``vgpr_holders``; ``known``, the kernel's, where the
-    loop's peak is the kernel's peak instruction).  Each instruction counted
-    once, however many loops hold it."""
+    its VGPR peak (``vgpr_holders`` of its instruction's number).  Each
+    instruction counted once, however many loops hold it."""
     offsets = [instruction.offset for instruction in decoded]
     counted: dict[int, tuple[int, int, int]] = {}
     out = []
@@ -432,9 +452,7 @@ def _loop_peaks(spans: Sequence[tuple[int, int]], decoded: list[Instruction], he
                 if count > best[file][0]:
                     best[file] = (count, number)
         peaks = [FilePeak(count, offsets[number] if count else None) for count, number in best]
-        held = None
-        if best[0][0]:
-            held = known if known is not None and known.offset == peaks[0].offset else vgpr_holders(best[0][1])
+        held = vgpr_holders(best[0][1]) if best[0][0] else None
         out.append(LoopPeak(start, end, peaks[0], peaks[1], peaks[2], held))
     return tuple(out)
 
@@ -490,16 +508,16 @@ def _registers_of(file: str, numbers: list[int]) -> tuple[Registers, ...]:
 
 
 def _holders(file: str, peak: int, held: int, decoded: list[Instruction], successors: list[tuple[int, ...]],
-             defs: list[int], uses: list[int], live_in: list[int], entry: int) -> PeakHolders:
+             defs: list[int], uses: list[int], live_in: list[int], entry: int,
+             predecessors: list[list[int]] | None = None) -> PeakHolders:
     """The registers ``held`` at instruction ``peak`` grouped by their
     reaching definitions (backward from the peak along every path, each
     register until an instruction defines it; the entry where none does),
     with their last uses (forward from the peak, each register until the
-    instruction after which no path needs it)."""
-    predecessors: list[list[int]] = [[] for _ in decoded]
-    for number, aims in enumerate(successors):
-        for aim in aims:
-            predecessors[aim].append(number)
+    instruction after which no path needs it).  ``predecessors``: each
+    instruction's (_predecessors), when already worked out."""
+    if predecessors is None:
+        predecessors = _predecessors(successors)
     reaching: dict[int, set[int]] = {}          # register bit -> defining instructions (-1: the entry)
     defined_here = held & defs[peak]
     for bit in _bits(defined_here):
