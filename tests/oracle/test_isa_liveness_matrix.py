@@ -4,7 +4,8 @@ libengine.so (the one-machine run: bookworm's and sid's clangs, Debian's ROCm
 an operand table has its live-register peaks within the compiler's own
 counts (llvm-readelf --notes: .vgpr_count, .agpr_count, .sgpr_count), and
 the pressure of every instruction of every complete kernel equals the
-oracle's from llvm-objdump's text (tests/support/liveness_oracle.py).  The
+oracle's from llvm-objdump's text (tests/support/liveness_oracle.py), and
+so does each loop's own peak (issue 41).  The
 code objects are cut out by LLVM's tools (llvm_pipeline), never by
 spillway; partial kernels are counted and must say why."""
 
@@ -19,7 +20,7 @@ import pytest
 from spillway.isa import decoder, operands
 from spillway.isa.encodings import FAMILIES
 from spillway.isa.evidence import kernel_ranges
-from spillway.isa.liveness import kernel_pressure
+from spillway.isa.liveness import innermost_loop, kernel_pressure
 from support import isa_oracle, liveness_oracle, llvm_pipeline
 from test_isa_matrix_cells import code_objects
 
@@ -48,7 +49,9 @@ def check_code_object(path: Path, counted: Counter) -> list[str]:
     code, ranges = kernel_ranges(path.read_bytes())
     problems = []
     for kernel in ranges:
-        found = kernel_pressure(code, kernel.start, kernel.size, target, kernel.entry, steps=True, holders=True)
+        spans = liveness_oracle.loop_spans(functions.get(kernel.name, []))     # each loop's own peaks too
+        found = kernel_pressure(code, kernel.start, kernel.size, target, kernel.entry, steps=True, holders=True,
+                                loops=spans)
         record = records.get(kernel.name)
         assert record is not None, (path, kernel.name)
         problems += [f"{path.name} {kernel.name}: {why}" for why in liveness_oracle.peaks_within_counts(found, record)]
@@ -61,10 +64,32 @@ def check_code_object(path: Path, counted: Counter) -> list[str]:
                      for held in found.holders if sum(g.count for g in held.groups) != peaks[held.file]]
         problems += liveness_oracle.disagreements(functions[kernel.name], entries.get(kernel.name), found,
                                                   f"{path.parent.name}/{path.name} {target} {kernel.name}")
+        problems += loop_disagreements(found, functions[kernel.name], entries.get(kernel.name),
+                                       f"{path.parent.name}/{path.name} {target} {kernel.name}")
         counted["complete"] += 1
         counted["at .vgpr_count"] += found.vgprs.registers + (
             record["agpr_count"] or 0 if target.split(":")[0] in liveness_oracle.UNIFIED else 0) \
             == record["vgpr_count"]
+    return problems
+
+
+def loop_disagreements(found, steps: list, entry, name: str) -> list[str]:
+    """Issue 41's loops: each loop's own peaks (isa.liveness.LoopPeak, for the
+    spans objdump's backward branches give) against the oracle's most inside
+    the span, the registers held at its VGPR peak adding up to it, and the
+    loop holding the kernel's VGPR peak the innermost span holding it."""
+    spans = liveness_oracle.loop_spans(steps)
+    problems = []
+    for loop, want in zip(found.loops, liveness_oracle.loop_peaks(steps, entry, spans)):
+        got = {"v": (loop.vgprs.registers, loop.vgprs.offset), "a": (loop.agprs.registers, loop.agprs.offset),
+               "s": (loop.sgprs.registers, loop.sgprs.offset)}
+        if got != want:
+            problems.append(f"{name} loop +0x{loop.start:x}: spillway {got}, objdump {want}")
+        if (0 if loop.held is None else sum(g.count for g in loop.held.groups)) != loop.vgprs.registers:
+            problems.append(f"{name} loop +0x{loop.start:x}: the groups at its VGPR peak do not add up")
+    if found.vgprs.offset is not None and innermost_loop(spans, found.vgprs.offset) != \
+            liveness_oracle.innermost_span(spans, found.vgprs.offset):
+        problems.append(f"{name}: the loop holding the VGPR peak is not the innermost span")
     return problems
 
 
