@@ -398,7 +398,7 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
             held_by.append(_holders(file, number, held_at(number) & mask, decoded, successors, defs, uses, live_in,
                                     at_entry))
     branches = tuple((decoded[n].offset, branch_target(decoded[n].offset, decoded[n].bits))
-                     for n, kind in enumerate(kinds) if kind == BRANCH) if holders or loops else ()
+                     for n, kind in enumerate(kinds) if kind == BRANCH) if holders else ()
 
     # loops sharing a peak instruction share its holders; the kernel's VGPR peak's are known
     known = {index_of(decoded, held.offset): held for held in held_by if held.file == VGPR}
