@@ -56,7 +56,7 @@ def test_json_holds_each_sides_report_pressure_peaks(capsys, tmp_path):
     _, new_report = _report(capsys, tmp_path, NEW, "--pressure")
     _, old_report = _report(capsys, tmp_path, OLD, "--pressure")
     document = _compare(capsys, tmp_path, NEW, OLD, "--pressure")
-    assert document["schema"] == "spillway.compare/5"
+    assert document["schema"] == "spillway.compare/6"
     jsonschema.validate(document, json_schema())
     new, old = _by_name(new_report), _by_name(old_report)
     changed = 0
