@@ -215,7 +215,7 @@
     svg.appendChild(s('line', {'class': 'axis', x1: L, x2: L, y1: T, y2: H - B}));
     var marked = scratchTicks(svg, p.scratch_offsets, size, X, H - B, 'scratch', 'scratch access');
     if (marked) {
-      legend(svg, W - R + 4, T + 4, 'scratch', marked + ' scratch access' + (marked === 1 ? '' : 'es'));
+      legend(svg, L, H - 13, 'scratch', marked + ' scratch access' + (marked === 1 ? '' : 'es'));
     }
     var held = (p.vgpr_peak_origins || []).map(function (o) {
       return o.count + ' ' + o.defined_by + (o.source ? ' (' + o.source.file + ':' + o.source.line + ')' : '');
