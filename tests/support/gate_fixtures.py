@@ -159,7 +159,7 @@ def record(symbol: str, *, target: str = TARGET, scratch: int = 0, vgpr_spills: 
            vgprs: int = 32, sgprs: int = 16, lds: int = 0, occupancy: int | None = 16,
            dynamic_stack: bool = False, file: str = "lib.so", compiler: str = "clang version 22",
            code_object_version: int = 6) -> dict:
-    """A report record (spillway.report/5, as REPORT_SCHEMA) with the given figures."""
+    """A report record (spillway.report/6, as REPORT_SCHEMA) with the given figures."""
     cause = "spill" if vgpr_spills else "dynamic_stack" if dynamic_stack else "private" if scratch else "none"
     values = {
         "file": file, "bundle_index": 0, "target": target, "code_object_version": code_object_version,

@@ -22,7 +22,7 @@ one side only has 0 bytes on the other when that side listed all its lines
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Optional
+from typing import Final, Optional, Sequence
 
 from spillway.constants import MIX_CLASSES
 from spillway.paths import relative_path
@@ -144,6 +144,36 @@ class PeakGroup:
 
 
 @dataclass(frozen=True)
+class PeakLoop:
+    """The innermost loop holding a side's VGPR peak (report --pressure's at_vgpr_peak.loop)."""
+    start: int                      # its head, bytes from the kernel's start
+    end: int                        # its last backward branch
+    head: Optional[Source]          # the head's line (None: no line table, or no line)
+    back_branch: Optional[Source]
+
+    def as_dict(self) -> dict:
+        return {"start": self.start, "end": self.end, "head": source_dict(self.head),
+                "back_branch": source_dict(self.back_branch)}
+
+
+@dataclass(frozen=True)
+class PeakOrigin:
+    """VGPRs held at a side's peak that instructions of one mnemonic defined on one line (report --pressure's
+    vgpr_peak_origins)."""
+    count: int
+    defined_by: str
+    source: Optional[Source]
+
+    def key(self, by_line: bool) -> tuple[str, Optional[tuple[str, int]]]:
+        """What two builds' origins are matched by: the mnemonic, and (``by_line``: both sides have line
+        tables) the file and line (columns move)."""
+        return self.defined_by, None if self.source is None or not by_line else (self.source[0], self.source[1])
+
+    def as_dict(self) -> dict:
+        return {"count": self.count, "defined_by": self.defined_by, "source": source_dict(self.source)}
+
+
+@dataclass(frozen=True)
 class PeakSide:
     """One side's live registers (report --pressure's ``pressure`` object)."""
     status: str                     # complete, "partial: ...", "not read: ..."
@@ -155,10 +185,19 @@ class PeakSide:
     group: Optional[PeakGroup]      # the largest group live there (None: no VGPR is ever live)
     curve: tuple[int, ...] = ()     # the VGPRs live along the code (report --pressure's vgpr_curve; () none)
     code_bytes: int = 0             # the code the curve's stretches divide
+    # The innermost loop holding the peak (None: outside every loop, or a report-5 side, which has none).
+    loop: Optional[PeakLoop] = None
+    # What holds the peak, summed by mnemonic and line, most first (at most isa.liveness.ORIGIN_SUMS).
+    origins: tuple[PeakOrigin, ...] = ()
+    # The scratch accesses' offsets (report --pressure's scratch_offsets; () none, or a report-5 side).
+    scratch_offsets: tuple[int, ...] = ()
+    # The side's code object has a line table (its source_lines placed): its origins are matched by line.
+    lines: bool = False
 
     @classmethod
-    def from_object(cls, pressure: dict, comp_dir: str = "") -> "PeakSide":
-        """From a ``pressure`` object report_input.pressure_ok accepted; files made relative to ``comp_dir``."""
+    def from_object(cls, pressure: dict, comp_dir: str = "", lines: bool = False) -> "PeakSide":
+        """From a ``pressure`` object report_input.pressure_ok accepted; files made relative to ``comp_dir``;
+        ``lines``: its code object has a line table."""
         def source(found: Optional[dict]) -> Optional[Source]:
             if found is None:
                 return None
@@ -166,20 +205,42 @@ class PeakSide:
 
         held = pressure.get("at_vgpr_peak")
         group = None
+        loop = None
         if held is not None and held["groups"]:
             first = held["groups"][0]
             group = PeakGroup(first["count"], tuple(first["defined_by"]), tuple(first["defined_at"]),
                               tuple(source(s) for s in first["defined_source"]), first["from_entry"])
+        if held is not None and held.get("loop") is not None:
+            found = held["loop"]
+            loop = PeakLoop(found["start"], found["end"], source(found["head"]), source(found["back_branch"]))
+        origins = tuple(PeakOrigin(o["count"], o["defined_by"], source(o["source"]))
+                        for o in pressure.get("vgpr_peak_origins") or ())
         return cls(pressure["status"], pressure["vgprs"]["peak"], pressure["agprs"]["peak"],
                    pressure["sgprs"]["peak"], pressure["vgprs"]["offset"],
                    None if held is None else source(held["source"]), group,
-                   tuple(pressure.get("vgpr_curve") or ()), pressure.get("code_bytes") or 0)
+                   tuple(pressure.get("vgpr_curve") or ()), pressure.get("code_bytes") or 0, loop, origins,
+                   tuple(pressure.get("scratch_offsets") or ()), lines)
+
+    def origin_counts(self, by_line: bool) -> dict:
+        """Registers at the peak by PeakOrigin.key (origins of one mnemonic and line in other columns summed)."""
+        counts: dict = {}
+        for found in self.origins:
+            counts[found.key(by_line)] = counts.get(found.key(by_line), 0) + found.count
+        return counts
+
+    @property
+    def origins_complete(self) -> bool:
+        """The origins listed hold the whole peak (an origin not listed holds none of it)."""
+        return sum(found.count for found in self.origins) == self.vgprs
 
     def as_dict(self) -> dict:
         return {"status": self.status, "vgprs": self.vgprs, "agprs": self.agprs, "sgprs": self.sgprs,
                 "vgpr_peak_offset": self.vgpr_offset, "vgpr_peak_source": source_dict(self.source),
                 "largest_group": None if self.group is None else self.group.as_dict(),
-                "vgpr_curve": list(self.curve), "code_bytes": self.code_bytes}
+                "vgpr_curve": list(self.curve), "code_bytes": self.code_bytes,
+                "loop": None if self.loop is None else self.loop.as_dict(),
+                "vgpr_peak_origins": [found.as_dict() for found in self.origins],
+                "scratch_offsets": list(self.scratch_offsets)}
 
 
 def source_dict(source: Optional[Source]) -> Optional[dict]:
@@ -187,6 +248,46 @@ def source_dict(source: Optional[Source]) -> Optional[dict]:
         return None
     file, line, column, inferred = source
     return {"file": file, "line": line, "column": column, "inferred": inferred}
+
+
+@dataclass(frozen=True)
+class OriginChange:
+    """The VGPRs one origin (mnemonic and line) holds at each side's peak."""
+    defined_by: str
+    source: Optional[Source]        # the new side's line (the old side's when the new does not list it)
+    old: Optional[int]              # None: the old side does not list it and its listed origins do not hold its
+    new: Optional[int]              # whole peak (not known); 0: listed origins hold the whole peak
+
+    @property
+    def change(self) -> Optional[int]:
+        return None if self.old is None or self.new is None else self.new - self.old
+
+    def as_dict(self) -> dict:
+        return {"defined_by": self.defined_by, "source": source_dict(self.source), "old": self.old,
+                "new": self.new, "change": self.change}
+
+
+def origin_changes(old: PeakSide, new: PeakSide) -> tuple[OriginChange, ...]:
+    """Each origin either side lists at its VGPR peak, with its registers on
+    both sides, matched by mnemonic and line (by mnemonic alone when a side
+    has no line table): most grown first, then the ones not known."""
+    by_line = old.lines and new.lines
+    before, after = old.origin_counts(by_line), new.origin_counts(by_line)
+    # (the new side's line where it lists the origin: the last of each key wins; a side without a line table
+    # gives none)
+    sources = {found.key(by_line): found.source if by_line else None for found in (*old.origins, *new.origins)}
+    changes = []
+    for key in dict.fromkeys([*after, *before]):
+        changes.append(OriginChange(key[0], sources[key],
+                                    before.get(key, 0 if old.origins_complete else None),
+                                    after.get(key, 0 if new.origins_complete else None)))
+    return tuple(sorted(changes, key=lambda c: (c.change is None, -(c.change or 0))))
+
+
+def grew_most(changes: Sequence[OriginChange]) -> Optional[OriginChange]:
+    """The origin whose registers at the peak grew most between the builds (None: none grew, as known)."""
+    grown = [c for c in changes if c.change is not None and c.change > 0]
+    return max(grown, key=lambda c: c.change or 0) if grown else None
 
 
 @dataclass(frozen=True)
@@ -199,8 +300,15 @@ class PeakShift:
     def vgpr_change(self) -> int:
         return self.new.vgprs - self.old.vgprs
 
+    def origin_changes(self) -> tuple[OriginChange, ...]:
+        return origin_changes(self.old, self.new)
+
     def as_dict(self) -> dict:
-        return {"old": self.old.as_dict(), "new": self.new.as_dict(), "vgpr_change": self.vgpr_change}
+        changes = self.origin_changes()
+        most = grew_most(changes)
+        return {"old": self.old.as_dict(), "new": self.new.as_dict(), "vgpr_change": self.vgpr_change,
+                "origin_changes": [c.as_dict() for c in changes],
+                "grew_most": None if most is None else most.as_dict()}
 
 
 def higher_peak(a: Optional[PeakSide], b: Optional[PeakSide]) -> Optional[PeakSide]:

@@ -46,7 +46,7 @@ from spillway.gate.totals import Totals, totals
 from spillway.json_codec import document_chunks
 from spillway.resources.occupancy import DEFAULT_MODEL
 
-COMPARE_SCHEMA: Final = "spillway.compare/5"   # version 4 and code.pressure (compare --pressure)
+COMPARE_SCHEMA: Final = "spillway.compare/6"   # version 5 and the peak's loop and origin changes
 Status = Literal["worse", "mixed", "better", "same"]
 STATUS_ORDER = {"worse": 0, "mixed": 1, "better": 2, "same": 3}
 # What --isa says of a kernel's code on both sides.

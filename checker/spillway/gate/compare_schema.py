@@ -1,5 +1,7 @@
-"""The published JSON schema of ``spillway compare --format json`` (spillway.compare/5: version 4 and each
-kernel's ``code.pressure``, compare --pressure; version 4: ``not_in_baseline``, the kernels a default
+"""The published JSON schema of ``spillway compare --format json`` (spillway.compare/6: version 5 and in
+``code.pressure`` each side's loop at the VGPR peak, origins and scratch access offsets, and the origins'
+changes; version 5: version 4 and each kernel's ``code.pressure``, compare --pressure; version 4:
+``not_in_baseline``, the kernels a default
 baseline on the OLD side does not record, held to zero).
 
 Its models live here, apart from gate.compare, so that only ``spillway schema``
@@ -100,6 +102,45 @@ class PeakGroupModel(BaseModel):
     from_entry: bool = Field(description="Some path from the entry reaches the peak with the entry's value")
 
 
+class PeakLoopModel(BaseModel):
+    """The innermost loop holding a side's VGPR peak (report --pressure's at_vgpr_peak.loop; version 6)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: int = Field(description="Its head (its backward branches' target), bytes from the kernel's start")
+    end: int = Field(description="Its last backward branch to the head")
+    head: Optional[PeakSourceModel] = Field(description="The head's source line (null: no line table or no line)")
+    back_branch: Optional[PeakSourceModel] = Field(description="The last backward branch's source line")
+
+
+class PeakOriginModel(BaseModel):
+    """VGPRs held at the peak that instructions of one mnemonic and line defined (report --pressure's
+    vgpr_peak_origins)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(description="32-bit VGPRs")
+    defined_by: str = Field(description="The defining instructions' mnemonic, 'set at entry', or several joined "
+                                        "by ' or ' (report --pressure's)")
+    source: Optional[PeakSourceModel] = Field(description="Their source line (null: none, or several)")
+
+
+class OriginChangeModel(BaseModel):
+    """The VGPRs one origin holds at each side's peak (version 6)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    defined_by: str = Field(description="The mnemonic (as vgpr_peak_origins)")
+    source: Optional[PeakSourceModel] = Field(description="Its line (the new side's where it lists the origin; "
+                                                          "null: none, or a side without a line table: then "
+                                                          "origins are matched by mnemonic alone)")
+    old: Optional[int] = Field(description="VGPRs it holds at the old peak: 0 when the old side does not list "
+                                           "it and its listed origins hold the whole peak; null when they do "
+                                           "not (not known)")
+    new: Optional[int] = Field(description="The same at the new peak")
+    change: Optional[int] = Field(description="new - old (null: either not known)")
+
+
 class PeakSideModel(BaseModel):
     """One side's live registers (report --pressure), its instance with the highest VGPR peak."""
 
@@ -118,6 +159,13 @@ class PeakSideModel(BaseModel):
                                               "stretches of code_bytes (report --pressure's; empty from a report "
                                               "without one)")
     code_bytes: int = Field(description="The bytes of code the curve's stretches divide (0: no curve)")
+    loop: Optional[PeakLoopModel] = Field(description="The innermost loop holding the VGPR peak (null: outside "
+                                                      "every loop, or a spillway.report/5 side; version 6)")
+    vgpr_peak_origins: list[PeakOriginModel] = Field(description="What holds the VGPR peak summed by mnemonic and "
+                                                                 "line, most first, at most 4 (version 6)")
+    scratch_offsets: list[int] = Field(description="The scratch accesses' offsets (report --pressure's "
+                                                   "scratch_offsets; empty from a spillway.report/5 side; "
+                                                   "version 6)")
 
 
 class PeakShiftModel(BaseModel):
@@ -126,6 +174,14 @@ class PeakShiftModel(BaseModel):
     old: PeakSideModel
     new: PeakSideModel
     vgpr_change: int = Field(description="new.vgprs - old.vgprs")
+    origin_changes: list[OriginChangeModel] = Field(description="Each origin either side lists at its VGPR peak, "
+                                                                "matched by mnemonic and line (by mnemonic alone "
+                                                                "when a side has no line table), most grown first, "
+                                                                "those not known last (version 6)")
+    grew_most: Optional[OriginChangeModel] = Field(description="The origin whose VGPRs at the peak grew most (the "
+                                                               "text's '+32 from ds_read_b128 at gemm.hip:72'); "
+                                                               "null: none grew, as known (the text then names the "
+                                                               "largest group at the new peak; version 6)")
 
 
 class CodeDiffModel(BaseModel):
@@ -301,7 +357,7 @@ class TotalsModel(BaseModel):
 class CompareDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.compare/5"] = Field(COMPARE_SCHEMA, alias="schema")
+    schema_: Literal["spillway.compare/6"] = Field(COMPARE_SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: OccupancyModelChoice = Field(
         description="The one occupancy model applied to both sides (binaries read with it, report records "

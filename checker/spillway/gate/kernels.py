@@ -139,7 +139,8 @@ class CodeFigures:
         read = isa["code_sha256"] not in ("", _NO_BYTES_SHA256)
         live = isa.get("pressure")
         pressure = None if live is None else PeakSide.from_object(
-            live, lines.get("comp_dir", "") if isinstance(lines, dict) else "")
+            live, lines.get("comp_dir", "") if isinstance(lines, dict) else "",
+            isinstance(lines, dict) and lines.get("status") == "placed")
         return cls((isa["code_sha256"],) if read else (), isa["scratch_load_bytes"] + isa["scratch_store_bytes"],
                    isa["scratch_in_loops"], isa["agpr_writes"] + isa["agpr_reads"], isa["status"] == "complete",
                    tuple(mix[name] for name in MIX_CLASSES) if isinstance(mix, dict) else None, loop_lines,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from spillway.gate.check import Finding
-from spillway.gate.code_change import PeakGroup, Source
+from spillway.gate.code_change import OriginChange, PeakGroup, PeakLoop, Source, grew_most
 from spillway.gate.compare import KernelDiff
 from spillway.gate.kernels import Resources
 from spillway.resources.occupancy import next_step_text
@@ -134,23 +134,44 @@ def _group_text(group: PeakGroup, quote: Callable[[str], str]) -> str:
     return f"{registers} defined by {sites[0]}" + (f" (+{others} more definitions)" if others else "")
 
 
+def _loop_text(loop: PeakLoop, quote: Callable[[str], str]) -> str:
+    """``the loop at gemm.hip:88`` (its head's line), or by its offsets without a line."""
+    if loop.head is None:
+        return f"the loop +{loop.start:#x}..+{loop.end:#x}"
+    return f"the loop at {_where(loop.head, loop.start, quote)}"
+
+
+def _origin_text(change: OriginChange, quote: Callable[[str], str]) -> str:
+    """``+32 from ds_read_b128 at gemm.hip:72``."""
+    where = "" if change.source is None else f" at {_where(change.source, None, quote)}"
+    return f"{change.change:+d} from {quote(change.defined_by)}{where}"
+
+
 def peak_text(diff: KernelDiff, quote: Callable[[str], str], arrow: str = " -> ") -> str:
     """Where a kernel's VGPR peak moved (compare --pressure, issue 41 item 5):
-    "peak 232 -> 256 VGPRs (+24) at gemm.hip:88 (was gemm.hip:80); largest
-    group at the new peak: 32 VGPRs defined by v_mfma_f32_32x32x8f16 at
-    gemm.hip:72"; "" when the peaks are equal or a side has none.  ``quote``
-    makes the binary's strings (files, mnemonics) safe for the sink."""
+    "peak 232 -> 256 VGPRs (+24) at gemm.hip:90 (was gemm.hip:80), inside
+    the loop at gemm.hip:88; +32 from ds_read_b128 at gemm.hip:72": the
+    innermost loop holding the new peak (by its head's line), and the
+    origin (mnemonic and line) whose registers at the peak grew most; when
+    none grew, the largest group at the new peak.  "" when the peaks are
+    equal or a side has none.  ``quote`` makes the binary's strings (files,
+    mnemonics) safe for the sink."""
     shift = diff.peak_shift()
     if shift is None or shift.vgpr_change == 0:
         return ""
     old, new = shift.old, shift.new
     text = (f"peak {old.vgprs}{arrow}{new.vgprs} VGPRs ({shift.vgpr_change:+d}) at "
             f"{_where(new.source, new.vgpr_offset, quote)} (was {_where(old.source, old.vgpr_offset, quote)})")
+    if new.loop is not None:
+        text += f", inside {_loop_text(new.loop, quote)}"
     if old.agprs != new.agprs:
         text += f", AGPRs {old.agprs}{arrow}{new.agprs}"
     if old.status != "complete" or new.status != "complete":
         text += " (partly read)"
-    if new.group is not None:
+    most = grew_most(shift.origin_changes())
+    if most is not None:
+        text += f"; {_origin_text(most, quote)}"
+    elif new.group is not None:
         text += f"; largest group at the new peak: {_group_text(new.group, quote)}"
     return text
 

@@ -51,6 +51,9 @@ class DecodedSection:
 
     arrays: SectionArrays | None = None
     quads: dict[tuple[int, int, bool], set[int]] = field(default_factory=dict)
+    # The offsets (from the kernel's start, ascending) of the counted scratch accesses of each kernel that has
+    # some, by (start, size, private segment buffer): what report --pressure's scratch_offsets lists.
+    scratch: dict[tuple[int, int, bool], tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -666,6 +669,8 @@ def _kernel_one_by_one(raw: memoryview, start: int, size: int, psb: bool, instru
             if encoding == "MUBUF" and ((picked.next_word[i] >> 16) & 0x1F) * 4 in quads:
                 accesses.append((picked.at[i] - start, picked.kind[i], mnemonic, picked.addressed[i]))
         accesses.sort()
+    if keep is not None and accesses:
+        keep.scratch[(start, size, psb)] = tuple(at for at, _kind, _mnemonic, _addressed in accesses)
     # (assemble asks is_start only of branch targets)
     return assemble(raw, instructions, stop, is_start.__contains__, branches, accesses, counts, split, mix)
 

@@ -276,13 +276,16 @@ def _code(code) -> Optional[dict]:
     """A side's code evidence (compare --isa: gate.kernels.CodeFigures) for the kernel's detail."""
     if code is None:
         return None
-    # The names of compare --isa --json's code objects; with --pressure, the VGPR curve the detail draws.
+    # The names of compare --isa --json's code objects; with --pressure, the VGPR curve the detail draws, each
+    # build's scratch accesses and the loop holding its peak.
     found = {"code_sha256": ", ".join(code.code_sha256), "scratch_bytes": code.scratch_bytes,
              "scratch_in_loops": code.scratch_in_loops, "agpr_copies": code.agpr_copies, "complete": code.complete}
     peak = code.pressure
     if peak is not None and peak.curve:
         found["pressure"] = {"vgprs": peak.vgprs, "offset": peak.vgpr_offset, "status": peak.status,
-                             "vgpr_curve": list(peak.curve), "code_bytes": peak.code_bytes}
+                             "vgpr_curve": list(peak.curve), "code_bytes": peak.code_bytes,
+                             "scratch_offsets": list(peak.scratch_offsets),
+                             "loop": None if peak.loop is None else peak.loop.as_dict()}
     return found
 
 

@@ -17,15 +17,16 @@ without one gives no such member (its records are as before).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable, Final
+from typing import TYPE_CHECKING, Callable, Final, Sequence
 
+from spillway.constants import SCRATCH_OFFSETS
 from spillway.errors import InputError
 from spillway.formats.metadata import KernelMetadata
 from spillway.formats.codeobject import function_symbol
 from spillway.formats.dwarf_lines import line_table_image
 from spillway.isa.evidence import KernelCode, KernelRange, evidence, kernel_ranges
 from spillway.isa.liveness import FilePeak, KernelPressure, PeakHolders, origin_sums
-from spillway.isa.listing import kernel_listing
+from spillway.isa.listing import SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND, kernel_listing
 from spillway.isa.source_lines import (LINE_TABLE_NOT_READ, NO_ROWS, PLACED, ObjectLines, SourceLine, branches_of,
                                        decoded_kernel, kernel_lines, line_object, loop_lines, object_lines,
                                        source_object)
@@ -119,7 +120,9 @@ def code_objects_evidence(payload: bytes | memoryview, kernels: list[KernelMetad
         figures = [evidence(code, start, size, target, psb) for start, size, psb in batch]
     present = [r for r in chosen if r is not None]
     lines, table = _source_lines(payload, code, present, figures, target, decoded, every=pressure)
-    live = _pressure_objects(code, present, target, table) if pressure else [None] * len(present)
+    live = (_pressure_objects(code, present, target, table, figures, _scratch_offsets(code, batch, target, figures,
+                                                                                      decoded))
+            if pressure else [None] * len(present))
     found = iter(zip(figures, lines, live))
     out = []
     for k, r in zip(kernels, chosen):
@@ -146,18 +149,61 @@ def _origins(held: PeakHolders, line_at: Callable[[int], SourceLine | None]) -> 
             for count, name, line in origin_sums(held, line_at)]
 
 
-def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, lines: ObjectLines | None
-                      ) -> list[dict]:
+def _scratch_offsets(code: memoryview, batch: list[tuple[int, int, bool]], target: str, figures: list[KernelCode],
+                     decoded: DecodedSection | None) -> list[tuple[int, ...]]:
+    """Each kernel's scratch access offsets (spillway code's scratch_load and scratch_store instructions): those
+    evidence_many kept while it counted them (``decoded``); a kernel it did not keep them for (a sparse batch,
+    no numpy) is listed again (isa.listing), only when it has some."""
+    out: list[tuple[int, ...]] = []
+    for kernel, figure in zip(batch, figures):
+        if not figure.scratch_loads + figure.scratch_stores:
+            out.append(())
+            continue
+        kept = decoded.scratch.get(kernel) if decoded is not None else None
+        if kept is None:
+            start, size, psb = kernel
+            if _vector is not None:
+                (listing, _branches), = _vector.listings_many(code, [kernel], target, [figure])
+            else:
+                listing = kernel_listing(code, start, size, target, psb)
+            kept = tuple(i.offset for i in listing.instructions if i.kind in (SCRATCH_LOAD_KIND, SCRATCH_STORE_KIND))
+        out.append(kept)
+    return out
+
+
+def spread_offsets(offsets: Sequence[int], limit: int = SCRATCH_OFFSETS) -> list[int]:
+    """At most ``limit`` of ``offsets``, evenly spread over them (all of them when there are no more)."""
+    if len(offsets) <= limit:
+        return list(offsets)
+    return [offsets[n * len(offsets) // limit] for n in range(limit)]
+
+
+def peak_loop(spans: Sequence[tuple[int, int]], offset: int | None) -> tuple[int, int] | None:
+    """The innermost loop holding ``offset``, as spillway code's loops (isa.listing.loops_of: KernelCode's
+    loop_spans grouped by their target, the head): (head, its last back branch); None outside every loop."""
+    if offset is None:
+        return None
+    heads = [head for head, branch in spans if head <= offset <= branch]
+    if not heads:
+        return None
+    head = max(heads)
+    return head, max(branch for start, branch in spans if start == head)
+
+
+def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, lines: ObjectLines | None,
+                      figures: list[KernelCode], scratch: list[tuple[int, ...]]) -> list[dict]:
     """Each kernel's ``pressure`` object (report --pressure): its peaks and
-    status (isa.liveness), and at the VGPR peak its source line and the
-    largest group of registers held there (issue 41 item 4), placed in the
-    code object's line table when it has one."""
+    status (isa.liveness), and at the VGPR peak its source line, the
+    innermost loop holding it and the largest group of registers held there
+    (issue 41 item 4), placed in the code object's line table when it has
+    one; its scratch accesses' offsets (``scratch``, at most SCRATCH_OFFSETS)."""
     from spillway.isa.liveness import each_kernel_pressure
     from spillway.isa.operands import VGPR
     from spillway.isa.source_lines import block_starts
 
     out = []
-    for found, pressure in zip(ranges, each_kernel_pressure(code, ranges, target, holders=(VGPR,), with_curve=True)):
+    pressures = each_kernel_pressure(code, ranges, target, holders=(VGPR,), with_curve=True)
+    for found, pressure, figure, offsets in zip(ranges, pressures, figures, scratch):
         assert pressure is not None             # (every range is a kernel's)
         record = pressure_peaks(pressure)
         held = next((h for h in pressure.holders if h.file == "v"), None)
@@ -165,19 +211,24 @@ def _pressure_objects(code: memoryview, ranges: list[KernelRange], target: str, 
         origins: list[dict] = []
         if held is not None:
             largest = dataclasses.replace(held, groups=held.groups[:1])
+            loop = peak_loop(figure.loop_spans, held.offset)
             placed: dict[int, SourceLine | None] = {}
             if lines is not None and lines.covers(found.section, found.start, found.size):
                 wanted = sorted({held.offset, *(at for group in largest.groups for at in group.last_used_at),
-                                 *(at for group in held.groups for at in group.defined_at)})
+                                 *(at for group in held.groups for at in group.defined_at), *(loop or ())})
                 blocks = block_starts(pressure.branches, pressure.code_size)
                 placed = dict(zip(wanted, lines.place_many(found.section, found.start, wanted, blocks,
                                                            pressure.code_size)))
             at_peak = holders_object(largest, placed.get)
+            at_peak["loop"] = None if loop is None else {
+                "start": loop[0], "end": loop[1], "head": source_object(placed.get(loop[0])),
+                "back_branch": source_object(placed.get(loop[1]))}
             origins = _origins(held, placed.get)
         record["at_vgpr_peak"] = at_peak
         record["vgpr_peak_origins"] = origins
         record["vgpr_curve"] = list(pressure.vgpr_curve)
         record["code_bytes"] = pressure.code_size
+        record["scratch_offsets"] = spread_offsets(offsets)
         out.append(record)
     return out
 

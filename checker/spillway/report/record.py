@@ -1,4 +1,4 @@
-"""The report document: ``{"schema": "spillway.report/5", "files": [...],
+"""The report document: ``{"schema": "spillway.report/6", "files": [...],
 "kernels": [...]}``.  Field names of kernel records are the AMDGPU metadata
 keys (without the leading dot) so users can cross-check with
 ``llvm-readelf --notes``."""
@@ -9,7 +9,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spillway.constants import INFERRED_LINE, REPORT_SCHEMA as SCHEMA
+from spillway.constants import INFERRED_LINE, REPORT_SCHEMA as SCHEMA, SCRATCH_OFFSETS
 from spillway.resources.occupancy import UNNAMED_MODEL
 from spillway.json_codec import published_schema
 
@@ -154,6 +154,28 @@ class AtPeakModel(BaseModel):
                                                   "them, most registers first; they add up to the peak")
 
 
+class PeakLoopModel(BaseModel):
+    """The innermost loop holding the VGPR peak (version 6)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: int = Field(description="Its head (the target of its backward branches), bytes from the kernel's start, "
+                                   "as loop_spans (spillway code's loops: loop_spans grouped by their target)")
+    end: int = Field(description="Its last backward branch to the head")
+    head: Optional[SourceModel] = Field(description="The head's source line (null: no line table, or no line)")
+    back_branch: Optional[SourceModel] = Field(description="The last backward branch's source line")
+
+
+class ReportAtPeakModel(AtPeakModel):
+    """What holds the VGPR peak (report --pressure): its line, the loop holding it, the largest group."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    loop: Optional[PeakLoopModel] = Field(None, description="The innermost loop holding the peak instruction, its "
+                                                            "lines placed as spillway code's loop heads (null: "
+                                                            "outside every loop; absent before version 6)")
+
+
 VGPR_CURVE = ("VGPR pressure along the code: the most VGPRs live in each of up to 64 equal stretches of "
               "code_bytes (fewer for a short kernel)")
 CURVE_CODE_BYTES = "The bytes of code read (the curve's stretches divide them)"
@@ -195,13 +217,18 @@ class ReportPressure(PressurePeaks):
 
     model_config = ConfigDict(extra="forbid")
 
-    at_vgpr_peak: Optional[AtPeakModel] = Field(description="At the VGPR peak: its source line and the largest "
+    at_vgpr_peak: Optional[ReportAtPeakModel] = Field(description="At the VGPR peak: its source line and the largest "
                                                             "group of registers held there (null: no VGPR is "
                                                             "ever live)")
     vgpr_peak_origins: list[PeakOrigin] = Field(description="The VGPRs held at the peak summed by what defined "
                                                             "them, most first (at most 4)")
     vgpr_curve: list[int] = Field(description=VGPR_CURVE)
     code_bytes: int = Field(description=CURVE_CODE_BYTES)
+    scratch_offsets: list[int] = Field(description="The offsets of the kernel's scratch accesses (spillway code's "
+                                                   "scratch_load and scratch_store instructions), bytes from its "
+                                                   f"start, ascending; at most {SCRATCH_OFFSETS}: a kernel with "
+                                                   f"more lists {SCRATCH_OFFSETS} evenly spread over them "
+                                                   "(scratch_loads + scratch_stores count them all) (version 6)")
 
 
 class KernelIsa(BaseModel):
@@ -337,7 +364,7 @@ class FileRecord(BaseModel):
 class Report(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_: Literal["spillway.report/5"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["spillway.report/6"] = Field(SCHEMA, alias="schema")
     spillway_version: str
     occupancy_model: Literal["llvm22", "llvm23", "llvm24", "producer"] = Field(
         UNNAMED_MODEL, description="The occupancy model asked for (producer: per code object, the model of the "

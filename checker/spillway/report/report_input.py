@@ -195,7 +195,8 @@ def _group_ok(group: Any) -> bool:
 
 def pressure_ok(pressure: Any) -> bool:
     """What compare reads of report --pressure's ``pressure`` object: the status, each file's peak and
-    offset, and at the VGPR peak its source line and largest group (null: none)."""
+    offset, the curve, what holds the peak summed by origin, the scratch access offsets (version 6), and at
+    the VGPR peak its source line, largest group and loop (version 6) (null: none)."""
     if not isinstance(pressure, dict) or not type_ok(pressure.get("status"), "string"):
         return False
     for name in ("vgprs", "agprs", "sgprs"):
@@ -207,12 +208,29 @@ def pressure_ok(pressure: Any) -> bool:
     if not isinstance(curve, list) or not all(type_ok(v, "count") for v in curve) \
             or not type_ok(pressure.get("code_bytes", 0), "count"):
         return False
+    origins = pressure.get("vgpr_peak_origins", [])
+    offsets = pressure.get("scratch_offsets", [])
+    if not isinstance(origins, list) or not all(_origin_ok(found) for found in origins) \
+            or not isinstance(offsets, list) or not all(type_ok(at, "count") for at in offsets):
+        return False
     held = pressure.get("at_vgpr_peak")
     if held is None:
         return True
     groups = held.get("groups") if isinstance(held, dict) else None
-    return (isinstance(groups, list) and _source_ok(held.get("source"))
-            and all(_group_ok(group) for group in groups[:1]))
+    return (isinstance(groups, list) and "source" in held and _source_ok(held["source"])
+            and all(_group_ok(group) for group in groups[:1]) and _loop_ok(held.get("loop")))
+
+
+def _origin_ok(found: Any) -> bool:
+    return (isinstance(found, dict) and type_ok(found.get("count"), "count")
+            and type_ok(found.get("defined_by"), "string") and "source" in found and _source_ok(found["source"]))
+
+
+def _loop_ok(loop: Any) -> bool:
+    """at_vgpr_peak.loop (version 6; absent before): null, or its offsets and lines."""
+    return loop is None or (isinstance(loop, dict) and type_ok(loop.get("start"), "count")
+                            and type_ok(loop.get("end"), "count") and "head" in loop and "back_branch" in loop
+                            and _source_ok(loop["head"]) and _source_ok(loop["back_branch"]))
 
 
 def next_step_ok(step: dict) -> bool:

@@ -175,6 +175,70 @@ def test_report_page_draws_the_live_vgprs_along_the_code(browser, tmp_path):
     assert not browser.find_elements("id", "pressure")
 
 
+def _axis(chart) -> tuple[float, float, float]:
+    """The code axis of a pressure chart: its left and right x, and its y."""
+    axis = chart.find_elements("css selector", "line.axis")[0]
+    return (float(axis.get_attribute("x1")), float(axis.get_attribute("x2")), float(axis.get_attribute("y1")))
+
+
+def _tick_xs(chart, css: str) -> list[float]:
+    return [float(tick.get_attribute("x1")) for tick in chart.find_elements("css selector", css)]
+
+
+def test_report_page_ticks_each_scratch_access_and_names_the_peaks_loop(browser, tmp_path):
+    """report --pressure --format html: a tick on the code axis for each of isa.pressure.scratch_offsets
+    (those in the code's range), each at its offset's x, with a legend entry; the loop holding the peak
+    (at_vgpr_peak.loop) named by its head's line in the caption."""
+    co = REPO / "tests" / "data" / "isa" / "lines" / "co" / "gfx90a.clang22.dwarf5.co"
+    page = tmp_path / "report.html"
+    assert spillway("report", co, "spill_in_loop", "--pressure", "--format", "html", "-o", page).returncode == 0
+    record = json.loads(spillway("report", co, "spill_in_loop", "--pressure", "--json").stdout)["kernels"]
+    pressure = next(k["isa"] for k in record if k.get("isa"))["pressure"]
+    offsets = [at for at in pressure["scratch_offsets"] if 0 <= at <= pressure["code_bytes"]]
+    assert offsets
+    load(browser, page)
+    click_row(browser)
+    chart = browser.find_element("id", "pressure")
+    left, right, base = _axis(chart)
+    xs = _tick_xs(chart, "svg > line.scratch")
+    assert len(xs) == len(offsets)
+    for x, at in zip(xs, offsets):
+        assert x == pytest.approx(left + (right - left) * at / pressure["code_bytes"], abs=1e-6)
+    assert all(float(t.get_attribute("y2")) == base for t in chart.find_elements("css selector", "svg > line.scratch"))
+    assert f"{len(offsets)} scratch accesses" in chart.find_element("css selector", ".scratch-legend").text
+    loop = pressure["at_vgpr_peak"]["loop"]
+    caption = chart.find_element("css selector", "p.peak-loop").text
+    assert f"inside the loop at {loop['head']['file']}:{loop['head']['line']}" in caption
+    assert f"+0x{loop['start']:x} .. +0x{loop['end']:x}" in caption
+
+
+def test_compare_page_ticks_both_builds_scratch_accesses(browser, tmp_path):
+    """compare --pressure --format html: each build's scratch accesses ticked over the fraction of its own
+    code (the old ones dashed, below the axis), as many as compare --json's code.pressure.*.scratch_offsets;
+    the loops holding the peaks named under the chart."""
+    co = REPO / "tests" / "data" / "isa" / "lines" / "co"
+    argv = ["compare", co / "gfx90a.clang22.dwarf5.co", "--against", co / "gfx90a.clang19.dwarf5.co", "--pressure"]
+    page = tmp_path / "compare.html"
+    assert spillway(*argv, "--format", "html", "-o", page).returncode in (0, 1)
+    document = json.loads(spillway(*argv, "--json").stdout)
+    shift = next(k["code"]["pressure"] for k in document["kernels"] if k["name"] == "spill_in_loop")
+    load(browser, page)
+    set_filter(browser, "spill_in_loop")
+    click_row(browser)
+    chart = browser.find_element("id", "pressure-overlay")
+    left, right, base = _axis(chart)
+    for side, css in (("old", "line.old-scratch"), ("new", "line.new-scratch")):
+        offsets = [at for at in shift[side]["scratch_offsets"] if 0 <= at <= shift[side]["code_bytes"]]
+        xs = _tick_xs(chart, css)
+        assert len(xs) == len(offsets) > 0, side
+        for x, at in zip(xs, offsets):
+            assert x == pytest.approx(left + (right - left) * at / shift[side]["code_bytes"], abs=1e-6)
+    assert {float(t.get_attribute("y2")) for t in chart.find_elements("css selector", "line.old-scratch")} \
+        != {float(t.get_attribute("y2")) for t in chart.find_elements("css selector", "line.new-scratch")}
+    loop = shift["new"]["loop"]
+    assert f"new peak inside the loop at {loop['head']['file']}:{loop['head']['line']}" in chart.text
+
+
 def test_compare_page_overlays_both_builds_live_vgprs(browser, tmp_path):
     """compare --pressure --format html (issue 41 item 6): a kernel's detail draws both builds' VGPR curves
     over the fraction of their own code, the old dashed; each path has one flat segment per stretch of its

@@ -149,7 +149,7 @@ def test_json_flag_anywhere_equals_format_json(capsys, gate):
     flag_last = run(capsys, "compare", new, "--against", old, "--json")
     by_name = run(capsys, "compare", new, "--against", old, "--format", "json")
     assert flag_first[1] == flag_last[1] == by_name[1]
-    assert json.loads(by_name[1])["schema"] == "spillway.compare/5"
+    assert json.loads(by_name[1])["schema"] == "spillway.compare/6"
     one_line_error(run(capsys, "compare", new, "--against", old, "--json", "--format", "markdown"),
                    "two formats")
 

@@ -56,7 +56,7 @@ def test_json_document_is_versioned_and_valid(capsys, library, tmp_path):
     status, _, _ = cli(capsys, "report", "--json", "-o", str(output), str(library))
     assert status == 0
     document = json.loads(output.read_text())
-    assert document["schema"] == "spillway.report/5"
+    assert document["schema"] == "spillway.report/6"
     jsonschema.validate(document, json_schema())
     Report.model_validate(document)
     assert len(document["kernels"]) == 8  # JSON keeps every kernel
@@ -73,7 +73,7 @@ def test_published_schemas_match_the_models(name):
 
 
 def test_schema_rejects_a_wrong_document(library):
-    document = {"schema": "spillway.report/5", "spillway_version": "0", "files": [],
+    document = {"schema": "spillway.report/6", "spillway_version": "0", "files": [],
                 "kernels": [{"file": "x", "vgpr_count": "many"}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, json_schema())

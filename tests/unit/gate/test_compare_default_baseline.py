@@ -54,7 +54,7 @@ def test_a_build_against_its_own_default_baseline_adds_nothing(builds, capsys, m
         assert run.status == 0 and run.err == "", (fmt, run.err)
         if fmt == "json":
             document = orjson.loads(run.out)
-            assert document["schema"] == COMPARE_SCHEMA == "spillway.compare/5"
+            assert document["schema"] == COMPARE_SCHEMA == "spillway.compare/6"
             jsonschema.validate(document, schema_for("compare"))
             summary = document["summary"]
             assert (summary["added"], summary["removed"], summary["not_in_baseline_worse"]) == (0, 0, 0)

@@ -153,7 +153,7 @@ def test_an_empty_kernels_list(tmp_path):
         assert read_sources([path], ReadOptions(occupancy_model="llvm23"), allow_empty=True).usage == {}
 
 
-@pytest.mark.parametrize("version", ["spillway.report/2", "spillway.report/3"])
+@pytest.mark.parametrize("version", ["spillway.report/2", "spillway.report/3", "spillway.report/5"])
 def test_an_older_report_is_still_read(tmp_path, version):
     """spillway.report/2 and /3 differ from /4 only in the isa objects (the
     derived figures of /3, the instruction mix and source lines of /4): check
@@ -167,8 +167,8 @@ def test_an_older_report_is_still_read(tmp_path, version):
 
 def test_a_report_of_an_unknown_version_is_refused(tmp_path):
     kernels = records()
-    newer = dict(head(kernels), schema="spillway.report/6")
-    with pytest.raises(InputError, match="report schema spillway.report/6 is not one this spillway"):
+    newer = dict(head(kernels), schema="spillway.report/7")
+    with pytest.raises(InputError, match="report schema spillway.report/7 is not one this spillway"):
         collect(write(tmp_path, json.dumps(dict(newer, kernels=kernels)).encode()))
 
 

@@ -71,7 +71,7 @@ def test_compare_json_totals_equal_the_sums_of_its_own_rows(capsys):
     done = run_cli(capsys, "compare", *new, "--against", *old, "--json")
     document = json.loads(done.out)
     jsonschema.validate(document, schema_for("compare"))
-    assert document["schema"] == "spillway.compare/5"
+    assert document["schema"] == "spillway.compare/6"
     t = document["totals"]
     rows = document["kernels"]
     assert t["matched"]["kernels"] == len(rows) == document["summary"]["compared"]

@@ -310,7 +310,7 @@ def test_flake_check_passes_with_the_committed_baselines(nix, workdir):
     run = nix(copy, "build", "--no-link", "--json", ref(copy, quoted(f"report-{NIX_CELLS[1]}")), check=True)
     out = Path(json.loads(run.stdout)[0]["outputs"]["out"])
     report = json.loads((out / "report.json").read_text())
-    assert report["schema"] == "spillway.report/5"
+    assert report["schema"] == "spillway.report/6"
     assert len(report["kernels"]) == kernel_count()
     assert {k["target"].split(":")[0] for k in report["kernels"]} == set(CELLS[NIX_CELLS[1]]["targets"])
 
@@ -473,7 +473,7 @@ def summary_of(out: Path) -> dict:
     assert "| kernel | target | " + " | ".join(f"`{c}`" for c in in_file_order) + " |" in markdown
     for cell in NIX_CELLS:
         report = json.loads((out / "reports" / f"{cell}.json").read_text())
-        assert report["schema"] == "spillway.report/5" and len(report["kernels"]) == kernel_count()
+        assert report["schema"] == "spillway.report/6" and len(report["kernels"]) == kernel_count()
         text = (out / "reports" / f"{cell}.txt").read_text()
         assert f"{kernel_count()} kernels of {kernel_count()} kernels read" in text
     return summary

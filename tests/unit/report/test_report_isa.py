@@ -63,6 +63,14 @@ def test_plain_python_path_equals_numpy_path():
         code = codeobject.parse(payload)
         assert code_objects_evidence(payload, code.kernels, code.target_id, use_numpy=False) == \
             code_objects_evidence(payload, code.kernels, code.target_id), name
+    # with the live registers: the scratch access offsets listed again by the plain path (isa.listing), kept
+    # by evidence_many on the numpy path; the peaks' loops
+    for name in ("gfx906.clang22.co", "gfx90a.clang22.co"):
+        payload = (DATA / "co" / name).read_bytes()
+        code = codeobject.parse(payload)
+        plain = code_objects_evidence(payload, code.kernels, code.target_id, use_numpy=False, pressure=True)
+        assert plain == code_objects_evidence(payload, code.kernels, code.target_id, pressure=True), name
+        assert any(found["pressure"]["scratch_offsets"] for found in plain), name
 
 
 def test_streamed_json_equals_the_document_and_its_schema():

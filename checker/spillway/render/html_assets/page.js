@@ -213,11 +213,45 @@
     svg.appendChild(s('text', {x: (W - R + L) / 2, y: H - 4, 'text-anchor': 'middle', text: 'code offset'}));
     svg.appendChild(s('line', {'class': 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B}));
     svg.appendChild(s('line', {'class': 'axis', x1: L, x2: L, y1: T, y2: H - B}));
+    var marked = scratchTicks(svg, p.scratch_offsets, size, X, H - B, 'scratch', 'scratch access');
+    if (marked) {
+      legend(svg, L, H - 13, 'scratch', marked + ' scratch access' + (marked === 1 ? '' : 'es'));
+    }
     var held = (p.vgpr_peak_origins || []).map(function (o) {
       return o.count + ' ' + o.defined_by + (o.source ? ' (' + o.source.file + ':' + o.source.line + ')' : '');
     }).join(', ');
+    var loop = p.at_vgpr_peak && p.at_vgpr_peak.loop;
     return h('div', {'class': 'card curve-chart', id: 'pressure'}, h('h3', {text: title}), svg,
+      loop ? h('p', {'class': 'note peak-loop', text: 'The peak is inside ' + loopText(loop) + '.'}) : null,
       held ? h('p', {'class': 'note', text: 'At the peak: ' + held}) : null);
+  }
+
+  // The loop holding a VGPR peak (report --pressure's at_vgpr_peak.loop): by its head's line, else its offsets.
+  function loopText(loop) {
+    var span = '+0x' + loop.start.toString(16) + ' .. +0x' + loop.end.toString(16);
+    if (!loop.head) return 'the loop ' + span;
+    return 'the loop at ' + loop.head.file + ':' + loop.head.line + (loop.head.inferred ? ' (inferred)' : '') +
+      ' (' + span + (loop.back_branch ? ', back branch at line ' + loop.back_branch.line : '') + ')';
+  }
+
+  // A tick on the code axis (at y ``base``) for each scratch access offset in [0, size] (report --pressure's
+  // scratch_offsets, at most 1024); ``cls`` the ticks' class.  Returns how many were drawn.
+  function scratchTicks(svg, offsets, size, X, base, cls, what) {
+    var drawn = 0;
+    (offsets || []).forEach(function (at) {
+      if (at < 0 || at > size) return;
+      svg.appendChild(s('line', {'class': cls, x1: X(at), x2: X(at), y1: base - 7, y2: base},
+                        s('title', {text: what + ' at +0x' + at.toString(16)})));
+      drawn += 1;
+    });
+    return drawn;
+  }
+
+  function legend(svg, x, y, cls, label) {
+    var g = s('g', {'class': 'legend ' + cls + '-legend'});
+    g.appendChild(s('line', {'class': cls, x1: x + 2, x2: x + 2, y1: y, y2: y + 7}));
+    g.appendChild(s('text', {'class': 'limit-label', x: x + 8, y: y + 7, text: label}));
+    svg.appendChild(g);
   }
 
   // compare --pressure: both builds' live VGPRs along their code, each over its own code's length
@@ -245,8 +279,23 @@
                                text: 'along the code (each build over its own length)'}));
     svg.appendChild(s('line', {'class': 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B}));
     svg.appendChild(s('line', {'class': 'axis', x1: L, x2: L, y1: T, y2: H - B}));
+    // Each build's scratch accesses on the code axis, over its own code: the new above the axis, the old
+    // (dashed) below it.
+    var counts = [[old, 'scratch old-scratch', H - B + 8, 'old'], [now, 'scratch new-scratch', H - B, 'new']].map(
+      function (side) {
+        var size = side[0].code_bytes;
+        return size ? scratchTicks(svg, side[0].scratch_offsets, size, function (at) { return X(at / size); },
+                                   side[2], side[1], side[3] + ': scratch access') : 0;
+      });
+    var notes = ['old dashed, new solid'];
+    if (counts[0] || counts[1]) {
+      notes.push('scratch accesses ticked on the code axis (new ' + counts[1] + ' above, old ' + counts[0] +
+                 ' below)');
+    }
+    if (now.loop) notes.push('new peak inside ' + loopText(now.loop));
+    if (old.loop) notes.push('old peak inside ' + loopText(old.loop));
     return h('div', {'class': 'card curve-chart', id: 'pressure-overlay'}, h('h3', {text: title}), svg,
-      h('p', {'class': 'note', text: 'old dashed, new solid'}));
+      h('p', {'class': 'note', text: notes.join('; ')}));
   }
 
   function isaBlock(isa, label) {

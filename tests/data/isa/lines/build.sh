@@ -15,6 +15,8 @@
 #     (-emit-llvm -c), then the backend alone:
 #     clang++-22 --target=amdgcn-amd-amdhsa -mcpu=TARGET -nogpulib -O2 -c TARGET.bc -o ...
 #   co/gfx940.clang19.dwarf5.co   clang 19 (clang 22 no longer knows gfx940)
+#   co/gfx90a.clang19.dwarf5.co   clang 19: the OLD build of compare --pressure's tests, both sides with
+#     line tables (clang 22 raised several kernels' VGPR peaks)
 #   co/headers.gfx906.clang22.dwarf5.co, .dwarf4.co   headers/headers.cpp
 #
 # Compiled in tests/data/isa (kernels.cpp named relatively) with the checkout's path mapped
@@ -63,6 +65,8 @@ for version in 5 4; do
 done
 echo "build.sh: gfx940 clang 19" >&2
 clang++-19 "${flags[@]}" -gline-tables-only --offload-arch=gfx940 -c kernels.cpp -o "$here/co/gfx940.clang19.dwarf5.co"
+echo "build.sh: gfx90a clang 19" >&2
+clang++-19 "${flags[@]}" -gline-tables-only --offload-arch=gfx90a -c kernels.cpp -o "$here/co/gfx90a.clang19.dwarf5.co"
 
 cd "$here/headers"
 for version in 5 4; do
