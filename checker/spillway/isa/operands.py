@@ -158,9 +158,12 @@ def table_from_data(data: dict) -> OperandTable:
 
 def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
     """``bits`` for ``operands()``: the decoder's dword0 | dword1 << 32, and
-    for a 96-bit encoding (GFX12 memory, VOPD3) its third dword << 64."""
+    for a 96-bit encoding (GFX12 memory, VOPD3) and a VOP3/VOP3P DPP form
+    (GFX11 and later) its third dword << 64."""
     bits = instruction.bits
-    if instruction.encoding in _NINETY_SIX and instruction.length >= 12:
+    third = instruction.encoding in _NINETY_SIX or (instruction.encoding in _VOP3_DPP
+                                                     and instruction.mnemonic.endswith("_dpp"))
+    if third and instruction.length >= 12:
         at = instruction.offset + 8
         bits |= int.from_bytes(bytes(code[at:at + 4]), "little") << 64
     return bits
@@ -188,6 +191,7 @@ def instruction_operands(table: OperandTable, code: bytes | memoryview, instruct
 
 
 _NINETY_SIX = frozenset(("VBUFFER", "VIMAGE", "VSAMPLE", "VFLAT", "VSCRATCH", "VGLOBAL", "VOPD3"))
+_VOP3_DPP = frozenset(("VOP3", "VOP3P"))         # GFX11 and later: + a DPP16 or DPP8 dword (bits 64-95)
 
 
 def _path(family: str):
@@ -252,7 +256,6 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
     lanes in without bound_ctrl (DPP16), and where SDWA says
     UNUSED_PRESERVE.  ("?", None): a field not read (SDWA VOPC's sdst)."""
     scalar = table.family != "gfx8"
-    dpp8 = not sdwa and (bits & 0x1FF) in (0xE9, 0xEA)
     if operand.shift == 0 and operand.mask == 0x1FF:           # src0
         number = (bits >> 32) & 0xFF
         if sdwa and scalar and (bits >> 55) & 1:
@@ -272,12 +275,39 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
     registers = _register(operand, bits, table.sgpr_limit)
     if sdwa:
         keeps = (bits >> 43) & 3 == _UNUSED_PRESERVE
-    elif dpp8:
-        keeps = False
     else:
-        control, bound_ctrl = (bits >> 40) & 0x1FF, (bits >> 51) & 1
-        keeps = ((bits >> 60) & 0xF != 0xF or (bits >> 56) & 0xF != 0xF
-                 or (control in _DPP_SHIFTS and not bound_ctrl))
+        keeps = _dpp_keeps_lanes(bits & 0x1FF, (bits >> 32) & 0xFFFFFFFF)
+    return registers, "ud" if keeps or "u" in operand.role else "d"
+
+
+def _dpp_keeps_lanes(marker: int, dword: int) -> bool:
+    """Whether a DPP form may leave lanes of its VGPR destination unwritten:
+    ``marker`` the src0 field (DPP8 writes every lane), ``dword`` the DPP16
+    dword (the ISA manuals' VOP_DPP16: dpp_ctrl bits 8-16, bound_ctrl 19,
+    bank_mask 24-27, row_mask 28-31): a row or bank mask other than 0xF, or
+    a lane shift without bound_ctrl."""
+    if marker in (0xE9, 0xEA):
+        return False
+    control, bound_ctrl = (dword >> 8) & 0x1FF, (dword >> 19) & 1
+    return ((dword >> 28) & 0xF != 0xF or (dword >> 24) & 0xF != 0xF
+            or (control in _DPP_SHIFTS and not bound_ctrl))
+
+
+def _vop3_dpp(table: OperandTable, operand: _Operand, bits: int) -> tuple[Registers | None, str]:
+    """One operand of a VOP3 or VOP3P instruction in its DPP form (GFX11 and
+    later, ``v_add_f32_e64_dpp``: a DPP16 or DPP8 dword after the 64 bits,
+    bits 64-95 of ``bits``): src0 is that dword's low byte (a VGPR; a true16
+    half chosen by op_sel, as in VOP3), the other sources and the
+    destinations the VOP3 fields; the VGPR destination keeps the lanes DPP
+    leaves unwritten (_dpp_keeps_lanes), a compare's SGPR result and a
+    carry-out are written whole (LLVM ties DPP's old value to the VGPR
+    destination only)."""
+    if operand.shift == 32 and operand.mask == 0x1FF:          # src0
+        return Registers(VGPR, (bits >> 64) & 0xFF, operand.units), "u"
+    registers = _register(operand, bits, table.sgpr_limit)
+    if registers is None or "d" not in operand.role or registers.file != VGPR:
+        return registers, operand.role
+    keeps = _dpp_keeps_lanes((bits >> 32) & 0x1FF, (bits >> 64) & 0xFFFFFFFF)
     return registers, "ud" if keeps or "u" in operand.role else "d"
 
 
@@ -303,8 +333,9 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     if mnemonic.startswith(VGPR_MSB):
         return None            # gfx1250: the VGPR fields of what follows name v256 and up by its state: not modelled
     extended = mnemonic.endswith(("_dpp", "_sdwa"))
-    if extended and encoding not in ("VOP1", "VOP2", "VOPC"):
-        return None            # VOP3 DPP (GFX11 and later): its dword is not read yet
+    vop3_dpp = extended and encoding in _VOP3_DPP and mnemonic.endswith("_dpp")
+    if extended and encoding not in ("VOP1", "VOP2", "VOPC") and not vop3_dpp:
+        return None
     if extended and encoding == "VOPC" and mnemonic.endswith("_sdwa") and (bits >> 47) & 1:
         return None            # SDWA VOPC writing an SGPR (SD): not read yet
     row = table.rows.get((encoding, key))
@@ -324,7 +355,9 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     uses: list[Registers] = []
     try:
         for operand in form.operands:
-            if extended:
+            if vop3_dpp:
+                registers, role = _vop3_dpp(table, operand, bits)
+            elif extended:
                 registers, role = _extended(table, operand, bits, mnemonic.endswith("_sdwa"))
                 if registers is None and role == "?":
                     return None
