@@ -161,6 +161,10 @@ def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
     for a 96-bit encoding (GFX12 memory, VOPD3) and a VOP3/VOP3P DPP form
     (GFX11 and later) its third dword << 64."""
     bits = instruction.bits
+    if instruction.encoding == "MIMG" and instruction.length > 8:
+        # GFX10/GFX11 NSA: the address bytes after the 64 bits
+        at = instruction.offset + 8
+        return bits | int.from_bytes(bytes(code[at:instruction.offset + instruction.length]), "little") << 64
     third = instruction.encoding in _NINETY_SIX or (instruction.encoding in _VOP3_DPP
                                                      and instruction.mnemonic.endswith("_dpp"))
     if third and instruction.length >= 12:
@@ -311,6 +315,61 @@ def _vop3_dpp(table: OperandTable, operand: _Operand, bits: int) -> tuple[Regist
     return registers, "ud" if keeps or "u" in operand.role else "d"
 
 
+_VADDR = 32                   # MIMG's vaddr field (bits 32-39): NSA's first address
+_A16 = {1: 62, 0: 16}         # MIMG's A16 bit by where the NSA field is (GFX10: bits 1-2; GFX11: bit 0)
+_NSA_OPERANDS = {0: 5}        # GFX11: at most 5 address operands, the last a tuple of the rest (partial NSA)
+
+
+def _nsa_addresses(table: OperandTable, vaddr: _Operand, bits: int, nsa: int) -> list[Registers] | None:
+    """The address VGPRs of a GFX10/GFX11 MIMG instruction in its NSA form:
+    the first in the vaddr field, the others one byte each in the dwords after
+    the 64 bits (GFX10: ``nsa`` dwords; GFX11: one, its fourth byte a tuple
+    of the remaining addresses where there are more than five).  How many:
+    the vaddr width the table gives the same fields in the contiguous form
+    (LLVM counts both from dim, a16 and the opcode).  None where the table
+    cannot tell: an A16 instruction whose row's width does not follow A16
+    (probed from a base where it changed nothing), a width of 13 or more (the
+    contiguous form rounds it up), more addresses than the dwords hold."""
+    if not vaddr.width_bits:
+        count = vaddr.units
+    else:
+        a16 = _A16[table.nsa[0]] if table.nsa else -1
+        if (bits >> a16) & 1 and a16 not in vaddr.width_bits:
+            return None
+        combo = sum(((bits >> bit) & 1) << n for n, bit in enumerate(vaddr.width_bits))
+        count = vaddr.width_table[combo] if combo < len(vaddr.width_table) else None
+    assert table.nsa is not None
+    most = _NSA_OPERANDS.get(table.nsa[0], 1 + 4 * nsa)
+    if count is None or count < 2 or count > 12 or (table.nsa[0] != 0 and count > most):
+        return None
+    numbers = [(bits >> _VADDR) & 0xFF] + [(bits >> (64 + 8 * n)) & 0xFF for n in range(min(count, most) - 1)]
+    out = [Registers(VGPR, number, 1) for number in numbers]
+    if count > most:
+        out[-1] = Registers(VGPR, numbers[-1], count - most + 1)
+    return out
+
+
+def _sdwa_compare_result(table: OperandTable, key: int, bits: int) -> tuple[Registers, ...] | None:
+    """The SGPR an SDWA compare writes where its SD bit (47) is set (GFX9,
+    GFX10; the ISA manuals' VOPC SDWA: sdst in bits 40-46, vcc where SD is
+    clear): its width is the one the same compare's VOP3 form gives its SGPR
+    destination (VOPC opcode N is VOP3 opcode N there: wave64 s[4:5] on GFX9,
+    s4 on GFX10 as the tables read it); no destination where that form has
+    none (GFX10's v_cmpx write exec only); () for a special register (vcc,
+    ttmp, null); None where the VOP3 form has no row."""
+    row = table.rows.get(("VOP3", key))
+    if row is None or row.form_bits or row.alternative is not None:
+        return None
+    scalar = [o for o in row.forms[0].operands if "d" in o.role and o.shift < 8 and o.files[0][0] == SGPR]
+    if not scalar:
+        return ()
+    units = scalar[0].units
+    number = (bits >> 40) & 0x7F
+    if number + units > table.sgpr_limit:
+        return ()
+    return (Registers(SGPR, number - number % units, units),)
+
+
 # gfx1250's s_set_vgpr_msb sets the high bits of the VGPR fields of the instructions after it (v256
 # and up): each instruction read alone cannot know them, so the instruction that sets them gets no
 # answer and the caller counts the code as partial.
@@ -336,13 +395,16 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     vop3_dpp = extended and encoding in _VOP3_DPP and mnemonic.endswith("_dpp")
     if extended and encoding not in ("VOP1", "VOP2", "VOPC") and not vop3_dpp:
         return None
-    if extended and encoding == "VOPC" and mnemonic.endswith("_sdwa") and (bits >> 47) & 1:
-        return None            # SDWA VOPC writing an SGPR (SD): not read yet
     row = table.rows.get((encoding, key))
     if row is None:
         return None
-    if encoding == "MIMG" and table.nsa is not None and (bits >> table.nsa[0]) & ((1 << table.nsa[1]) - 1):
-        return None            # NSA: the address VGPRs listed in extra dwords, not read yet
+    result: tuple[Registers, ...] = ()
+    if extended and encoding == "VOPC" and mnemonic.endswith("_sdwa") and table.family != "gfx8" and (bits >> 47) & 1:
+        written = _sdwa_compare_result(table, key, bits)
+        if written is None:
+            return None
+        result = written
+    nsa = (bits >> table.nsa[0]) & ((1 << table.nsa[1]) - 1) if encoding == "MIMG" and table.nsa else 0
     if row.alternative is not None:
         shift, mask, value, other = row.alternative
         if (bits >> shift) & mask == value:
@@ -355,6 +417,12 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     uses: list[Registers] = []
     try:
         for operand in form.operands:
+            if nsa and operand.shift == _VADDR and operand.role == "u":
+                listed = _nsa_addresses(table, operand, bits, nsa)
+                if listed is None:
+                    return None
+                uses.extend(listed)
+                continue
             if vop3_dpp:
                 registers, role = _vop3_dpp(table, operand, bits)
             elif extended:
@@ -371,6 +439,7 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
                 uses.append(registers)
     except _Unknown:
         return None
+    defs.extend(result)
     if defs and mnemonic.startswith(_FLAT_LOADS) and "d16" in mnemonic and not (set(defs) <= set(uses)):
         uses.extend(defs)      # a D16 load keeps the other half of its destination (below)
     return Operands(tuple(defs), tuple(uses))
