@@ -34,9 +34,15 @@ no saddr, a 64-bit vaddr).
 Special registers (vcc, exec, m0, flat_scratch, xnack_mask, ttmp, null),
 inline constants and literals are no operands here: a numbered SGPR is one
 below the family's ``sgpr_limit``.  ``operands()`` answers None where the
-table has no row, the DPP/SDWA forms (their own dword: not yet tabled) and
-a field combination LLVM never printed: the caller counts such code as
-partial.
+table has no row or a field combination LLVM never printed: the caller
+counts such code as partial.
+
+Registers in the dwords the probes keep plain are read here, by the ISA
+manuals' layouts: the DPP/SDWA dword of VOP1/VOP2/VOPC (``_extended``) and
+of VOP3/VOP3P (GFX11 and later, ``_vop3_dpp``), the SGPR an SDWA compare
+writes with SD set (``_sdwa_compare_result``), MIMG NSA address lists
+(GFX10, GFX11: ``_nsa_addresses``; an A16 list the row cannot count gets
+None).
 """
 
 from __future__ import annotations
@@ -385,10 +391,11 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     ``key`` its encoding's name and opcode value, ``bits`` its dwords as one
     little-endian number (decoder.Instruction.bits, with dword2 << 64 for
     the 96-bit encodings of GFX12 and gfx1250: their third dword holds
-    address registers; ``instruction_bits()``).  None: not known (no row, a
-    VOP3 DPP form -- ``mnemonic`` as the decoder names it --, a combination
-    LLVM never printed, a GFX10/GFX11 MIMG NSA address list, gfx1250's
-    ``s_set_vgpr_msb``)."""
+    address registers; and for a VOP3/VOP3P DPP form and a MIMG NSA form
+    the dwords after the 64 bits: ``instruction_bits()``; ``mnemonic`` as
+    the decoder names it, ``_dpp``/``_sdwa`` forms apart).  None: not known
+    (no row, a combination LLVM never printed, an A16 NSA address list the
+    row cannot count, gfx1250's ``s_set_vgpr_msb``)."""
     if mnemonic.startswith(VGPR_MSB):
         return None            # gfx1250: the VGPR fields of what follows name v256 and up by its state: not modelled
     extended = mnemonic.endswith(("_dpp", "_sdwa"))
