@@ -336,15 +336,14 @@ def _nsa_addresses(table: OperandTable, vaddr: _Operand, bits: int, nsa: int) ->
     cannot tell: an A16 instruction whose row's width does not follow A16
     (probed from a base where it changed nothing), a width of 13 or more (the
     contiguous form rounds it up), more addresses than the dwords hold."""
-    if not vaddr.width_bits:
-        count = vaddr.units
-    else:
-        a16 = _A16[table.nsa[0]] if table.nsa else -1
+    assert table.nsa is not None
+    count: int | None = vaddr.units
+    if vaddr.width_bits:
+        a16 = _A16[table.nsa[0]]
         if (bits >> a16) & 1 and a16 not in vaddr.width_bits:
             return None
         combo = sum(((bits >> bit) & 1) << n for n, bit in enumerate(vaddr.width_bits))
         count = vaddr.width_table[combo] if combo < len(vaddr.width_table) else None
-    assert table.nsa is not None
     most = _NSA_OPERANDS.get(table.nsa[0], 1 + 4 * nsa)
     if count is None or count < 2 or count > 12 or (table.nsa[0] != 0 and count > most):
         return None
