@@ -19,7 +19,7 @@
                  "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21",    \
                  "s22", "s23"
 
-#if defined(__gfx1100__) || defined(__gfx1151__) || defined(__gfx1201__)
+#if defined(__gfx1100__) || defined(__gfx1151__) || defined(__gfx1201__) || defined(__gfx1250__)
 // VOP3 (and VOP3P, VOPC in VOP3) with a DPP16 or DPP8 dword: src0 in the DPP dword, the destination
 // kept (used too) where a row/bank mask or an unbounded shift leaves lanes unwritten.
 KERNEL void vop3_dpp(float *out) {
@@ -35,7 +35,9 @@ KERNEL void vop3_dpp(float *out) {
                "v_add_co_u32_e64_dpp v17, s6, v2, v3 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf\n"
                "v_cndmask_b32_e64_dpp v18, v2, v3, s8 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xe\n"
                "v_mov_b32_e64_dpp v19, v10 row_shr:2 row_mask:0xf bank_mask:0xf\n"
+#if !defined(__gfx1250__)
                "v_dot2_f32_f16_e64_dpp v20, v11, v12, v13 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf\n"
+#endif
                "v_fma_mix_f32_e64_dpp v21, v11, v12, v13 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf\n"
 #if !defined(__gfx1100__)
                "v_add_f32_e64_dpp v22, v14, s9 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf\n"   // an SGPR src1 (not gfx1100)
