@@ -6,12 +6,14 @@ GFX10 target -- "partial: operands not read" until they were read.  The
 first code object holding one, per target, is held to llvm-objdump: every
 instruction's defs and uses to the operand oracle's, and every kernel
 using the form complete, with the liveness oracle's pressure at every
-instruction.  (No VOP3 DPP or MIMG NSA form occurs in its or librocblas5's
+instruction and peaks within the compiler's counts.  (No VOP3 DPP or MIMG NSA form occurs in its or librocblas5's
 gfx10/gfx11/gfx12 code: tests/data/isa/forms/ holds those.)"""
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,10 +73,15 @@ def test_sdwa_compares_writing_an_sgpr_in_rocsparse_equal_objdump(target, tmp_pa
     rodata = subprocess.run([*argv, "-D", "-j", ".rodata", str(path)], capture_output=True, text=True).stdout
     dump = subprocess.run([*argv, "-s", "-j", ".rodata", str(path)], capture_output=True, text=True).stdout
     functions, entries = liveness_oracle.functions(text), liveness_oracle.entry_registers(rodata, dump)
+    report = subprocess.run([sys.executable, "-m", "spillway", "report", "--all", "--json", str(path)],
+                            capture_output=True, text=True, check=True)
+    records = {k["symbol"].removesuffix(".kd"): k for k in json.loads(report.stdout)["kernels"]}
     code, ranges = kernel_ranges(path.read_bytes())
     problems = []
     for kernel in (r for r in ranges if r.name in using):
         found = kernel_pressure(code, kernel.start, kernel.size, target, kernel.entry, steps=True)
         assert found.complete, (kernel.name, found.status)
         problems += liveness_oracle.disagreements(functions[kernel.name], entries.get(kernel.name), found, kernel.name)
+        record = records[kernel.name]
+        problems += [f"{kernel.name}: {why}" for why in liveness_oracle.peaks_within_counts(found, record)]
     assert not problems, problems[:10]
