@@ -165,7 +165,8 @@ def table_from_data(data: dict) -> OperandTable:
 def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
     """``bits`` for ``operands()``: the decoder's dword0 | dword1 << 32, and
     for a 96-bit encoding (GFX12 memory, VOPD3) and a VOP3/VOP3P DPP form
-    (GFX11 and later) its third dword << 64."""
+    (GFX11 and later) its third dword << 64; for a GFX10/GFX11 MIMG NSA form
+    every dword after the 64 bits (its address bytes) from bit 64."""
     bits = instruction.bits
     if instruction.encoding == "MIMG" and instruction.length > 8:
         # GFX10/GFX11 NSA: the address bytes after the 64 bits
@@ -264,7 +265,8 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
     the destination keeps lanes or bits the instruction does not write --
     used as well -- where DPP's row or bank mask is not 0xF, or it shifts
     lanes in without bound_ctrl (DPP16), and where SDWA says
-    UNUSED_PRESERVE.  ("?", None): a field not read (SDWA VOPC's sdst)."""
+    UNUSED_PRESERVE.  ("?", None): a destination in another field (not read;
+an SDWA compare's SGPR is _sdwa_compare_result's)."""
     scalar = table.family != "gfx8"
     if operand.shift == 0 and operand.mask == 0x1FF:           # src0
         number = (bits >> 32) & 0xFF
