@@ -38,7 +38,8 @@ Rules (written from the ISA manuals' instruction descriptions)
     (carry-out / scale out): ``v_add_co``, ``v_sub_co``, ``v_subrev_co``,
     ``v_addc_co``, ``v_subb_co``, ``v_subbrev_co``, ``v_div_scale``,
     ``v_mad_u64_u32``, ``v_mad_i64_i32``, ``v_mad_co``.
-  - DPP: the destination is used too when lanes may keep their old value:
+  - DPP (VOP1/VOP2 and, GFX11 and later, ``*_e64_dpp``): a VGPR destination is used too when lanes
+    may keep their old value (a compare's SGPR result is a mask written whole):
     ``row_mask`` or ``bank_mask`` other than 0xf, or a lane shift
     (``row_shl``, ``row_shr``, ``wave_shl``, ``wave_shr``, ``row_bcast``)
     without ``bound_ctrl``; ``dpp8`` writes every lane.  SDWA: used too
@@ -122,7 +123,7 @@ def _defines_first(mnemonic: str, modifiers: set[str], count: int) -> bool:
         return True                # the message's answer
     if mnemonic.startswith(_NO_DEF_PREFIX) or "store" in mnemonic or "_prefetch" in mnemonic:
         return False
-    if mnemonic.startswith(("v_cmp_", "v_cmpx_")) and mnemonic.endswith("_e64"):
+    if mnemonic.startswith(("v_cmp_", "v_cmpx_")) and mnemonic.endswith(("_e64", "_e64_dpp")):
         return count == 3          # an SGPR destination and two sources (GFX10+ v_cmpx_e64: sources only)
     if mnemonic.startswith(("v_cmp_", "v_cmpx_", "v_cmps_", "v_cmpsx_")) and mnemonic.endswith("_e32"):
         return False               # VOPC writes VCC or EXEC only (GFX10+ v_cmpx_e32 prints its two sources alone)
@@ -169,7 +170,7 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
             defs.update(found)
             if (token.endswith((".l", ".h")) or mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic
                     or re.match(r"v_dot\d+c_", mnemonic)
-                    or _keeps_lanes(mnemonic, modifiers)):
+                    or (_keeps_lanes(mnemonic, modifiers) and found[0][0] == "v")):
                 uses.update(found)
         elif index == 1 and mnemonic.startswith(_CARRY) and found[0][0] == "s":
             defs.update(found)
@@ -223,7 +224,7 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
 
     out = isa_oracle.committed_fixtures()
     repo = Path(__file__).resolve().parents[2]
-    for folder in ("lines", "rdc", "vcmpx"):
+    for folder in ("lines", "rdc", "vcmpx", "forms"):
         for path in sorted((repo / "tests" / "data" / "isa" / folder / "co").glob("*.co")):
             for version in (22, 19):
                 argv = isa_oracle.llvm_tool("llvm-readelf", version)

@@ -34,9 +34,15 @@ no saddr, a 64-bit vaddr).
 Special registers (vcc, exec, m0, flat_scratch, xnack_mask, ttmp, null),
 inline constants and literals are no operands here: a numbered SGPR is one
 below the family's ``sgpr_limit``.  ``operands()`` answers None where the
-table has no row, the DPP/SDWA forms (their own dword: not yet tabled) and
-a field combination LLVM never printed: the caller counts such code as
-partial.
+table has no row or a field combination LLVM never printed: the caller
+counts such code as partial.
+
+Registers in the dwords the probes keep plain are read here, by the ISA
+manuals' layouts: the DPP/SDWA dword of VOP1/VOP2/VOPC (``_extended``) and
+of VOP3/VOP3P (GFX11 and later, ``_vop3_dpp``), the SGPR an SDWA compare
+writes with SD set (``_sdwa_compare_result``), MIMG NSA address lists
+(GFX10, GFX11: ``_nsa_addresses``; an A16 list the row cannot count gets
+None).
 """
 
 from __future__ import annotations
@@ -158,9 +164,17 @@ def table_from_data(data: dict) -> OperandTable:
 
 def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
     """``bits`` for ``operands()``: the decoder's dword0 | dword1 << 32, and
-    for a 96-bit encoding (GFX12 memory, VOPD3) its third dword << 64."""
+    for a 96-bit encoding (GFX12 memory, VOPD3) and a VOP3/VOP3P DPP form
+    (GFX11 and later) its third dword << 64; for a GFX10/GFX11 MIMG NSA form
+    every dword after the 64 bits (its address bytes) from bit 64."""
     bits = instruction.bits
-    if instruction.encoding in _NINETY_SIX and instruction.length >= 12:
+    if instruction.encoding == "MIMG" and instruction.length > 8:
+        # GFX10/GFX11 NSA: the address bytes after the 64 bits
+        at = instruction.offset + 8
+        return bits | int.from_bytes(bytes(code[at:instruction.offset + instruction.length]), "little") << 64
+    third = instruction.encoding in _NINETY_SIX or (instruction.encoding in _VOP3_DPP
+                                                     and instruction.mnemonic.endswith("_dpp"))
+    if third and instruction.length >= 12:
         at = instruction.offset + 8
         bits |= int.from_bytes(bytes(code[at:at + 4]), "little") << 64
     return bits
@@ -188,6 +202,7 @@ def instruction_operands(table: OperandTable, code: bytes | memoryview, instruct
 
 
 _NINETY_SIX = frozenset(("VBUFFER", "VIMAGE", "VSAMPLE", "VFLAT", "VSCRATCH", "VGLOBAL", "VOPD3"))
+_VOP3_DPP = frozenset(("VOP3", "VOP3P"))         # GFX11 and later: + a DPP16 or DPP8 dword (bits 64-95)
 
 
 def _path(family: str):
@@ -250,9 +265,9 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
     the destination keeps lanes or bits the instruction does not write --
     used as well -- where DPP's row or bank mask is not 0xF, or it shifts
     lanes in without bound_ctrl (DPP16), and where SDWA says
-    UNUSED_PRESERVE.  ("?", None): a field not read (SDWA VOPC's sdst)."""
+    UNUSED_PRESERVE.  ("?", None): a destination in another field (not read;
+an SDWA compare's SGPR is _sdwa_compare_result's)."""
     scalar = table.family != "gfx8"
-    dpp8 = not sdwa and (bits & 0x1FF) in (0xE9, 0xEA)
     if operand.shift == 0 and operand.mask == 0x1FF:           # src0
         number = (bits >> 32) & 0xFF
         if sdwa and scalar and (bits >> 55) & 1:
@@ -272,13 +287,94 @@ def _extended(table: OperandTable, operand: _Operand, bits: int, sdwa: bool) -> 
     registers = _register(operand, bits, table.sgpr_limit)
     if sdwa:
         keeps = (bits >> 43) & 3 == _UNUSED_PRESERVE
-    elif dpp8:
-        keeps = False
     else:
-        control, bound_ctrl = (bits >> 40) & 0x1FF, (bits >> 51) & 1
-        keeps = ((bits >> 60) & 0xF != 0xF or (bits >> 56) & 0xF != 0xF
-                 or (control in _DPP_SHIFTS and not bound_ctrl))
+        keeps = _dpp_keeps_lanes(bits & 0x1FF, (bits >> 32) & 0xFFFFFFFF)
     return registers, "ud" if keeps or "u" in operand.role else "d"
+
+
+def _dpp_keeps_lanes(marker: int, dword: int) -> bool:
+    """Whether a DPP form may leave lanes of its VGPR destination unwritten:
+    ``marker`` the src0 field (DPP8 writes every lane), ``dword`` the DPP16
+    dword (the ISA manuals' VOP_DPP16: dpp_ctrl bits 8-16, bound_ctrl 19,
+    bank_mask 24-27, row_mask 28-31): a row or bank mask other than 0xF, or
+    a lane shift without bound_ctrl."""
+    if marker in (0xE9, 0xEA):
+        return False
+    control, bound_ctrl = (dword >> 8) & 0x1FF, (dword >> 19) & 1
+    return ((dword >> 28) & 0xF != 0xF or (dword >> 24) & 0xF != 0xF
+            or (control in _DPP_SHIFTS and not bound_ctrl))
+
+
+def _vop3_dpp(table: OperandTable, operand: _Operand, bits: int) -> tuple[Registers | None, str]:
+    """One operand of a VOP3 or VOP3P instruction in its DPP form (GFX11 and
+    later, ``v_add_f32_e64_dpp``: a DPP16 or DPP8 dword after the 64 bits,
+    bits 64-95 of ``bits``): src0 is that dword's low byte (a VGPR; a true16
+    half chosen by op_sel, as in VOP3), the other sources and the
+    destinations the VOP3 fields; the VGPR destination keeps the lanes DPP
+    leaves unwritten (_dpp_keeps_lanes), a compare's SGPR result and a
+    carry-out are written whole (LLVM ties DPP's old value to the VGPR
+    destination only)."""
+    if operand.shift == 32 and operand.mask == 0x1FF:          # src0
+        return Registers(VGPR, (bits >> 64) & 0xFF, operand.units), "u"
+    registers = _register(operand, bits, table.sgpr_limit)
+    if registers is None or "d" not in operand.role or registers.file != VGPR:
+        return registers, operand.role
+    keeps = _dpp_keeps_lanes((bits >> 32) & 0x1FF, (bits >> 64) & 0xFFFFFFFF)
+    return registers, "ud" if keeps or "u" in operand.role else "d"
+
+
+_VADDR = 32                   # MIMG's vaddr field (bits 32-39): NSA's first address
+_A16 = {1: 62, 0: 16}         # MIMG's A16 bit by where the NSA field is (GFX10: bits 1-2; GFX11: bit 0)
+_NSA_OPERANDS = {0: 5}        # GFX11: at most 5 address operands, the last a tuple of the rest (partial NSA)
+
+
+def _nsa_addresses(table: OperandTable, vaddr: _Operand, bits: int, nsa: int) -> list[Registers] | None:
+    """The address VGPRs of a GFX10/GFX11 MIMG instruction in its NSA form:
+    the first in the vaddr field, the others one byte each in the dwords after
+    the 64 bits (GFX10: ``nsa`` dwords; GFX11: one, its fourth byte a tuple
+    of the remaining addresses where there are more than five).  How many:
+    the vaddr width the table gives the same fields in the contiguous form
+    (LLVM counts both from dim, a16 and the opcode).  None where the table
+    cannot tell: an A16 instruction whose row's width does not follow A16
+    (probed from a base where it changed nothing), a width of 13 or more (the
+    contiguous form rounds it up), more addresses than the dwords hold."""
+    assert table.nsa is not None
+    count: int | None = vaddr.units
+    if vaddr.width_bits:
+        a16 = _A16[table.nsa[0]]
+        if (bits >> a16) & 1 and a16 not in vaddr.width_bits:
+            return None
+        combo = sum(((bits >> bit) & 1) << n for n, bit in enumerate(vaddr.width_bits))
+        count = vaddr.width_table[combo] if combo < len(vaddr.width_table) else None
+    most = _NSA_OPERANDS.get(table.nsa[0], 1 + 4 * nsa)
+    if count is None or count < 2 or count > 12 or (table.nsa[0] != 0 and count > most):
+        return None
+    numbers = [(bits >> _VADDR) & 0xFF] + [(bits >> (64 + 8 * n)) & 0xFF for n in range(min(count, most) - 1)]
+    out = [Registers(VGPR, number, 1) for number in numbers]
+    if count > most:
+        out[-1] = Registers(VGPR, numbers[-1], count - most + 1)
+    return out
+
+
+def _sdwa_compare_result(table: OperandTable, key: int, bits: int) -> tuple[Registers, ...] | None:
+    """The SGPR an SDWA compare writes where its SD bit (47) is set (GFX9,
+    GFX10; the ISA manuals' VOPC SDWA: sdst in bits 40-46, vcc where SD is
+    clear): its width is the one the same compare's VOP3 form gives its SGPR
+    destination (VOPC opcode N is VOP3 opcode N there: wave64 s[4:5] on GFX9,
+    s4 on GFX10 as the tables read it); no destination where that form has
+    none (GFX10's v_cmpx write exec only); () for a special register (vcc,
+    ttmp, null); None where the VOP3 form has no row."""
+    row = table.rows.get(("VOP3", key))
+    if row is None or row.form_bits or row.alternative is not None:
+        return None
+    scalar = [o for o in row.forms[0].operands if "d" in o.role and o.shift < 8 and o.files[0][0] == SGPR]
+    if not scalar:
+        return ()
+    units = scalar[0].units
+    number = (bits >> 40) & 0x7F
+    if number + units > table.sgpr_limit:
+        return ()
+    return (Registers(SGPR, number - number % units, units),)
 
 
 # gfx1250's s_set_vgpr_msb sets the high bits of the VGPR fields of the instructions after it (v256
@@ -296,22 +392,27 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     ``key`` its encoding's name and opcode value, ``bits`` its dwords as one
     little-endian number (decoder.Instruction.bits, with dword2 << 64 for
     the 96-bit encodings of GFX12 and gfx1250: their third dword holds
-    address registers; ``instruction_bits()``).  None: not known (no row, a
-    VOP3 DPP form -- ``mnemonic`` as the decoder names it --, a combination
-    LLVM never printed, a GFX10/GFX11 MIMG NSA address list, gfx1250's
-    ``s_set_vgpr_msb``)."""
+    address registers; and for a VOP3/VOP3P DPP form and a MIMG NSA form
+    the dwords after the 64 bits: ``instruction_bits()``; ``mnemonic`` as
+    the decoder names it, ``_dpp``/``_sdwa`` forms apart).  None: not known
+    (no row, a combination LLVM never printed, an A16 NSA address list the
+    row cannot count, gfx1250's ``s_set_vgpr_msb``)."""
     if mnemonic.startswith(VGPR_MSB):
         return None            # gfx1250: the VGPR fields of what follows name v256 and up by its state: not modelled
     extended = mnemonic.endswith(("_dpp", "_sdwa"))
-    if extended and encoding not in ("VOP1", "VOP2", "VOPC"):
-        return None            # VOP3 DPP (GFX11 and later): its dword is not read yet
-    if extended and encoding == "VOPC" and mnemonic.endswith("_sdwa") and (bits >> 47) & 1:
-        return None            # SDWA VOPC writing an SGPR (SD): not read yet
+    vop3_dpp = extended and encoding in _VOP3_DPP and mnemonic.endswith("_dpp")
+    if extended and encoding not in ("VOP1", "VOP2", "VOPC") and not vop3_dpp:
+        return None
     row = table.rows.get((encoding, key))
     if row is None:
         return None
-    if encoding == "MIMG" and table.nsa is not None and (bits >> table.nsa[0]) & ((1 << table.nsa[1]) - 1):
-        return None            # NSA: the address VGPRs listed in extra dwords, not read yet
+    result: tuple[Registers, ...] = ()
+    if extended and encoding == "VOPC" and mnemonic.endswith("_sdwa") and table.family != "gfx8" and (bits >> 47) & 1:
+        written = _sdwa_compare_result(table, key, bits)
+        if written is None:
+            return None
+        result = written
+    nsa = (bits >> table.nsa[0]) & ((1 << table.nsa[1]) - 1) if encoding == "MIMG" and table.nsa else 0
     if row.alternative is not None:
         shift, mask, value, other = row.alternative
         if (bits >> shift) & mask == value:
@@ -324,7 +425,15 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     uses: list[Registers] = []
     try:
         for operand in form.operands:
-            if extended:
+            if nsa and operand.shift == _VADDR and operand.role == "u":
+                listed = _nsa_addresses(table, operand, bits, nsa)
+                if listed is None:
+                    return None
+                uses.extend(listed)
+                continue
+            if vop3_dpp:
+                registers, role = _vop3_dpp(table, operand, bits)
+            elif extended:
                 registers, role = _extended(table, operand, bits, mnemonic.endswith("_sdwa"))
                 if registers is None and role == "?":
                     return None
@@ -338,6 +447,7 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
                 uses.append(registers)
     except _Unknown:
         return None
+    defs.extend(result)
     if defs and mnemonic.startswith(_FLAT_LOADS) and "d16" in mnemonic and not (set(defs) <= set(uses)):
         uses.extend(defs)      # a D16 load keeps the other half of its destination (below)
     return Operands(tuple(defs), tuple(uses))
