@@ -9,8 +9,11 @@ A row lists each register operand of an opcode:
 
   role     "d" defined, "u" used, "ud" both (a destination that keeps part
            of its old value: LLVM ties it to an input -- v_mac/v_fmac,
-           v_writelane, d16 loads, s_addk; s_bitset by the manual.  Not yet:
-           s_cmov, which LLVM does not tie)
+           v_writelane, d16 loads, s_addk; s_bitset and s_cmov/s_cmovk, which
+           LLVM does not tie, by the manual)
+  ud_when  [bit, value]: a "d" operand is "ud" where those bits hold (GFX9/
+           GFX10 VOP3 op_sel's destination bit: a 16-bit result written to
+           the VGPR's high half, the low half kept)
   shift, width, scale, files
            the bit field; the register number is value x scale + the file's
            offset (a 9-bit source: VGPR at offset -256, SGPR at 0), rounded
@@ -98,6 +101,7 @@ class _Operand:
     width_bits: tuple[int, ...]
     width_table: tuple[int | None, ...]
     half_bit: int                                 # true16: the bit naming the VGPR's high half; -1 none
+    ud_when: tuple[tuple[int, int], ...] = ()     # where these bits hold, a "d" operand is "ud"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +132,8 @@ def _operand(data: dict) -> _Operand:
         files=tuple((file, offset, aligns.get(file, 1)) for file, offset in data["files"].items()),
         acc_bit=data.get("acc_bit", -1), when=tuple((b, v) for b, v in data.get("when", ())),
         units=data["units"], width_bits=tuple(data.get("width_bits", ())),
-        width_table=tuple(data.get("width_table", ())), half_bit=data.get("half_bit", -1))
+        width_table=tuple(data.get("width_table", ())), half_bit=data.get("half_bit", -1),
+        ud_when=tuple((b, v) for b, v in data.get("ud_when", ())))
 
 
 def _row(data: dict) -> _Row:
@@ -330,6 +335,8 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
                     return None
             else:
                 registers, role = _register(operand, bits, table.sgpr_limit), operand.role
+                if operand.ud_when and all((bits >> bit) & 1 == value for bit, value in operand.ud_when):
+                    role = "ud"
             if registers is None:
                 continue
             if "d" in role:
