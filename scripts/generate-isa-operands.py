@@ -20,7 +20,12 @@ rows exist; scripts/generate-isa-tables.py is reused for its probes):
   opcode numbers -show-inst prints and checked against every record seen:
   a record with fewer printed operands than NumDefs is a fault).  An in
   that repeats a def's field (tied: v_mac, v_fmac, v_writelane's vdst_in,
-  d16 loads, s_addk) makes that def "ud" (used and defined).
+  MUBUF and DS d16 loads, s_addk) makes that def "ud" (used and defined);
+  so do, by the ISA manuals, destinations kept with no tied in LLVM shows
+  (KEPT_UNTIED: s_bitset, s_cmov, FLAT/global/scratch d16 loads) and, where
+  op_sel's destination bit is set, a 16-bit VOP3 result (GFX9/GFX10: the
+  high half written, "ud_when"; the bit found by the flip that makes LLVM
+  print op_sel's destination element).
 - Fields: every operand bit of each base flipped alone: a bit whose flip
   changes only the number of one register operand (same file, same width)
   belongs to that operand's field; one that moves it between VGPRs and
@@ -88,8 +93,10 @@ MAX_SHAPES = 4            # operand lists one row's bases may show (saddr or "of
 # Destinations that keep their old value (in part, or where a condition fails) with no tied in LLVM
 # shows: s_bitset's tied in is counted by its descriptor (S_BITSET0_B32 has 3 operands, 2 printed)
 # but not printed (the ISA manual: "D.u[S0.u[4:0]] = 0"); LLVM does not tie s_cmov/s_cmovk at all
-# (the manual: "if (SCC) D = S0", D kept otherwise).
-TIED_NOT_PRINTED = ("s_bitset0_", "s_bitset1_", "s_cmov_", "s_cmovk_")
+# (the manual: "if (SCC) D = S0", D kept otherwise); FLAT, global and scratch D16 loads write 16 bits
+# and keep the other half (the manuals' D16 loads; LLVM's code generator ties them), but LLVM's
+# disassembler builds their MCInst without the tied input it adds to the MUBUF and DS D16 loads.
+KEPT_UNTIED = re.compile(r"^(s_bitset[01]_|s_cmov_|s_cmovk_|(flat|global|scratch)_load_\w*d16)")
 SGPR_LIMIT = {"gfx9": 102}          # layout -> numbered SGPRs; others 106
 REG = re.compile(r"^(VGPR|AGPR|SGPR)(\d+)$")
 HALF = re.compile(r"^(VGPR)(\d+)_(LO16|HI16)$")   # a true16 operand (GFX11 and later): one half of a VGPR
@@ -835,7 +842,7 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
         # EN field (bits 0-3) enables the sources in order.
         for n, operand in enumerate(sorted(operands, key=lambda o: o["shift"])):
             operand["when"] = operand.get("when", []) + [[n, 1]]
-    if base.mnemonic.startswith(TIED_NOT_PRINTED):
+    if KEPT_UNTIED.match(base.mnemonic):
         for operand in operands:
             if operand["role"] == "d":
                 operand["role"] = "ud"
