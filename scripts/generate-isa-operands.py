@@ -623,12 +623,14 @@ def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict
                 bases[ident].append((bits, printed))
             elif all(bits != taken for taken, _p in bases[ident] + spare[ident]):
                 spare[ident].append((bits, printed))
-        # Bases that are all one probe (an encoding without literal slots or fills, SMEM, gets the same
-        # bits from its first fills) hide a field that one bit moves (gfx9 SMEM's soe moves soffset from
-        # bits 32-38 to 57-63, both s0 there): the later, other probes are its bases then.
-        for ident, found in bases.items():
-            if len({bits for bits, _p in found}) == 1:
-                found[1:] = spare[ident][:BASES - 1]
+        # Where the fixed fills are all one probe (an encoding with no plain fill, literal slot or extra
+        # fill: SMEM, DS, MUBUF, ...), a row's bases may be that probe thrice, which hides a field one
+        # bit moves (gfx9 SMEM's soe moves soffset from bits 32-38 to 57-63, both s0 there): the
+        # random probes after it are its other bases then.
+        if len(set(candidates(encoding, 0)[:-RANDOM_BASES])) == 1:
+            for ident, found in bases.items():
+                if len({bits for bits, _p in found}) == 1:
+                    found[1:] = spare[ident][:BASES - 1]
         # Rows none of those showed: each operand bit set alone (ds_gws_* want gds and nothing else).
         missing = [key for key in rows if (key, 0) not in bases]
         probes, owners = [], []
