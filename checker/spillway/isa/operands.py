@@ -9,8 +9,9 @@ A row lists each register operand of an opcode:
 
   role     "d" defined, "u" used, "ud" both (a destination that keeps part
            of its old value: LLVM ties it to an input -- v_mac/v_fmac,
-           v_writelane, d16 loads, s_addk; s_bitset and s_cmov/s_cmovk, which
-           LLVM does not tie, by the manual)
+           v_writelane, MUBUF/DS d16 loads, s_addk; by the manuals, s_bitset,
+           s_cmov/s_cmovk and FLAT/global/scratch d16 loads, which LLVM's
+           disassembler shows no tied input for)
   ud_when  [bit, value]: a "d" operand is "ud" where those bits hold (GFX9/
            GFX10 VOP3 op_sel's destination bit: a 16-bit result written to
            the VGPR's high half, the low half kept)
@@ -345,13 +346,4 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
                 uses.append(registers)
     except _Unknown:
         return None
-    if defs and mnemonic.startswith(_FLAT_LOADS) and "d16" in mnemonic and not (set(defs) <= set(uses)):
-        uses.extend(defs)      # a D16 load keeps the other half of its destination (below)
     return Operands(tuple(defs), tuple(uses))
-
-
-# FLAT, global and scratch D16 loads write 16 bits and keep the other half of the destination (the ISA
-# manuals' D16 loads; LLVM's code generator ties the destination to an input), but LLVM's disassembler
-# builds their MCInst without that tied input (it adds it for the MUBUF and DS D16 loads), so the generator
-# cannot see it: the one rule applied here rather than learnt (found on the matrix's gfx1151 builds).
-_FLAT_LOADS = ("flat_load", "global_load", "scratch_load")
