@@ -20,7 +20,12 @@ rows exist; scripts/generate-isa-tables.py is reused for its probes):
   opcode numbers -show-inst prints and checked against every record seen:
   a record with fewer printed operands than NumDefs is a fault).  An in
   that repeats a def's field (tied: v_mac, v_fmac, v_writelane's vdst_in,
-  d16 loads, s_addk) makes that def "ud" (used and defined).
+  MUBUF and DS d16 loads, s_addk) makes that def "ud" (used and defined);
+  so do, by the ISA manuals, destinations kept with no tied in LLVM shows
+  (KEPT_UNTIED: s_bitset, s_cmov, FLAT/global/scratch d16 loads) and, where
+  op_sel's destination bit is set, a 16-bit VOP3 result (GFX9/GFX10: the
+  high half written, "ud_when"; the bit found by the flip that makes LLVM
+  print op_sel's destination element).
 - Fields: every operand bit of each base flipped alone: a bit whose flip
   changes only the number of one register operand (same file, same width)
   belongs to that operand's field; one that moves it between VGPRs and
@@ -85,13 +90,20 @@ BASES = 3                 # probes per row whose bits are flipped
 RANDOM_BASES = 8          # random operand fills tried for bases
 MAX_WIDTH_BITS = 8
 MAX_SHAPES = 4            # operand lists one row's bases may show (saddr or "off", lds, offen/idxen)
-# Records whose tied in (the destination's old value) LLVM's disassembler does not print (the
-# descriptor counts it: S_BITSET0_B32 has 3 operands, 2 printed); the ISA manual: "D.u[S0.u[4:0]] = 0".
-TIED_NOT_PRINTED = ("s_bitset0_", "s_bitset1_")
+# Destinations that keep their old value (in part, or where a condition fails) with no tied in LLVM
+# shows: s_bitset's tied in is counted by its descriptor (S_BITSET0_B32 has 3 operands, 2 printed)
+# but not printed (the ISA manual: "D.u[S0.u[4:0]] = 0"); LLVM does not tie s_cmov/s_cmovk at all
+# (the manual: "if (SCC) D = S0", D kept otherwise); FLAT, global and scratch D16 loads write 16 bits
+# and keep the other half (the manuals' D16 loads; LLVM's code generator ties them), but LLVM's
+# disassembler builds their MCInst without the tied input it adds to the MUBUF and DS D16 loads.
+KEPT_UNTIED = re.compile(r"^(s_bitset[01]_|s_cmov_|s_cmovk_|(flat|global|scratch)_load_\w*d16)")
 SGPR_LIMIT = {"gfx9": 102}          # layout -> numbered SGPRs; others 106
 REG = re.compile(r"^(VGPR|AGPR|SGPR)(\d+)$")
 HALF = re.compile(r"^(VGPR)(\d+)_(LO16|HI16)$")   # a true16 operand (GFX11 and later): one half of a VGPR
 _INST = re.compile(r"<MCInst #(\d+) (\S+)")
+_OP_SEL = re.compile(r"\bop_sel:\[([01,]+)\]")
+# The ISA manuals name an opcode's result type first (V_MAD_U32_U16 writes 32 bits, V_MAD_U16 16).
+_FIRST_TYPE = re.compile(r"_[fiub](16|32|64)(?=_|$)")
 _OPERAND = re.compile(r"<MCOperand (Reg|Imm|Expr|FPImm|Inst|SFPImm|DFPImm):?([^>]*)>")
 
 
@@ -350,6 +362,7 @@ class Learnt(NamedTuple):
     steps: dict[int, set[tuple[int, int]]]   # operand index -> (bit, change of its number)
     seen: dict[int, list[tuple[int, str, int]]]   # operand index -> (probe bits, file, number) of every probe
     halves: dict[int, set[int]]          # operand index -> bits moving it between a VGPR's low and high half
+    high_dst: dict[int, int]             # bit -> the value under which op_sel's destination element is 1
 
 
 def flip_bits(encoding: Encoding) -> list[int]:
@@ -357,6 +370,25 @@ def flip_bits(encoding: Encoding) -> list[int]:
     encodings and VOPD3: their third dword holds address registers)."""
     free = tables._free_bits(encoding)
     return [bit for bit in range(free.bit_length()) if free >> bit & 1]
+
+
+def _op_sel_dst(printed: Printed) -> int:
+    """op_sel's destination element as LLVM prints it (1: high half), -1
+    where it prints none (op_sel with one element per source only: VOP3P)."""
+    match = _OP_SEL.search(printed.text)
+    if not match:
+        return 0 if "op_sel" not in printed.text else -1
+    elements = match.group(1).split(",")
+    operands = printed.text.partition(" ")[2].split(" op_sel")[0].split(",")
+    return int(elements[-1]) if len(elements) == len(operands) else -1
+
+
+def writes_16_bits(mnemonic: str) -> bool:
+    """Whether the result is one 16-bit value: the mnemonic's first type
+    (the manuals put the result's first) is 16 bits and it is not packed
+    (v_cvt_pknorm_i16_f16 writes two)."""
+    first = _FIRST_TYPE.search(mnemonic)
+    return first is not None and first.group(1) == "16" and "_pk" not in mnemonic
 
 
 def learn(base: Printed, base_bits: int, flips: list[tuple[int, Printed | None]], learnt: Learnt) -> None:
@@ -372,6 +404,10 @@ def learn(base: Printed, base_bits: int, flips: list[tuple[int, Printed | None]]
                 learnt.forms.add(bit)
             continue        # only an immediate came or went (GFX10 SMEM: *_SGPR with offset 0, *_SGPR_IMM)
         after = registers(printed)
+        if after == regs and {_op_sel_dst(printed), _op_sel_dst(base)} == {0, 1}:
+            # GFX9/GFX10 VOP3: the bit LLVM prints as op_sel's destination element (a 16-bit result
+            # written to the high half)
+            learnt.high_dst[bit] = (base_bits >> bit & 1) ^ (_op_sel_dst(printed) == 1)
         for index, (was, now) in enumerate(zip(regs, after)):
             if now is not None:
                 learnt.seen.setdefault(index, []).append((base_bits ^ (1 << bit), now[1], now[2]))
@@ -494,18 +530,23 @@ def analyse(ctx: Context, bases: dict, held: frozenset[int] | dict = frozenset()
     for ident, found in bases.items():
         if not found:
             continue
-        learnt = Learnt({}, {}, {}, {}, set(), {}, {}, {})
+        learnt = Learnt({}, {}, {}, {}, set(), {}, {}, {}, {})
         for n, (bits, printed) in enumerate(found):
             learn(printed, bits, flipped_of[(ident, n)], learnt)
         # A field's bits that lie apart from its run choose where the field is (gfx9 SMEM's soe moves
         # soffset from bits 32-38 to 57-63): form bits.
         for index, field_bits in learnt.fields.items():
-            # Bits whose step breaks the run's scale (VOPD's vdstY: its low bit is not a bit of its field)
+            # Bits whose step breaks the run's scale (VOPD's vdstY: its low bit is not a bit of its field;
+            # gfx9 SMEM's soe: its step is whatever bits 57-63 less bits 32-38 hold): the longest run of
+            # bits that step as the powers of two of its lowest bit's step.
             steps = dict(learnt.steps.get(index, ()))
-            low = min(field_bits)
-            unit = abs(steps.get(low, 1)) or 1
-            field_bits = {b for b in field_bits if steps.get(b) is None or abs(steps[b]) == unit << (b - low)}
-            run = _longest_run(field_bits)
+            run = set()
+            for low in sorted(field_bits):
+                unit = abs(steps.get(low, 1)) or 1
+                scaled = _longest_run({b for b in field_bits if b >= low and (
+                    steps.get(b) is None or abs(steps[b]) == unit << (b - low))})
+                if len(scaled) > len(run):
+                    run = scaled
             if run != learnt.fields[index]:
                 learnt.forms.update(learnt.fields[index] - run)
                 learnt.fields[index] = run
@@ -557,6 +598,7 @@ def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict
         # Bases by shape (operand count): global_* with saddr "off" read a 64-bit vaddr and no saddr.
         shapes: dict[str, list[tuple]] = defaultdict(list)
         bases: dict[tuple[str, int], list[tuple[int, Printed]]] = defaultdict(list)
+        spare: dict[tuple[str, int], list[tuple[int, Printed]]] = defaultdict(list)
         fill_taken: set[str] = set()
         for (bits, _w), key, kind, printed in zip(probes, owners, kinds, show_inst(command, cpu, probes)):
             row = rows[key]
@@ -579,6 +621,16 @@ def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict
                 continue
             if len(bases[ident]) < BASES:
                 bases[ident].append((bits, printed))
+            elif all(bits != taken for taken, _p in bases[ident] + spare[ident]):
+                spare[ident].append((bits, printed))
+        # Where the fixed fills are all one probe (an encoding with no plain fill, literal slot or extra
+        # fill: SMEM, DS, MUBUF, ...), a row's bases may be that probe thrice, which hides a field one
+        # bit moves (gfx9 SMEM's soe moves soffset from bits 32-38 to 57-63, both s0 there): the
+        # random probes after it are its other bases then.
+        if len(set(candidates(encoding, 0)[:-RANDOM_BASES])) == 1:
+            for ident, found in bases.items():
+                if len({bits for bits, _p in found}) == 1:
+                    found[1:] = spare[ident][:BASES - 1]
         # Rows none of those showed: each operand bit set alone (ds_gws_* want gds and nothing else).
         missing = [key for key in rows if (key, 0) not in bases]
         probes, owners = [], []
@@ -775,6 +827,12 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
                 return None, f"operand {index}: acc bits {sorted(learnt.acc[index])}"
         if learnt.width.get(index):
             entry["width_bits"] = sorted(learnt.width[index])
+        # op_sel's destination bit (GFX9/GFX10 VOP3, a 16-bit result): set, the result goes to the
+        # VGPR's high half and the low half is kept, so the VGPR is used too.  Where the result is 32
+        # bits (v_mad_u32_u16, v_pack_b32_f16) LLVM prints the bit and the manuals ignore it.
+        if (entry["role"] == "d" and learnt.high_dst and not halves and writes_16_bits(base.mnemonic)
+                and set(entry["files"]) <= {"v"} and entry["units"] == 1):
+            entry["ud_when"] = sorted([bit, value] for bit, value in learnt.high_dst.items())
         key = (shift, width)
         if key in by_field and index >= defs and operands[by_field[key]]["role"] in ("d", "ud"):
             operands[by_field[key]]["role"] = "ud"         # tied: the in repeats the def
@@ -786,7 +844,7 @@ def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limi
         # EN field (bits 0-3) enables the sources in order.
         for n, operand in enumerate(sorted(operands, key=lambda o: o["shift"])):
             operand["when"] = operand.get("when", []) + [[n, 1]]
-    if base.mnemonic.startswith(TIED_NOT_PRINTED):
+    if KEPT_UNTIED.match(base.mnemonic):
         for operand in operands:
             if operand["role"] == "d":
                 operand["role"] = "ud"

@@ -138,14 +138,15 @@ def _operand_generator():
     return module
 
 
-@pytest.mark.parametrize("family", ["gfx11.5", "gfx940"])
-def test_generator_check_rederives_part_of_a_table(tmp_path, family):
+@pytest.mark.parametrize("family,only", [("gfx11.5", "SOPK,VOP1"), ("gfx940", "SOPK,VOP1,SMEM")])
+def test_generator_check_rederives_part_of_a_table(tmp_path, family, only):
     """``--check --only=SOPK,VOP1 FAMILY`` re-derives two encodings of the
     committed table from LLVM (seconds; a whole family takes minutes) and
     finds them equal; the same with one operand's role changed in the
     committed copy finds the difference.  gfx940's LLVM 19 prints register
     numbers (``Reg:491``): the generator names them from that LLVM's own
-    disassembler (register_names)."""
+    disassembler (register_names).  gfx940's SMEM too: its rows' soe form
+    (soffset from bits 57-63), which the generator once lost."""
     import json
     import shutil
     generator = _operand_generator()
@@ -161,11 +162,11 @@ def test_generator_check_rederives_part_of_a_table(tmp_path, family):
         pytest.skip(f"{family}.json comes from LLVM {data['llvm']}, llvm-mc-{major} is {version}")
     generator.OUT = tmp_path
     shutil.copy(committed, tmp_path / f"{family}.json")
-    assert generator.main(["--check", "--only=SOPK,VOP1", family]) == 0
+    assert generator.main(["--check", f"--only={only}", family]) == 0
     row = data["encodings"]["VOP1"]["1"]            # v_mov_b32: its destination
     row["operands"][0]["role"] = "u"
     (tmp_path / f"{family}.json").write_text(json.dumps(data))
-    assert generator.main(["--check", "--only=SOPK,VOP1", family]) == 1
+    assert generator.main(["--check", f"--only={only}", family]) == 1
 
 
 def test_register_names_of_llvm_19():
@@ -187,3 +188,66 @@ def test_register_names_of_llvm_19():
     assert all(f"SGPR{n}" in by_name for n in range(102))
     assert "SGPR4_SGPR5" in by_name and "SGPR5_SGPR6" not in by_name
     assert {"vcc", "exec", "m0", "flat_scratch", "ttmp[0:1]"} <= set(by_name)
+
+
+# (source line, a register, whether the row must read it): destinations kept with no tied input LLVM
+# shows (s_cmov*, FLAT D16 loads), op_sel's high-half write of a 16-bit result (not of a 32-bit one),
+# and gfx9 SMEM's soffset in both its places.
+_CMOV = [("s_cmov_b32 s8, s9", ("s", 8), True), ("s_cmov_b64 s[8:9], s[10:11]", ("s", 9), True),
+         ("s_cmovk_i32 s8, 0x7", ("s", 8), True)]
+_GFX9_SMEM = [("s_load_dword s5, s[2:3], s7 offset:0x10", ("s", 7), True),
+              ("s_load_dword s5, s[2:3], s7", ("s", 7), True), ("s_load_dword s5, s[2:3], 0x10", ("s", 5), False)]
+_OP_SEL = [("v_mad_u16 v1, v2, v3, v4 op_sel:[0,0,0,1]", ("v", 1), True),
+           ("v_fma_f16 v1, v2, v3, v4 op_sel:[0,0,0,1]", ("v", 1), True),
+           ("v_mad_u16 v1, v2, v3, v4", ("v", 1), False),
+           ("v_mad_u32_u16 v1, v2, v3, v4 op_sel:[0,0,0,1]", ("v", 1), False)]
+_D16_GFX9 = [("global_load_short_d16_hi v1, v[2:3], off", ("v", 1), True),
+             ("flat_load_ubyte_d16 v1, v[2:3]", ("v", 1), True),
+             ("global_load_dword v1, v[2:3], off", ("v", 1), False)]
+_D16_GFX11 = [("global_load_d16_hi_b16 v1, v[2:3], off", ("v", 1), True),
+              ("flat_load_d16_u8 v1, v[2:3]", ("v", 1), True),
+              ("global_load_b32 v1, v[2:3], off", ("v", 1), False)]
+
+
+def _kept_cases(family: str) -> list[tuple[str, tuple[str, int], bool]]:
+    layout = FAMILIES[family][0]
+    if family == "gfx8":
+        return _CMOV
+    if layout == "gfx9":
+        return _CMOV + _GFX9_SMEM + _OP_SEL + _D16_GFX9
+    if layout == "gfx10":
+        return _CMOV + _OP_SEL + _D16_GFX9
+    return _CMOV + _D16_GFX11
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_kept_destinations_and_gfx9_smem_offsets(family):
+    """Each case assembled by the llvm-mc of the LLVM the family's table
+    comes from, read by spillway from the bytes and by the oracle from the
+    text: the same defs and uses, and the register named read or not."""
+    import re
+    import subprocess
+    layout, processors, major = FAMILIES[family]
+    command = isa_oracle.llvm_tool("llvm-mc", major)
+    if command is None:
+        pytest.skip(f"llvm-mc-{major} is needed")
+    cases = _kept_cases(family)
+    run = subprocess.run([*command, "-triple=amdgcn-amd-amdhsa", f"-mcpu={processors.split('+')[0]}",
+                          "-show-encoding"], input="\n".join(c[0] for c in cases) + "\n",
+                         capture_output=True, text=True, check=False)
+    encoded = [bytes(int(b, 16) for b in m.group(1).split(","))
+               for m in re.finditer(r"encoding: \[([0-9a-fx,]+)\]", run.stdout)]
+    assert len(encoded) == len(cases), run.stderr[:500]
+    table = isa_operands.load_operands(family)
+    assert table is not None
+    decoded = decoder.load_family(family)
+    for (line, register, read), data in zip(cases, encoded):
+        instruction = next(decoder.decode(data, 0, len(data), decoded))
+        got = isa_operands.instruction_operands(table, data, instruction)
+        assert got is not None, (family, line)
+        uses = {(r.file, n) for r in got.uses for n in r.units()}
+        defs = {(r.file, n) for r in got.defs for n in r.units()}
+        mnemonic, _, rest = line.partition(" ")
+        oracle_defs, oracle_uses = operand_oracle.read_half(mnemonic, rest)
+        assert (defs, uses) == (oracle_defs, oracle_uses), (family, line, defs, uses)
+        assert (register in uses) == read, (family, line, sorted(uses))

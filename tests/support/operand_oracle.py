@@ -32,8 +32,12 @@ Rules (written from the ISA manuals' instruction descriptions)
     ``v_dot*c_*`` (the accumulating dot forms), loads into a half
     (``*d16*``), ``s_cmov*``, ``s_addk``, ``s_mulk``, ``s_bitset*``, the
     ``v_mad_mixhi``/``v_fma_mixhi`` high-half and ``v_mad_mixlo``/``v_fma_mixlo`` low-half writes,
-    ``v_permlane16``/``v_permlanex16`` (lanes whose select is out of range keep their value), and a
-    true16 destination (``v1.h``: the other half stays).
+    ``v_permlane16``/``v_permlanex16`` (lanes whose select is out of range keep their value), a
+    true16 destination (``v1.h``: the other half stays), and a VOP3 16-bit result written to the
+    high half (GFX9, GFX10: ``op_sel:[...,1]`` whose last element, one past the sources, is the
+    destination's; the manuals ignore it where the result is 32 bits: ``v_mad_u32_u16``,
+    ``v_mad_i32_i16``, ``v_pack_b32_f16``, ``v_cvt_pknorm_*``/``v_cvt_pk_norm_*``, ``v_alignbit_b32``,
+    ``v_alignbyte_b32``).
   - VOP3b's second operand is defined too when it is a numbered SGPR
     (carry-out / scale out): ``v_add_co``, ``v_sub_co``, ``v_subrev_co``,
     ``v_addc_co``, ``v_subb_co``, ``v_subbrev_co``, ``v_div_scale``,
@@ -64,6 +68,9 @@ _NO_DEF_PREFIX = ("s_cmp", "s_bitcmp", "s_branch", "s_cbranch", "s_setpc", "s_se
 _KEEPS_OLD = ("v_writelane", "v_mac_", "v_fmac_", "v_pk_fmac", "s_cmov", "s_addk", "s_mulk", "s_bitset",
               "v_dual_fmac", "v_dot2acc", "v_dual_dot2acc", "v_mad_mixhi", "v_fma_mixhi", "v_mad_mixlo",
               "v_fma_mixlo", "v_permlane16_b32", "v_permlanex16_b32")
+# VOP3 instructions with 32-bit results whose op_sel destination bit LLVM prints and the manuals ignore.
+_WHOLE_RESULT = ("v_mad_u32_u16", "v_mad_i32_i16", "v_pack_b32_f16", "v_cvt_pknorm_", "v_cvt_pk_norm_",
+                 "v_alignbit_b32", "v_alignbyte_b32")
 _CARRY = ("v_add_co", "v_sub_co", "v_subrev_co", "v_addc_co", "v_subb_co", "v_subbrev_co", "v_div_scale",
           "v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co")
 
@@ -145,6 +152,15 @@ def _keeps_lanes(mnemonic: str, modifiers: set[str]) -> bool:
     return shifts and not any(m.startswith("bound_ctrl:") for m in modifiers)
 
 
+def _writes_high_half(mnemonic: str, modifiers: set[str], count: int) -> bool:
+    """op_sel's destination element (the one after the sources') set on a 16-bit result."""
+    for modifier in modifiers:
+        if modifier.startswith("op_sel:["):
+            elements = modifier[len("op_sel:["):-1].split(",")
+            return len(elements) == count and elements[-1] == "1" and not mnemonic.startswith(_WHOLE_RESULT)
+    return False
+
+
 def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     """Defs and uses of one instruction (or VOPD half) from its operand text."""
     tokens = split_operands(rest)
@@ -170,7 +186,8 @@ def read_half(mnemonic: str, rest: str) -> tuple[set[tuple[str, int]], set[tuple
             defs.update(found)
             if (token.endswith((".l", ".h")) or mnemonic.startswith(_KEEPS_OLD) or "d16" in mnemonic
                     or re.match(r"v_dot\d+c_", mnemonic)
-                    or (_keeps_lanes(mnemonic, modifiers) and found[0][0] == "v")):
+                    or (_keeps_lanes(mnemonic, modifiers) and found[0][0] == "v")
+                    or _writes_high_half(mnemonic, modifiers, len(tokens))):
                 uses.update(found)
         elif index == 1 and mnemonic.startswith(_CARRY) and found[0][0] == "s":
             defs.update(found)
@@ -214,7 +231,7 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
     """The committed fixtures the operand and liveness oracles read: id ->
     (path, recorded figures with its target and LLVM version).  Besides the
     kernels.cpp and rare/ sets, the other committed linked code objects
-    (source lines, relocatable device code, v_cmpx; not the relocatable .o
+    (source lines, relocatable device code, v_cmpx, kept destinations; not the relocatable .o
     files objdump reads without relocations): their target from
     llvm-readelf-22, or bookworm's llvm-readelf-19 where LLVM 22 names no
     processor (gfx940, gfx941: "Flags: 0x540, xnack, sramecc"); the LLVM
@@ -224,7 +241,7 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
 
     out = isa_oracle.committed_fixtures()
     repo = Path(__file__).resolve().parents[2]
-    for folder in ("lines", "rdc", "vcmpx", "forms"):
+    for folder in ("lines", "rdc", "vcmpx", "forms", "keeps"):
         for path in sorted((repo / "tests" / "data" / "isa" / folder / "co").glob("*.co")):
             for version in (22, 19):
                 argv = isa_oracle.llvm_tool("llvm-readelf", version)

@@ -9,8 +9,12 @@ A row lists each register operand of an opcode:
 
   role     "d" defined, "u" used, "ud" both (a destination that keeps part
            of its old value: LLVM ties it to an input -- v_mac/v_fmac,
-           v_writelane, d16 loads, s_addk; s_bitset by the manual.  Not yet:
-           s_cmov, which LLVM does not tie)
+           v_writelane, MUBUF/DS d16 loads, s_addk; by the manuals, s_bitset,
+           s_cmov/s_cmovk and FLAT/global/scratch d16 loads, which LLVM's
+           disassembler shows no tied input for)
+  ud_when  [bit, value]: a "d" operand is "ud" where those bits hold (GFX9/
+           GFX10 VOP3 op_sel's destination bit: a 16-bit result written to
+           the VGPR's high half, the low half kept)
   shift, width, scale, files
            the bit field; the register number is value x scale + the file's
            offset (a 9-bit source: VGPR at offset -256, SGPR at 0), rounded
@@ -104,6 +108,7 @@ class _Operand:
     width_bits: tuple[int, ...]
     width_table: tuple[int | None, ...]
     half_bit: int                                 # true16: the bit naming the VGPR's high half; -1 none
+    ud_when: tuple[tuple[int, int], ...] = ()     # where these bits hold, a "d" operand is "ud"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +139,8 @@ def _operand(data: dict) -> _Operand:
         files=tuple((file, offset, aligns.get(file, 1)) for file, offset in data["files"].items()),
         acc_bit=data.get("acc_bit", -1), when=tuple((b, v) for b, v in data.get("when", ())),
         units=data["units"], width_bits=tuple(data.get("width_bits", ())),
-        width_table=tuple(data.get("width_table", ())), half_bit=data.get("half_bit", -1))
+        width_table=tuple(data.get("width_table", ())), half_bit=data.get("half_bit", -1),
+        ud_when=tuple((b, v) for b, v in data.get("ud_when", ())))
 
 
 def _row(data: dict) -> _Row:
@@ -439,6 +445,8 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
                     return None
             else:
                 registers, role = _register(operand, bits, table.sgpr_limit), operand.role
+                if operand.ud_when and all((bits >> bit) & 1 == value for bit, value in operand.ud_when):
+                    role = "ud"
             if registers is None:
                 continue
             if "d" in role:
@@ -448,13 +456,4 @@ def operands(table: OperandTable, encoding: str, key: int, bits: int, mnemonic: 
     except _Unknown:
         return None
     defs.extend(result)
-    if defs and mnemonic.startswith(_FLAT_LOADS) and "d16" in mnemonic and not (set(defs) <= set(uses)):
-        uses.extend(defs)      # a D16 load keeps the other half of its destination (below)
     return Operands(tuple(defs), tuple(uses))
-
-
-# FLAT, global and scratch D16 loads write 16 bits and keep the other half of the destination (the ISA
-# manuals' D16 loads; LLVM's code generator ties the destination to an input), but LLVM's disassembler
-# builds their MCInst without that tied input (it adds it for the MUBUF and DS D16 loads), so the generator
-# cannot see it: the one rule applied here rather than learnt (found on the matrix's gfx1151 builds).
-_FLAT_LOADS = ("flat_load", "global_load", "scratch_load")
