@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from spillway.isa.evidence import kernel_ranges
-from spillway.isa.liveness import KernelPressure, kernel_pressure
+from spillway.isa.liveness import LOOP_HOLDERS, KernelPressure, kernel_pressure
 from support import isa_oracle, liveness_oracle, operand_oracle
 
 COMMITTED = operand_oracle.fixtures()
@@ -170,9 +170,12 @@ def test_each_loops_peak_equals_the_oracles_inside_its_span(name):
                                                                           ("s", loop.sgprs))}
             if got != want:
                 wrong.append(f"{r.name} loop +0x{loop.start:x}..+0x{loop.end:x}: spillway {got}, objdump {want}")
-            held = 0 if loop.held is None else sum(group.count for group in loop.held.groups)
-            assert held == loop.vgprs.registers, (r.name, loop.start)
-            assert loop.held is None or loop.held.offset == loop.vgprs.offset, (r.name, loop.start)
+            # (what holds a loop's peak is worked out for the LOOP_HOLDERS loops with the most VGPRs)
+            if loop.held is not None:
+                assert sum(group.count for group in loop.held.groups) == loop.vgprs.registers, (r.name, loop.start)
+                assert loop.held.offset == loop.vgprs.offset, (r.name, loop.start)
+            else:
+                assert loop.vgprs.registers == 0 or len(spans) > LOOP_HOLDERS, (r.name, loop.start)
             looped += 1
         if whole.vgprs.offset is not None:
             assert innermost_loop(spans, whole.vgprs.offset) == liveness_oracle.innermost_span(

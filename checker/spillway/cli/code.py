@@ -42,7 +42,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from spillway.render.emit import emit
     from spillway.render.models import CodeModel
-    from spillway.report.code_kernels import choose, viewed_kernels
+    from spillway.report.code_kernels import viewed_kernels
 
     fmt = chosen_format(args)
     paths, pattern = split_filter(args.paths)
@@ -51,7 +51,26 @@ def run(args) -> int:
     outputs = Outputs(paths, force=args.force)
     outputs.claim(args.output, "-o")
     options = read_options(args)
-    document = read_inputs(paths, options)
-    records = choose(list(document["kernels"]), pattern, args.all)
+    records = _named_records(paths, options, pattern, args.all)
     emit(CodeModel(viewed_kernels(paths, options, records, args.lines_from, args.all_instructions)), fmt, args.output)
     return 0
+
+
+def _named_records(paths: list[str], options, pattern: str, everything: bool) -> list[dict]:
+    """The records FILTER names (report.code_kernels.choose): read with the
+    kernels whose mangled name cannot be named left out (resources.names.
+    mangled_prefilter: their names not demangled, most of the read's cost),
+    and read again whole if none is left to choose, so that a name the
+    prefilter would miss still gets its kernel and "no kernel matches"
+    always comes from a whole read."""
+    import dataclasses
+
+    from spillway.report.code_kernels import choose, matching
+    from spillway.resources.names import mangled_prefilter
+
+    prefilter = mangled_prefilter(pattern)
+    if prefilter is not None:
+        kernels = list(read_inputs(paths, dataclasses.replace(options, kernel_prefilter=prefilter))["kernels"])
+        if matching(kernels, pattern):
+            return choose(kernels, pattern, everything)
+    return choose(list(read_inputs(paths, options)["kernels"]), pattern, everything)

@@ -13,15 +13,16 @@ from spillway.formats.codeobject import function_symbol
 from spillway.isa.source_lines import KernelLines
 from spillway.render.code_lines import source_lines_text, where
 from spillway.render.models import CodeModel, View
-from spillway.isa.liveness import NOT_READ, LoopPeak, PeakHolders, origin, origin_sums
+from spillway.isa.liveness import LOOP_HOLDERS, NOT_READ, LoopPeak, PeakHolders, origin, origin_sums
 from spillway.report.code_view import ViewedKernel, loop_peaks, peak_loop
 from spillway.untrusted import visible
 
 # Loops are indented by depth up to this many steps (overlapping spans can hold a loop 20 deep).
 INDENTED_DEPTH: Final = 4
 # The most loops whose own peak gets a line under the loop's (those with the most VGPRs, the loop holding the
-# kernel's VGPR peak always among them); the rest are counted in one line ("--json" has every loop's).
-LOOP_PEAKS_SHOWN: Final = 12
+# kernel's VGPR peak always among them): the loops whose holders isa.liveness walks; the rest are counted in
+# one line ("--json" has every loop's peaks).
+LOOP_PEAKS_SHOWN: Final = LOOP_HOLDERS
 
 
 def _plural(count: int, word: str) -> str:

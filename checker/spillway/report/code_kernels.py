@@ -26,13 +26,21 @@ from spillway.resources.names import NameFilter
 SHOWN_NAMES = 5
 
 
+def matching(kernels: Sequence[dict], pattern: str) -> list[dict]:
+    """The records ``pattern`` names: those with that exact name (demangled,
+    or the symbol), else those the report's filter matches."""
+    exact = [k for k in kernels if pattern in (k["name"], k["symbol"], function_symbol(k["symbol"]))]
+    if exact:
+        return exact
+    matches = NameFilter(pattern)
+    return [k for k in kernels if matches(k["name"])]
+
+
 def choose(kernels: Sequence[dict], pattern: str, everything: bool) -> list[dict]:
     """The records ``pattern`` names: exact names (demangled, or the symbol)
     first, else the report's filter; more than one kernel in one code object
     is a UsageError unless ``everything``."""
-    exact = [k for k in kernels if pattern in (k["name"], k["symbol"], function_symbol(k["symbol"]))]
-    matches = NameFilter(pattern)
-    chosen = exact or [k for k in kernels if matches(k["name"])]
+    chosen = matching(kernels, pattern)
     if not chosen:
         raise UsageError(f"no kernel matches {pattern!r} (of {len(kernels)} kernels read)")
     if everything or len(chosen) == 1:

@@ -10,6 +10,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from spillway.isa.listing import KINDS, ROLES
+from spillway.isa.liveness import LOOP_HOLDERS
 from spillway.json_codec import published_schema
 from spillway.report.code_view import CODE_SCHEMA
 from spillway.report.record import (CURVE_CODE_BYTES, VGPR_CURVE, AtPeakModel, KernelIsa, LineTrafficRecord,
@@ -45,9 +46,11 @@ class LoopPeakModel(BaseModel):
     sgprs: PeakModel = Field(description="Numbered SGPRs")
     source: Optional[SourceModel] = Field(description="The source line of the loop's VGPR peak (null: no line "
                                                       "table, no line, or no VGPR live)")
-    held_by: list[PeakOrigin] = Field(description="The VGPRs live at the loop's VGPR peak summed by what defined "
-                                                  "them (as report --pressure's vgpr_peak_origins, every sum: "
-                                                  "they add up to vgprs.peak), most first")
+    held_by: Optional[list[PeakOrigin]] = Field(
+        description="The VGPRs live at the loop's VGPR peak summed by what defined them (as report --pressure's "
+                    "vgpr_peak_origins, every sum: they add up to vgprs.peak), most first; null for a loop beyond "
+                    f"the {LOOP_HOLDERS} with the most VGPRs whose peak instruction is not one of theirs (not "
+                    "worked out: each costs a pass over the kernel)")
 
 
 class LoopSpanModel(BaseModel):

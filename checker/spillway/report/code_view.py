@@ -108,14 +108,16 @@ def _file_peak(peak: FilePeak) -> dict:
 
 def loop_peak_object(peak: LoopPeak | None, lines: KernelLines) -> dict | None:
     """One loop's own peaks as JSON, what holds its VGPR peak summed by what defined it (every sum: they add
-    up to the peak), with their lines (None: the registers were not read)."""
+    up to the peak), with their lines (None: the registers were not read); ``held_by`` null where that was
+    not walked (isa.liveness.LOOP_HOLDERS)."""
     if peak is None:
         return None
     held = [] if peak.held is None else origin_sums(peak.held, lines.line_at, most=None)
+    walked = peak.held is not None or peak.vgprs.offset is None
     return {"vgprs": _file_peak(peak.vgprs), "agprs": _file_peak(peak.agprs), "sgprs": _file_peak(peak.sgprs),
             "source": None if peak.vgprs.offset is None else source_object(lines.line_at(peak.vgprs.offset)),
             "held_by": [{"count": count, "defined_by": name, "source": source_object(line)}
-                        for count, name, line in held]}
+                        for count, name, line in held] if walked else None}
 
 
 def step_object(step: PressureStep) -> dict:

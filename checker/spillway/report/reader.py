@@ -4,6 +4,7 @@ occupancy, names and scratch causes."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import itertools
 import mmap
@@ -118,6 +119,8 @@ _MAX_KERNELS: int | None = None   # ReadOptions.max_kernels: more in one task is
 # ReadOptions.code_filter with _ISA: only the code of the kernels whose demangled name it
 # matches is decoded (the others' rows end with None), and only code objects holding one.
 _CODE_FILTER: Callable[[str], bool] | None = None
+# ReadOptions.kernel_prefilter: only the kernels whose mangled name it passes are recorded (the others counted).
+_PREFILTER: Callable[[str], bool] | None = None
 _LINE_INDENT = b"    "
 # Below these, parsing stays in one process (forking costs more than it saves).
 _PARALLEL_MIN_TASKS = 4
@@ -162,6 +165,7 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
         emit = encoded.append
     kernels = 0
     listed = 0      # kernels of the task's code objects, against _MAX_KERNELS
+    unlisted = 0    # kernels of the targets read that _PREFILTER left out
     counts = ScanResult()
     code_objects = 0
     recorded: dict[str, None] = {}     # distinct command lines the compiler recorded, in order
@@ -193,6 +197,10 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
                     raise too_many_kernels(_MAX_KERNELS, image.file)
                 if not target_selected(code.target_id, _TARGETS):
                     continue
+                if _PREFILTER is not None:
+                    kept = [kernel for kernel in code.kernels if _PREFILTER(kernel.name)]
+                    unlisted += len(code.kernels) - len(kept)
+                    code = dataclasses.replace(code, kernels=kept)
                 if code.command_lines:
                     recorded.update(dict.fromkeys(code.command_lines))
                 model = occupancy.resolve_model(_MODEL, code.compiler)
@@ -242,10 +250,10 @@ def _parse_task(indexes: tuple[int, ...], emit: Callable[[bytes], None] | None =
         _drop_mapped_pages(indexes)
     if _ENCODE:
         return (code_objects, EncodedKernels(kernels, encoded), counts.bitcode_only, counts.spirv_entries,
-                list(recorded)), None
+                list(recorded), unlisted), None
     if _PROJECT is not None:
         values = list(map(_PROJECT, values))
-    return (code_objects, values, counts.bitcode_only, counts.spirv_entries, list(recorded)), None
+    return (code_objects, values, counts.bitcode_only, counts.spirv_entries, list(recorded), unlisted), None
 
 
 def _other_processors(targets: list[str]) -> frozenset[str] | None:
@@ -464,9 +472,10 @@ def _tune_allocator() -> None:
 def iter_units(units: list, targets: list[str], progress=None, model: str = occupancy.DEFAULT_MODEL, *,
                encode: bool = False, fields: tuple[str, ...] | None = None, isa: bool = False,
                max_kernels: int | None = None, code_filter: Callable[[str], bool] | None = None,
-               pressure: bool = False):
+               pressure: bool = False, prefilter: Callable[[str], bool] | None = None):
     """Parse every unit; yield (code objects, kernel tuples, bitcode-only
-    entries, SPIR-V entries, recorded command lines) per task, in order.  Raises the first InputError.
+    entries, SPIR-V entries, recorded command lines, kernels ``prefilter``
+    left out) per task, in order.  Raises the first InputError.
     ``encode``: the kernels come as EncodedKernels, not tuples.  ``fields``:
     the tuples hold these fields (of ROW_FIELDS, in this order), not all of
     them.  ``isa``: each kernel's code is decoded too (its row ends with its
@@ -476,10 +485,11 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
     ``code_filter`` (with ``isa``): decode only the code of the kernels whose
     demangled name it accepts; the others' rows end with None.  ``pressure``
     (with ``isa``): each isa object has the kernel's live registers too
-    (report.code_evidence)."""
-    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA, _MAX_KERNELS, _CODE_FILTER, _PRESSURE
+    (report.code_evidence).  ``prefilter``: only the kernels whose mangled
+    name it passes are recorded (ReadOptions.kernel_prefilter)."""
+    global _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA, _MAX_KERNELS, _CODE_FILTER, _PRESSURE, _PREFILTER
     _UNITS, _TARGETS, _MODEL, _ENCODE, _ISA, _PRESSURE = units, targets, model, encode, isa, isa and pressure
-    _MAX_KERNELS, _CODE_FILTER = max_kernels, code_filter
+    _MAX_KERNELS, _CODE_FILTER, _PREFILTER = max_kernels, code_filter, prefilter
     _PROJECT = projection(fields) if fields else None
     total = sum(_unit_size(u) for u in units)
     if progress:
@@ -533,7 +543,7 @@ def iter_units(units: list, targets: list[str], progress=None, model: str = occu
     finally:
         _UNITS, _TARGETS, _MODEL, _ENCODE, _PROJECT, _ISA = [], [], occupancy.DEFAULT_MODEL, False, None, False
         _PRESSURE = False
-        _MAX_KERNELS = _CODE_FILTER = None
+        _MAX_KERNELS = _CODE_FILTER = _PREFILTER = None
 
 
 def projection(fields: tuple[str, ...]) -> Callable[[tuple], tuple]:
@@ -618,6 +628,9 @@ class ReadOptions:
     code_filter: Callable[[str], bool] | None = None
     # With isa: each kernel's live registers too (--pressure: isa.liveness, opt-in for its cost).
     pressure: bool = False
+    # Only the kernels whose mangled name this passes are recorded, the others counted in their file's
+    # kernels (spillway code: resources.names.mangled_prefilter of its FILTER; their names not demangled).
+    kernel_prefilter: Callable[[str], bool] | None = None
 
     def budget(self) -> DecompressionBudget:
         return DecompressionBudget(self.max_inflation, self.max_decompressed_total, self.max_kernels)
@@ -710,11 +723,12 @@ def _finish(scan: ScanResult, path: str, options: ReadOptions, progress, compact
     tally, values = _FileTally(scan, path), []
     fields = rows_fields if rows_sink is not None else None
     budget = budget or options.budget()
-    for found, rows, bitcode, spirv_entries, command_lines in iter_units(
+    for found, rows, bitcode, spirv_entries, command_lines, unlisted in iter_units(
             scan.images, options.targets, progress, options.occupancy_model, fields=fields, isa=options.isa,
-            max_kernels=options.max_kernels, code_filter=options.code_filter, pressure=options.pressure):
-        budget.charge_kernels(len(rows), path)
-        tally.add(found, len(rows), bitcode, spirv_entries, command_lines)
+            max_kernels=options.max_kernels, code_filter=options.code_filter, pressure=options.pressure,
+            prefilter=options.kernel_prefilter):
+        budget.charge_kernels(len(rows) + unlisted, path)
+        tally.add(found, len(rows) + unlisted, bitcode, spirv_entries, command_lines)
         if rows_sink is not None:
             rows_sink(rows)
         else:
@@ -774,11 +788,12 @@ def _report_json(paths: Iterable[str], options: ReadOptions | None, progress, on
             _refuse_without_images(scan, path)
             tally = _FileTally(scan, path)
             _SINK = sink
-            for found, encoded, bitcode, spirv_entries, command_lines in iter_units(
+            for found, encoded, bitcode, spirv_entries, command_lines, unlisted in iter_units(
                     scan.images, options.targets, progress, options.occupancy_model, encode=True,
-                    isa=options.isa, max_kernels=options.max_kernels, pressure=options.pressure):
-                budget.charge_kernels(encoded.kernels, path)
-                tally.add(found, encoded.kernels, bitcode, spirv_entries, command_lines)
+                    isa=options.isa, max_kernels=options.max_kernels, pressure=options.pressure,
+                    prefilter=options.kernel_prefilter):
+                budget.charge_kernels(encoded.kernels + unlisted, path)
+                tally.add(found, encoded.kernels + unlisted, bitcode, spirv_entries, command_lines)
                 for piece in encoded.pieces:
                     yield (b",\n" if opened else opening) + piece
                     opened = True

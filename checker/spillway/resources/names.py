@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Callable
 
 try:  # ctypes binding to the C++ runtime's __cxa_demangle
     import cxxfilt as _cxxfilt
@@ -101,8 +102,8 @@ def stable_key(symbol: str) -> str:
     Only whole ``<length><identifier>`` tokens are touched: the decimal prefix
     right before the identifier must equal its length.
     """
-    if "_NS" not in symbol:
-        return symbol
+    if "_NS" not in symbol or not ("CUB_" in symbol or "THRUST_" in symbol or "ROCPRIM_" in symbol):
+        return symbol          # (_NS_CANDIDATE needs one of these; "NS_" alone is any nested name's end)
     out = []
     position = 0
     for match in _NS_CANDIDATE.finditer(symbol):
@@ -256,3 +257,53 @@ class NameFilter:
             test = self._test
             found = self._seen[name] = bool(test(name.lower()) or test(short_name(display_key(name)).lower()))
         return found
+
+
+# Words a demangler writes that are not spelled out in the mangled name: builtin types, qualifiers,
+# operators, the standard abbreviations' expansions (Sa: std::allocator ...), and its own phrases
+# (lambdas, unnamed types, clones, special names).  mangled_prefilter never relies on one of these.
+_DEMANGLER_WORDS = frozenset("""
+void wchar_t bool char signed unsigned short int long __int128 float double __float128 char8_t char16_t
+char32_t _float16 _float32 _float64 _float128 __bf16 __fp16 half bfloat16_t _bitint _accum _fract _sat decimal32
+decimal64 decimal128 _complex complex _imaginary imaginary vector __vector pixel auto decltype nullptr nullptr_t
+const volatile restrict __restrict __unaligned __attribute__ address_space std allocator basic_string string
+char_traits basic_istream basic_ostream basic_iostream istream ostream iostream operator new delete sizeof
+alignof typeid throw noexcept static_cast dynamic_cast const_cast reinterpret_cast requires typename template
+true false this lambda unnamed type anonymous namespace vtable vtt typeinfo name for guard variable virtual
+thunk non covariant return to construction in reference temporary transaction clone hidden alias tls init
+function wrapper parameter object default arg literal structured binding abi
+""".split())
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
+# The shortest token worth testing (shorter ones pass nearly every name).
+_PREFILTER_TOKEN = 4
+
+
+def mangled_prefilter(pattern: str) -> Callable[[str], bool] | None:
+    """A test on a kernel's mangled name that every kernel ``pattern``
+    names passes (NameFilter on its demangled or short name, or the exact
+    demangled, mangled or symbol name): the longest identifier in the
+    pattern's literal text, case-insensitively, which a mangled name spells
+    out wherever its demangled name holds it (<length><identifier>; a
+    substitution repeats an earlier one).  Only identifiers a demangler
+    cannot have written itself are used: no word of _DEMANGLER_WORDS, and a
+    piece cut by the pattern's edge or a wildcard must not be part of one.
+    None when the pattern has no such identifier (every name passes).
+    spillway code reads only the kernels it passes (their names demangled)."""
+    wildcards = any(c in pattern for c in "*?[")
+    literal = re.split(r"\*|\?|\[[^\]]*\]?", pattern) if wildcards else [pattern]
+    best = ""
+    for number, part in enumerate(literal):
+        for match in _IDENTIFIER.finditer(part):
+            token = match.group().lower()
+            # whole: bounded by other characters inside the pattern (an exact or glob pattern's ends
+            # are a name's ends too)
+            whole = ((match.start() > 0 or (wildcards and number == 0))
+                     and (match.end() < len(part) or (wildcards and number == len(literal) - 1)))
+            if len(token) < _PREFILTER_TOKEN or token[0].isdigit() or len(token) <= len(best):
+                continue
+            if token in _DEMANGLER_WORDS or (not whole and any(token in word for word in _DEMANGLER_WORDS)):
+                continue
+            best = token
+    if not best:
+        return None
+    return lambda mangled: best in mangled.lower()
