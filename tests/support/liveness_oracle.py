@@ -285,9 +285,10 @@ def loop_peaks(steps: list[Step], entry: frozenset | None, spans: list[tuple[int
 
 
 def innermost_span(spans: list[tuple[int, int]], offset: int) -> tuple[int, int] | None:
-    """Of the spans holding ``offset``, the one holding no other that holds it (None: none holds it)."""
+    """Of the spans holding ``offset``, the one holding no other that holds it (None: none holds it); of
+    spans that overlap without nesting (two back branches to nearby heads, as in a kernel of the matrix's
+    builds: +0x294..+0xc74 and +0x2ac..+0xf08), the one entered last, its head latest."""
     holding = [span for span in spans if span[0] <= offset <= span[1]]
     inner = [span for span in holding
              if not any(other != span and span[0] <= other[0] and other[1] <= span[1] for other in holding)]
-    assert len(inner) <= 1, f"spans holding +0x{offset:x} overlap without nesting: {inner}"
-    return inner[0] if inner else None
+    return max(inner, key=lambda span: span[0]) if inner else None
