@@ -201,7 +201,8 @@ let
   # [project.scripts] entry).  The host has setuptools but no `wheel`, so a
   # real PEP 517 build is not possible offline here.  doCheck +
   # pytestCheckHook runs pytest in the source folder against the installed
-  # package, as nixpkgs does.
+  # package, as nixpkgs does.  host.pytestArgs (the harness's choice, not
+  # the flake's) narrows that run to some of the tests.
   buildPython = attrs:
     let
       self = mkDerivation { inherit cc; } (removeAttrs attrs [ "build-system" "dependencies" "nativeCheckInputs" "pythonImportsCheck" "pytestFlagsArray" "pyproject" "disabledTests" ] // {
@@ -241,7 +242,7 @@ let
         installPhase = "";
         checkPhase = ''
           PYTHONPATH="$out/${sitePackages}" PYTHONDONTWRITEBYTECODE=1 \
-            ${hostPython} -m pytest -p no:cacheprovider
+            ${hostPython} -m pytest -p no:cacheprovider ${lib.escapeShellArgs (host.pytestArgs or [ ])}
         '';
         doCheck = (attrs.doCheck or true) && builtins.elem pytestCheckHook (attrs.nativeCheckInputs or [ ]);
       });

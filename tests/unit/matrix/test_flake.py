@@ -266,8 +266,18 @@ def test_cells_read_the_same_in_nix_and_python(nix):
     assert json.loads(result.stdout) == tomllib.loads((REPO / "matrix" / "cells.toml").read_text())
 
 
+# The flake's `tests` check runs the whole suite once per Nix version here,
+# through the stand-in's one builder script: the Nix version changes how the
+# flake is evaluated and the check scheduled, not what pytest sees.  The
+# current Nix runs every test; bookworm's 2.8 runs these (about 25 s, against
+# 6 minutes), enough to show the Nix-built package imports and works.
+# .ci/run itself runs every test outside Nix.
+NARROWED_SUITE = ["tests/unit/resources", "tests/unit/test_import_layers.py", "tests/unit/test_json_codec.py"]
+
+
 def test_flake_check_passes_with_the_committed_baselines(nix, workdir):
-    copy = project(workdir, "pass")
+    full = nix.release >= (2, 18)
+    copy = project(workdir, "pass", host=None if full else {"pytestArgs": NARROWED_SUITE})
     run = nix(copy, "flake", "check", "-L", ref(copy), check=True)
     log = run.stderr
     # Nothing to warn about in the flake itself.  The lock file warning comes
@@ -284,7 +294,11 @@ def test_flake_check_passes_with_the_committed_baselines(nix, workdir):
         assert f"kernel-resources-{cell}: " in log
         assert f"spillway check lib/libengine.so --baseline checks/baselines/{cell}.json" in log
     assert log.count(f"OK: {kernel_count()} kernels within baseline") == len(NIX_CELLS), log[-4000:]
-    assert re.search(r"\d+ passed, \d+ skipped", log), "the Python test suite did not run"
+    ran = re.search(r"spillway-tests> =+ (\d+) passed(, (\d+) skipped)? in ", log)
+    assert ran, "the Python test suite did not run"
+    passed, skipped = int(ran.group(1)), int(ran.group(3) or 0)
+    assert passed >= (1500 if full else 200), (passed, skipped)
+    assert "failed" not in ran.group(0)
 
     # The outputs the flake promises, per system.
     names = lambda output: json.loads(nix(copy, "eval", "--json", ref(copy, f"{output}.{SYSTEM}"),
