@@ -238,11 +238,15 @@ def available(family: str) -> bool:
     return _path(family).is_file()
 
 
-@lru_cache(maxsize=None)
 def load_operands(family: str, wavefront_size: int = 32) -> OperandTable | None:
     """The family's operand table for code of ``wavefront_size`` lanes (the
     kernel's: 64 on GFX9 and before, 32 or 64 on GFX10 and later, where a
     lane mask is one SGPR or a pair); None when none was generated for it."""
+    return _load_operands(family, wavefront_size)
+
+
+@lru_cache(maxsize=None)
+def _load_operands(family: str, wavefront_size: int) -> OperandTable | None:
     if not available(family):
         return None
     return table_from_data(json_codec.loads(_path(family).read_bytes()), wavefront_size)
