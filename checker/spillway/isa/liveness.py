@@ -352,7 +352,8 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     ``entry``: KernelRange.entry (None: a callee); ``memo``: one PressureMemo
     kept across the kernels of a code object (the same figures, faster);
     ``wavefront_size``: the kernel's (KernelRange.wavefront_size: GFX10 and
-    later lane masks are SGPR pairs in wave64).  Never raises on bad code: what could not be read is in the status."""
+    later lane masks are SGPR pairs in wave64).
+    Never raises on bad code: what could not be read is in the status."""
     name = family_of(target)
     if name is None:
         return _unread(f"no decoder for {target}")
