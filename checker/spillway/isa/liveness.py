@@ -261,7 +261,6 @@ class PressureMemo:
 
     def of(self, family: str, wavefront_size: int = 32) -> PressureMemo:
         if family != self.family:
-            self.family = family
             self.decoded.clear()
         if family != self.family or wavefront_size != self.wavefront_size:
             self.read.clear()            # the same bytes read otherwise in wave64 (lane masks: SGPR pairs)
