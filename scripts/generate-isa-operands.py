@@ -768,16 +768,17 @@ def wave64_widths(ctx: Context, rows: dict, rows_out: dict, bases: dict) -> None
     listed on stderr if one has such an operand)."""
     probes, owners = [], []
     layout = LAYOUTS[ctx.layout]
+    def one_sgpr(operand: dict) -> bool:
+        return "s" in operand["files"] and operand["units"] == 1
+
     for key, entry in rows_out.items():
-        candidates_of = [o for o in entry.get("operands", ()) if "s" in o["files"] and o["units"] == 1]
         if "operands" not in entry or "alternative" in entry:
-            if any("s" in o["files"] and o["units"] == 1 for form in entry.get("forms", {}).values()
-                   for o in form["operands"]):
+            if any(one_sgpr(o) for form in entry.get("forms", {}).values() for o in form["operands"]):
                 print(f"{ctx.name} {ctx.encoding.name} {key}: forms not probed in wave64", file=sys.stderr)
             continue
         base = bases[(key, 0)][0][0]
         for position, operand in enumerate(entry["operands"]):
-            if operand not in candidates_of:
+            if not one_sgpr(operand):
                 continue
             for number in (WAVE64_PROBE, WAVE64_PROBE + 1):
                 value, rest = divmod(number - operand["files"]["s"], operand["scale"])
