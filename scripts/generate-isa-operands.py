@@ -760,46 +760,59 @@ def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict
 
 def wave64_widths(ctx: Context, rows: dict, rows_out: dict, bases: dict) -> None:
     """GFX10 and later: each SGPR operand of one register of ``rows_out``'s
-    rows, its field set to name s4 and s5 in the row's first base, given to
-    llvm-mc in wave64 (WAVE64_ATTR); where LLVM prints another width there
-    (a lane mask: s[4:5]), the operand gets ``"wave64": [units, alignment]``
-    (the alignment from s5: s[4:5] again is 2).  Rows with form bits or an
-    alternative keep their wave32 widths (none in these encodings so far:
-    listed on stderr if one has such an operand)."""
+    rows (of each form: the row's first base with its form bits set to the
+    form's combination), its field set to name s4 and s5, given to llvm-mc
+    in wave64 (WAVE64_ATTR); where LLVM prints another width there (a lane
+    mask: s[4:5]), the operand gets ``"wave64": [units, alignment]`` (the
+    alignment from s5: s[4:5] again is 2).  Rows with an alternative keep
+    their wave32 widths (none in these encodings: listed on stderr if one
+    has such an operand)."""
     probes, owners = [], []
     layout = LAYOUTS[ctx.layout]
+    lists: dict[tuple[str, int], list[dict]] = {}
+
     def one_sgpr(operand: dict) -> bool:
         return "s" in operand["files"] and operand["units"] == 1
 
     for key, entry in rows_out.items():
-        if "operands" not in entry or "alternative" in entry:
-            if any(one_sgpr(o) for form in entry.get("forms", {}).values() for o in form["operands"]):
-                print(f"{ctx.name} {ctx.encoding.name} {key}: forms not probed in wave64", file=sys.stderr)
+        if "alternative" in entry:
+            if any(one_sgpr(o) for o in entry.get("operands", ())):
+                print(f"{ctx.name} {ctx.encoding.name} {key}: alternative not probed in wave64", file=sys.stderr)
             continue
-        base = bases[(key, 0)][0][0]
-        for position, operand in enumerate(entry["operands"]):
-            if not one_sgpr(operand):
-                continue
-            for number in (WAVE64_PROBE, WAVE64_PROBE + 1):
-                value, rest = divmod(number - operand["files"]["s"], operand["scale"])
-                if rest or value < 0 or value >= 1 << operand["width"]:
-                    break
-                probe = tables.put(base, operand["shift"], operand["width"], value)
-                if plain(ctx.encoding, probe) and tables.claims(layout, ctx.encoding, probe):
-                    probes.append((probe, ctx.words))
-                    owners.append((key, position, number))
+        first = bases[(key, 0)][0][0]
+        if "forms" in entry:
+            forms = [(int(combo), form["operands"]) for combo, form in entry["forms"].items()]
+        else:
+            forms = [(-1, entry["operands"])]
+        for combo, operands in forms:
+            base = first
+            for n, bit in enumerate(entry.get("form_bits", ()) if combo >= 0 else ()):
+                base = base & ~(1 << bit) | ((combo >> n & 1) << bit)
+            lists[(key, combo)] = operands
+            for position, operand in enumerate(operands):
+                if not one_sgpr(operand):
+                    continue
+                for number in (WAVE64_PROBE, WAVE64_PROBE + 1):
+                    value, rest = divmod(number - operand["files"]["s"], operand["scale"])
+                    if rest or value < 0 or value >= 1 << operand["width"]:
+                        break
+                    probe = tables.put(base, operand["shift"], operand["width"], value)
+                    if plain(ctx.encoding, probe) and tables.claims(layout, ctx.encoding, probe):
+                        probes.append((probe, ctx.words))
+                        owners.append((key, combo, position, number))
     if not probes:
         return
-    seen: dict[tuple[str, int], dict[int, tuple[int, int]]] = defaultdict(dict)
-    for (key, position, number), printed in zip(owners, show_inst(ctx.command + [WAVE64_ATTR], ctx.cpu, probes)):
+    seen: dict[tuple[str, int, int], dict[int, tuple[int, int]]] = defaultdict(dict)
+    for (key, combo, position, number), printed in zip(owners, show_inst(ctx.command + [WAVE64_ATTR], ctx.cpu,
+                                                                         probes)):
         if printed is None or printed.mnemonic != rows[key][0] or printed.length != rows[key][1]:
             continue
-        index = rows_out[key]["operands"][position]["index"]
+        index = lists[(key, combo)][position]["index"]
         regs = registers(printed)
         if index < len(regs) and regs[index] is not None and regs[index][1] == "s":
-            seen[(key, position)][number] = (regs[index][2], regs[index][3])
-    for (key, position), found in seen.items():
-        operand = rows_out[key]["operands"][position]
+            seen[(key, combo, position)][number] = (regs[index][2], regs[index][3])
+    for (key, combo, position), found in seen.items():
+        operand = lists[(key, combo)][position]
         if WAVE64_PROBE not in found or found[WAVE64_PROBE] == (WAVE64_PROBE, operand["units"]):
             continue
         first, units = found[WAVE64_PROBE]
