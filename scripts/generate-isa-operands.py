@@ -97,6 +97,12 @@ MAX_SHAPES = 4            # operand lists one row's bases may show (saddr or "of
 # and keep the other half (the manuals' D16 loads; LLVM's code generator ties them), but LLVM's
 # disassembler builds their MCInst without the tied input it adds to the MUBUF and DS D16 loads.
 KEPT_UNTIED = re.compile(r"^(s_bitset[01]_|s_cmov_|s_cmovk_|(flat|global|scratch)_load_\w*d16)")
+# GFX10 and later run wave32 or wave64; llvm-mc disassembles wave32 unless told otherwise, so a lane
+# mask (a VOP3 compare's sdst, v_cndmask's mask, a carry out or in, v_div_scale's sdst) is one SGPR in
+# the rows.  Those encodings' SGPR operands of one register are probed again in wave64 (wave64_widths).
+WAVE64_ENCODINGS = frozenset(("VOP1", "VOP2", "VOP3", "VOP3P", "VOPC"))
+WAVE64_ATTR = "-mattr=+wavefrontsize64"
+WAVE64_PROBE = 4                    # the SGPR probed (s4), and s5 to learn the pair's alignment
 SGPR_LIMIT = {"gfx9": 102}          # layout -> numbered SGPRs; others 106
 REG = re.compile(r"^(VGPR|AGPR|SGPR)(\d+)$")
 HALF = re.compile(r"^(VGPR)(\d+)_(LO16|HI16)$")   # a true16 operand (GFX11 and later): one half of a VGPR
@@ -745,9 +751,78 @@ def family_operands(name: str, only: frozenset[str] = frozenset()) -> tuple[dict
                 entry = dict(entry, alternative=alternative)
             rows_out[key] = entry
             stats["with_operands"] += 1
+        if layout != "gfx9" and encoding.name in WAVE64_ENCODINGS:
+            wave64_widths(ctx, rows, rows_out, bases)
         out["encodings"][encoding.name] = rows_out
         print(f"{name} {encoding.name}: {len(rows_out)} of {len(rows)} rows", file=sys.stderr)
     return out, faults, stats
+
+
+def wave64_widths(ctx: Context, rows: dict, rows_out: dict, bases: dict) -> None:
+    """GFX10 and later: each SGPR operand of one register of ``rows_out``'s
+    rows (of each form: the row's first base with its form bits set to the
+    form's combination), its field set to name s4 and s5, given to llvm-mc
+    in wave64 (WAVE64_ATTR); where LLVM prints another width there (a lane
+    mask: s[4:5]), the operand gets ``"wave64": [units, alignment]`` (the
+    alignment from s5: s[4:5] again is 2).  Rows with an alternative keep
+    their wave32 widths (none in these encodings: listed on stderr if one
+    has such an operand)."""
+    probes, owners = [], []
+    layout = LAYOUTS[ctx.layout]
+    lists: dict[tuple[str, int], list[dict]] = {}
+
+    def one_sgpr(operand: dict) -> bool:
+        return "s" in operand["files"] and operand["units"] == 1
+
+    for key, entry in rows_out.items():
+        if "alternative" in entry:
+            if any(one_sgpr(o) for o in entry.get("operands", ())):
+                print(f"{ctx.name} {ctx.encoding.name} {key}: alternative not probed in wave64", file=sys.stderr)
+            continue
+        first = bases[(key, 0)][0][0]
+        if "forms" in entry:
+            forms = [(int(combo), form["operands"]) for combo, form in entry["forms"].items()]
+        else:
+            forms = [(-1, entry["operands"])]
+        for combo, operands in forms:
+            base = first
+            for n, bit in enumerate(entry.get("form_bits", ()) if combo >= 0 else ()):
+                base = base & ~(1 << bit) | ((combo >> n & 1) << bit)
+            lists[(key, combo)] = operands
+            for position, operand in enumerate(operands):
+                if not one_sgpr(operand):
+                    continue
+                for number in (WAVE64_PROBE, WAVE64_PROBE + 1):
+                    value, rest = divmod(number - operand["files"]["s"], operand["scale"])
+                    if rest or value < 0 or value >= 1 << operand["width"]:
+                        break
+                    probe = tables.put(base, operand["shift"], operand["width"], value)
+                    if plain(ctx.encoding, probe) and tables.claims(layout, ctx.encoding, probe):
+                        probes.append((probe, ctx.words))
+                        owners.append((key, combo, position, number))
+    if not probes:
+        return
+    seen: dict[tuple[str, int, int], dict[int, tuple[int, int]]] = defaultdict(dict)
+    for (key, combo, position, number), printed in zip(owners, show_inst(ctx.command + [WAVE64_ATTR], ctx.cpu,
+                                                                         probes)):
+        if printed is None or printed.mnemonic != rows[key][0] or printed.length != rows[key][1]:
+            continue
+        index = lists[(key, combo)][position]["index"]
+        regs = registers(printed)
+        if index < len(regs) and regs[index] is not None and regs[index][1] == "s":
+            seen[(key, combo, position)][number] = (regs[index][2], regs[index][3])
+    for (key, combo, position), found in seen.items():
+        operand = lists[(key, combo)][position]
+        if WAVE64_PROBE not in found or found[WAVE64_PROBE] == (WAVE64_PROBE, operand["units"]):
+            continue
+        first, units = found[WAVE64_PROBE]
+        odd = found.get(WAVE64_PROBE + 1)
+        align = 1 if odd is None or odd[0] == WAVE64_PROBE + 1 else units
+        if first != WAVE64_PROBE or (odd is not None and odd[1] != units):
+            print(f"{ctx.name} {ctx.encoding.name} {key} operand {operand['index']}: wave64 reads s{WAVE64_PROBE} "
+                  f"as {found}: left at its wave32 width", file=sys.stderr)
+            continue
+        operand["wave64"] = [units, align]
 
 
 def describe(bases: list[tuple[int, Printed]], learnt: Learnt, descs: dict, limit: int) -> tuple[list | None, str]:

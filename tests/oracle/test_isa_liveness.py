@@ -35,13 +35,14 @@ FIXTURES = operand_oracle.covered(COMMITTED)
 def _spillway(name: str) -> dict[str, KernelPressure]:
     path, recorded = COMMITTED[name]
     code, ranges = kernel_ranges(path.read_bytes(), functions=True)
-    return {r.name: kernel_pressure(code, r.start, r.size, recorded["target"], r.entry, steps=True, holders=True)
+    return {r.name: kernel_pressure(code, r.start, r.size, recorded["target"], r.entry, steps=True, holders=True,
+                                    wavefront_size=r.wavefront_size)
             for r in ranges}
 
 
 def _objdump(name: str) -> tuple[dict, dict]:
     path, recorded = COMMITTED[name]
-    argv = operand_oracle.table_objdump(recorded["target"])
+    argv = operand_oracle.table_objdump(recorded["target"]) + operand_oracle.wave_args(recorded)
     ok, text = isa_oracle.run_objdump(argv, path)
     assert ok, text[:300]
     rodata = subprocess.run([*argv, "-D", "-j", ".rodata", str(path)], capture_output=True, text=True).stdout
@@ -164,7 +165,8 @@ def test_each_loops_peak_equals_the_oracles_inside_its_span(name):
         assert [(loop.start, loop.end) for loop in listed.loops] == spans, r.name
         if not spans:
             continue
-        found = kernel_pressure(code, r.start, r.size, recorded["target"], r.entry, holders=True, loops=spans)
+        found = kernel_pressure(code, r.start, r.size, recorded["target"], r.entry, holders=True, loops=spans,
+                                wavefront_size=r.wavefront_size)
         for loop, want in zip(found.loops, liveness_oracle.loop_peaks(steps, entries.get(r.name), spans)):
             got = {file: (peak.registers, peak.offset) for file, peak in (("v", loop.vgprs), ("a", loop.agprs),
                                                                           ("s", loop.sgprs))}

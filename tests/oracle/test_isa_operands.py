@@ -41,9 +41,10 @@ def compare(path: Path, recorded: dict) -> tuple[dict[str, list[str]], Counter, 
     family_name = decoder.family_of(recorded["target"])
     assert family_name
     family = decoder.load_family(family_name)
-    table = isa_operands.load_operands(family_name)
+    # the wave size as the oracle reads it (the metadata note): wave64 lane masks are SGPR pairs
+    table = isa_operands.load_operands(family_name, recorded.get("wavefront_size") or 32)
     assert table is not None
-    argv = operand_oracle.table_objdump(recorded["target"])
+    argv = operand_oracle.table_objdump(recorded["target"]) + operand_oracle.wave_args(recorded)
     ok, text = isa_oracle.run_objdump(argv, path)
     assert ok, text[:300]
     oracle = {read.offset: read for read in operand_oracle.read_listing(text)}

@@ -49,6 +49,14 @@ Rules (written from the ISA manuals' instruction descriptions)
     without ``bound_ctrl``; ``dpp8`` writes every lane.  SDWA: used too
     with ``dst_unused:UNUSED_PRESERVE``.
   - Every other register operand is used.
+
+Wave size
+  GFX10 and later code runs in wave32 or wave64, and objdump reads lane
+  masks (a compare's SGPR result, v_cndmask's mask, a carry) as one SGPR
+  unless told the code is wave64: ``--mattr=+wavefrontsize64`` is given
+  where the code object's metadata note says ``.wavefront_size: 64`` for
+  its kernels (llvm-readelf --notes; objdump prints GFX9's code the same
+  either way).  A code object whose kernels say both is not read.
 """
 
 from __future__ import annotations
@@ -231,7 +239,7 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
     """The committed fixtures the operand and liveness oracles read: id ->
     (path, recorded figures with its target and LLVM version).  Besides the
     kernels.cpp and rare/ sets, the other committed linked code objects
-    (source lines, relocatable device code, v_cmpx, kept destinations; not the relocatable .o
+    (source lines, relocatable device code, v_cmpx, kept destinations, wave64 lane masks; not the relocatable .o
     files objdump reads without relocations): their target from
     llvm-readelf-22, or bookworm's llvm-readelf-19 where LLVM 22 names no
     processor (gfx940, gfx941: "Flags: 0x540, xnack, sramecc"); the LLVM
@@ -241,7 +249,7 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
 
     out = isa_oracle.committed_fixtures()
     repo = Path(__file__).resolve().parents[2]
-    for folder in ("lines", "rdc", "vcmpx", "forms", "keeps"):
+    for folder in ("lines", "rdc", "vcmpx", "forms", "keeps", "wave64"):
         for path in sorted((repo / "tests" / "data" / "isa" / folder / "co").glob("*.co")):
             for version in (22, 19):
                 argv = isa_oracle.llvm_tool("llvm-readelf", version)
@@ -249,7 +257,31 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
                 if decoder.family_of(target):
                     out[f"{folder}/{path.name}"] = (path, {"target": target, "llvm": version})
                     break
+    for _name, (path, recorded) in out.items():
+        recorded.setdefault("wavefront_size", wavefront_size(path))
     return out
+
+
+WAVEFRONT_SIZE = re.compile(r"\.wavefront_size:\s+(\d+)")
+
+
+def wavefront_size(path: Path) -> int | None:
+    """The wave size every kernel of the code object's metadata note says
+    (llvm-readelf-22 --notes); None where no kernel says one."""
+    from support import isa_oracle
+
+    argv = isa_oracle.llvm_tool("llvm-readelf", 22)
+    if argv is None or not path.is_file():
+        return None
+    text = subprocess.run([*argv, "--notes", str(path)], capture_output=True, text=True).stdout
+    sizes = {int(size) for size in WAVEFRONT_SIZE.findall(text)}
+    assert len(sizes) <= 1, f"{path}: kernels of wave sizes {sorted(sizes)}: objdump reads one"
+    return sizes.pop() if sizes else None
+
+
+def wave_args(recorded: dict) -> list[str]:
+    """objdump's arguments for the code object's wave size: wave64 lane masks are SGPR pairs."""
+    return ["--mattr=+wavefrontsize64"] if recorded.get("wavefront_size") == 64 else []
 
 
 def covered(found: dict[str, tuple[Path, dict]]) -> list[str]:

@@ -206,6 +206,17 @@ class EntryRegisters:
         return (*range(self.user_sgprs), *range(self.system_from, self.system_from + self.system_sgprs))
 
 
+_WAVEFRONT_SIZE32 = 1 << 10      # kernel_code_properties' ENABLE_WAVEFRONT_SIZE32 (GFX10 and later; 0 before)
+
+
+def descriptor_wavefront_size(descriptor: bytes | memoryview) -> int:
+    """The lanes a kernel runs in, from its descriptor (AMDGPUUsage, "Kernel
+    Descriptor"): 32 where kernel_code_properties (bytes 56-57) sets
+    ENABLE_WAVEFRONT_SIZE32 (bit 10, the bit the hardware dispatches by),
+    else 64 (the bit is reserved, 0, before GFX10: wave64 only)."""
+    return 32 if struct.unpack_from("<H", descriptor, 56)[0] & _WAVEFRONT_SIZE32 else 64
+
+
 def entry_registers(descriptor: bytes | memoryview, processor: str) -> EntryRegisters:
     """The registers set at a kernel's entry, from its descriptor (AMDGPUUsage,
     "Initial Kernel Execution State"): the user SGPRs kernel_code_properties

@@ -50,7 +50,8 @@ from typing import Sequence
 from spillway import json_codec
 from spillway.errors import InputError
 from spillway.formats.codeobject import (CODE_SECTION, CONTAINER, EntryRegisters, code_bytes, code_layout,
-                                        entry_registers, is_amdgpu_elf, kernel_descriptors)
+                                        descriptor_wavefront_size, entry_registers, is_amdgpu_elf,
+                                        kernel_descriptors)
 from spillway.formats.elf import ET_REL, SHT_SYMTAB, STT_FUNC, ElfImage
 from spillway.isa.decoder import DecodeError, Family, Instruction, decode, family_of, load_family
 from spillway.isa.mix import MIX_CLASSES, mix_class, with_scratch
@@ -616,6 +617,9 @@ class KernelRange:
     # The registers set at entry (formats.codeobject.entry_registers); None: no descriptor (a callee: its
     # arguments may be in any register)
     entry: EntryRegisters | None = None
+    # The lanes it runs in (formats.codeobject.descriptor_wavefront_size; a callee: its code object's
+    # kernels', where they agree, else 32): GFX10 and later lane masks are SGPR pairs in wave64
+    wavefront_size: int = 32
 
 
 def kernel_ranges(elf: bytes | memoryview, functions: bool = False, *, entries: bool = True
@@ -650,6 +654,8 @@ def _kernel_ranges(view: memoryview, functions: bool, entries: bool) -> tuple[me
     code = code_bytes(image, layout)
     relocatable = image.e_type == ET_REL
     processor = processor_name(image.e_flags & 0xFF)
+    waves = {descriptor_wavefront_size(d) for d in descriptors.values()}
+    callee_wave = waves.pop() if len(waves) == 1 else 32      # a function runs in its callers' wave size
     out: list[KernelRange] = []
     seen: set[str] = set()
     # .symtab (local callees are only there) before .dynsym.
@@ -669,7 +675,8 @@ def _kernel_ranges(view: memoryview, functions: bool, entries: bool) -> tuple[me
                 start = symbol.value - image.sections[shndx].addr
             psb = None if descriptor is None else bool(struct.unpack_from("<H", descriptor, 56)[0] & 1)
             entry = None if descriptor is None or not entries else entry_registers(descriptor, processor)
-            out.append(KernelRange(name, CODE_SECTION, start, size, psb, entry))
+            wave = callee_wave if descriptor is None else descriptor_wavefront_size(descriptor)
+            out.append(KernelRange(name, CODE_SECTION, start, size, psb, entry, wave))
         if out:
             break
     return code, out

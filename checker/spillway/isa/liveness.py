@@ -50,8 +50,8 @@ from typing import Callable, Final, Sequence, TypeVar
 from spillway.formats.codeobject import EntryRegisters
 from spillway.isa.decoder import MEMO_LIMIT, DecodeError, Family, Instruction, decode, family_of, load_family
 from spillway.isa.evidence import BRANCH, CALL, COMPLETE, END, SALU_WRITE, KernelRange, branch_target, classify
-from spillway.isa.operands import (AGPR, SGPR, VGPR, OperandTable, Operands, Registers, instruction_operands,
-                                   load_operands)
+from spillway.isa.operands import (AGPR, SGPR, VGPR, WAVE_SIZES, OperandTable, Operands, Registers,
+                                   instruction_operands, load_operands)
 
 PARTIAL = "partial"
 NOT_READ = "not read"
@@ -255,14 +255,16 @@ class PressureMemo:
 
     def __init__(self) -> None:
         self.family: str | None = None
+        self.wavefront_size = 0
         self.decoded: dict = {}
         self.read: dict[bytes, tuple[Operands | None, int, int, tuple[str, ...], int]] = {}
 
-    def of(self, family: str) -> PressureMemo:
+    def of(self, family: str, wavefront_size: int = 32) -> PressureMemo:
         if family != self.family:
-            self.family = family
             self.decoded.clear()
-            self.read.clear()
+        if family != self.family or wavefront_size != self.wavefront_size:
+            self.read.clear()            # the same bytes read otherwise in wave64 (lane masks: SGPR pairs)
+        self.family, self.wavefront_size = family, wavefront_size
         return self
 
 
@@ -277,7 +279,8 @@ def each_kernel_pressure(code: bytes | memoryview, kernels: Sequence[KernelRange
     memo = PressureMemo()
     return [None if kernel is None else kernel_pressure(code, kernel.start, kernel.size, target, kernel.entry,
                                                         steps=steps, holders=holders, memo=memo, with_curve=with_curve,
-                                                        loops=(loops[number] or ()) if loops else ())
+                                                        loops=(loops[number] or ()) if loops else (),
+                                                        wavefront_size=kernel.wavefront_size)
             for number, kernel in enumerate(kernels)]
 
 
@@ -336,7 +339,7 @@ def _read_kernel(raw: memoryview, size: int, family: Family, table: OperandTable
 def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str,
                     entry: EntryRegisters | None, steps: bool = False, holders: bool | tuple[str, ...] = False,
                     memo: PressureMemo | None = None, with_curve: bool | None = None,
-                    loops: Sequence[tuple[int, int]] = ()) -> KernelPressure:
+                    loops: Sequence[tuple[int, int]] = (), wavefront_size: int = 32) -> KernelPressure:
     """The kernel at ``code[start:start + size]`` for ``target``: its peaks
     and status; with ``steps`` every instruction's operands and pressure;
     with ``holders`` what holds each file's peak (issue 41: the live
@@ -346,12 +349,14 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
     (start, end) spans, each loop's own peaks and what holds its VGPR peak
     (LoopPeak; nothing is spent on loops without them).
     ``entry``: KernelRange.entry (None: a callee); ``memo``: one PressureMemo
-    kept across the kernels of a code object (the same figures, faster).
+    kept across the kernels of a code object (the same figures, faster);
+    ``wavefront_size``: the kernel's (KernelRange.wavefront_size: GFX10 and
+    later lane masks are SGPR pairs in wave64).
     Never raises on bad code: what could not be read is in the status."""
     name = family_of(target)
     if name is None:
         return _unread(f"no decoder for {target}")
-    table = load_operands(name)
+    table = load_operands(name, wavefront_size if wavefront_size in WAVE_SIZES else 32)
     if table is None:
         return _unread(f"no operand table for {name} yet")
     view = memoryview(code)
@@ -359,7 +364,7 @@ def kernel_pressure(code: bytes | memoryview, start: int, size: int, target: str
         return _unread("the kernel's code is not in its section")
     family = load_family(name)
     raw = view[start:start + size]
-    memo = (memo or PressureMemo()).of(name)
+    memo = (memo or PressureMemo()).of(name, table.wavefront_size)
     reasons = _Reasons()
     decoded, read, defs, uses, kinds = _read_kernel(raw, size, family, table, memo, reasons)
     successors = _successors(decoded, kinds, entry is not None, reasons)

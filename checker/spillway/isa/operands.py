@@ -30,6 +30,11 @@ A row lists each register operand of an opcode:
   width_bits, width_table
            the width for each combination of the bits that change it (MIMG
            dmask, tfe, d16)
+  wave64   [units, alignment] (GFX10 and later): the SGPR width in wave64
+           code where it is not the wave32 one the row gives (a lane mask:
+           a VOP3 compare's sdst, v_cndmask's mask, a carry out or in,
+           v_div_scale's and v_mad_u64_u32's sdst are s[4:5] there, s4 in
+           wave32); load_operands(family, 64) reads it
 A row may hold ``form_bits`` (bits that change the list of operands: an
 atomic's return bit, MUBUF offen/idxen) with one list per combination, and
 an ``alternative`` picked by one field's value (global_* with saddr "off":
@@ -130,42 +135,56 @@ class OperandTable:
     sgpr_limit: int
     rows: dict[tuple[str, int], _Row]
     nsa: tuple[int, int] | None = None            # (shift, width) of MIMG's NSA field (GFX10, GFX11)
+    wavefront_size: int = 32                      # the lane-mask widths read: wave32's, or wave64's
 
 
-def _operand(data: dict) -> _Operand:
+def _operand(data: dict, wave64: bool) -> _Operand:
     aligns = data.get("align", {})
+    units = data["units"]
+    if wave64 and "wave64" in data:
+        # a lane mask: an SGPR pair in wave64 (the row's wave32 width otherwise)
+        units, align = data["wave64"]
+        aligns = dict(aligns, s=align)
     return _Operand(
         role=data["role"], shift=data["shift"], mask=(1 << data["width"]) - 1, scale=data["scale"],
         files=tuple((file, offset, aligns.get(file, 1)) for file, offset in data["files"].items()),
         acc_bit=data.get("acc_bit", -1), when=tuple((b, v) for b, v in data.get("when", ())),
-        units=data["units"], width_bits=tuple(data.get("width_bits", ())),
+        units=units, width_bits=tuple(data.get("width_bits", ())),
         width_table=tuple(data.get("width_table", ())), half_bit=data.get("half_bit", -1),
         ud_when=tuple((b, v) for b, v in data.get("ud_when", ())))
 
 
-def _row(data: dict) -> _Row:
+def _row(data: dict, wave64: bool) -> _Row:
     if "form_bits" in data:
-        forms = {int(combo): _Form(tuple(_operand(o) for o in form["operands"]))
+        forms = {int(combo): _Form(tuple(_operand(o, wave64) for o in form["operands"]))
                  for combo, form in data["forms"].items()}
         row = _Row(tuple(data["form_bits"]), forms)
     else:
-        row = _Row((), {0: _Form(tuple(_operand(o) for o in data["operands"]))})
+        row = _Row((), {0: _Form(tuple(_operand(o, wave64) for o in data["operands"]))})
     other = data.get("alternative")
     if other is not None:
         shift, width, value = other["field"]
-        return _Row(row.form_bits, row.forms, (shift, (1 << width) - 1, value, _row(other)))
+        return _Row(row.form_bits, row.forms, (shift, (1 << width) - 1, value, _row(other, wave64)))
     return row
 
 
-def table_from_data(data: dict) -> OperandTable:
-    rows = {(encoding, int(key)): _row(row)
+WAVE_SIZES = (32, 64)
+
+
+def table_from_data(data: dict, wavefront_size: int = 32) -> OperandTable:
+    """The table for code of ``wavefront_size`` lanes (32 or 64): in
+    wave64 the operands with a ``wave64`` width read that one."""
+    if wavefront_size not in WAVE_SIZES:
+        raise ValueError(f"wavefront size {wavefront_size} is neither 32 nor 64")
+    wave64 = wavefront_size == 64
+    rows = {(encoding, int(key)): _row(row, wave64)
             for encoding, entries in data["encodings"].items() for key, row in entries.items()}
     nsa = None
     layout = encodings.FAMILIES.get(data["family"], ("",))[0]
     mimg = next((e for e in encodings.LAYOUTS.get(layout, ()) if e.name == "MIMG"), None)
     if mimg is not None and mimg.aux is not None:
         nsa = (mimg.aux[0], mimg.aux[1])
-    return OperandTable(data["family"], data.get("llvm", "?"), data["sgpr_limit"], rows, nsa)
+    return OperandTable(data["family"], data.get("llvm", "?"), data["sgpr_limit"], rows, nsa, wavefront_size)
 
 
 def instruction_bits(code: bytes | memoryview, instruction: Instruction) -> int:
@@ -219,12 +238,18 @@ def available(family: str) -> bool:
     return _path(family).is_file()
 
 
+def load_operands(family: str, wavefront_size: int = 32) -> OperandTable | None:
+    """The family's operand table for code of ``wavefront_size`` lanes (the
+    kernel's: 64 on GFX9 and before, 32 or 64 on GFX10 and later, where a
+    lane mask is one SGPR or a pair); None when none was generated for it."""
+    return _load_operands(family, wavefront_size)
+
+
 @lru_cache(maxsize=None)
-def load_operands(family: str) -> OperandTable | None:
-    """The family's operand table; None when none was generated for it."""
+def _load_operands(family: str, wavefront_size: int) -> OperandTable | None:
     if not available(family):
         return None
-    return table_from_data(json_codec.loads(_path(family).read_bytes()))
+    return table_from_data(json_codec.loads(_path(family).read_bytes()), wavefront_size)
 
 
 def _register(operand: _Operand, bits: int, limit: int) -> Registers | None:

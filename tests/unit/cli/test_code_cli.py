@@ -98,7 +98,7 @@ def test_a_family_without_operand_tables_says_so(capsys, monkeypatch):
     path = CO / "gfx940.clang19.co"
     status, out, _ = cli(capsys, "code", str(path), "spill_in_loop")
     assert status == 0 and "  live registers: not read" not in out
-    monkeypatch.setattr("spillway.isa.liveness.load_operands", lambda family: None)
+    monkeypatch.setattr("spillway.isa.liveness.load_operands", lambda family, wavefront_size=32: None)
     status, out, _ = cli(capsys, "code", str(path), "spill_in_loop")
     assert status == 0 and "  live registers: not read: no operand table for gfx940 yet" in out
 

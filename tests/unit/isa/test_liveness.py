@@ -87,7 +87,7 @@ def test_entry_registers_from_the_descriptor():
 def test_a_kernel_with_no_operand_table_is_not_read(monkeypatch):
     # Every family the decoder reads has a table now: a family without one is what load_operands answers None.
     assert kernel_pressure(b"\x00\x00\x81\xbf", 0, 4, "gfx940", entry(2, 1)).status == "complete"
-    monkeypatch.setattr("spillway.isa.liveness.load_operands", lambda family: None)
+    monkeypatch.setattr("spillway.isa.liveness.load_operands", lambda family, wavefront_size=32: None)
     found = kernel_pressure(b"\x00\x00\x81\xbf", 0, 4, "gfx940", entry(2, 1))
     assert found.status.startswith("not read: ") and found.vgprs.registers == 0
 
