@@ -42,7 +42,7 @@ def _spillway(name: str) -> dict[str, KernelPressure]:
 
 def _objdump(name: str) -> tuple[dict, dict]:
     path, recorded = COMMITTED[name]
-    argv = operand_oracle.table_objdump(recorded["target"]) + operand_oracle.wave_args(recorded)
+    argv = operand_oracle.table_objdump(recorded["target"]) + operand_oracle.wave_args(path)
     ok, text = isa_oracle.run_objdump(argv, path)
     assert ok, text[:300]
     rodata = subprocess.run([*argv, "-D", "-j", ".rodata", str(path)], capture_output=True, text=True).stdout

@@ -42,9 +42,9 @@ def compare(path: Path, recorded: dict) -> tuple[dict[str, list[str]], Counter, 
     assert family_name
     family = decoder.load_family(family_name)
     # the wave size as the oracle reads it (the metadata note): wave64 lane masks are SGPR pairs
-    table = isa_operands.load_operands(family_name, recorded.get("wavefront_size") or 32)
+    table = isa_operands.load_operands(family_name, operand_oracle.wavefront_size(path) or 32)
     assert table is not None
-    argv = operand_oracle.table_objdump(recorded["target"]) + operand_oracle.wave_args(recorded)
+    argv = operand_oracle.table_objdump(recorded["target"]) + operand_oracle.wave_args(path)
     ok, text = isa_oracle.run_objdump(argv, path)
     assert ok, text[:300]
     oracle = {read.offset: read for read in operand_oracle.read_listing(text)}

@@ -61,6 +61,7 @@ Wave size
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 from dataclasses import dataclass
@@ -257,17 +258,17 @@ def fixtures() -> dict[str, tuple[Path, dict]]:
                 if decoder.family_of(target):
                     out[f"{folder}/{path.name}"] = (path, {"target": target, "llvm": version})
                     break
-    for _name, (path, recorded) in out.items():
-        recorded.setdefault("wavefront_size", wavefront_size(path))
     return out
 
 
 WAVEFRONT_SIZE = re.compile(r"\.wavefront_size:\s+(\d+)")
 
 
+@functools.lru_cache(maxsize=None)
 def wavefront_size(path: Path) -> int | None:
     """The wave size every kernel of the code object's metadata note says
-    (llvm-readelf-22 --notes); None where no kernel says one."""
+    (llvm-readelf-22 --notes); None where no kernel says one.  Read when a
+    test reads the code object, not when the fixtures are listed."""
     from support import isa_oracle
 
     argv = isa_oracle.llvm_tool("llvm-readelf", 22)
@@ -279,9 +280,9 @@ def wavefront_size(path: Path) -> int | None:
     return sizes.pop() if sizes else None
 
 
-def wave_args(recorded: dict) -> list[str]:
+def wave_args(path: Path) -> list[str]:
     """objdump's arguments for the code object's wave size: wave64 lane masks are SGPR pairs."""
-    return ["--mattr=+wavefrontsize64"] if recorded.get("wavefront_size") == 64 else []
+    return ["--mattr=+wavefrontsize64"] if wavefront_size(path) == 64 else []
 
 
 def covered(found: dict[str, tuple[Path, dict]]) -> list[str]:
